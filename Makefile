@@ -1,0 +1,32 @@
+# lancelsm: PGXS build.  `make && make install`, then
+# `make installcheck` against a running cluster (see README.md and test/run).
+EXTENSION = lancelsm
+MODULE_big = lancelsm
+OBJS = \
+	src/lancelsm.o \
+	src/option.o \
+	src/http.o \
+	src/fault.o \
+	src/task.o \
+	src/checkpoint.o \
+	src/stats.o \
+	src/lsm_json.o
+
+EXTVERSION := $(shell sed -n "s/^default_version *= *'\(.*\)'/\1/p" $(EXTENSION).control)
+DATA = $(wildcard sql/$(EXTENSION)--*.sql)
+
+REGRESS = setup options functions faults checkpoint permissions
+REGRESS_OPTS = --load-extension=$(EXTENSION)
+TAP_TESTS = 1
+
+PG_CPPFLAGS = -I$(srcdir)/src -DLANCELSM_VERSION='"$(EXTVERSION)"' \
+	$(shell curl-config --cflags) $(shell pkg-config --cflags jansson)
+SHLIB_LINK = $(shell curl-config --libs) $(shell pkg-config --libs jansson)
+EXTRA_CLEAN = results regression.diffs regression.out tmp_check
+
+# no LLVM bitcode: nothing here benefits from JIT inlining, and it needs clang
+override with_llvm = no
+
+PG_CONFIG ?= pg_config
+PGXS := $(shell $(PG_CONFIG) --pgxs)
+include $(PGXS)

@@ -1,0 +1,43 @@
+/*-------------------------------------------------------------------------
+ *
+ * checkpoint.h
+ *		The checkpoint loop's decisions: the target watermark, outstanding
+ *		generations, whether to trigger compaction, and the adaptive poll
+ *		interval.  Pure functions of the stats; no I/O.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef LANCELSM_CHECKPOINT_H
+#define LANCELSM_CHECKPOINT_H
+
+#include "postgres.h"
+
+#include "lsm_types.h"
+
+/* The targets set after the checkpoint's flush, and the poll state. */
+typedef struct LsmWatermark
+{
+	int			ntargets;
+	char	  **shard_ids;		/* buckets whose L0 was not empty */
+	uint64		*targets;		/* newest L0 generation of each */
+	uint64		last_outstanding;	/* at the previous poll */
+	int			idle_polls;		/* consecutive polls without progress */
+	int			interval_ms;	/* current poll interval */
+} LsmWatermark;
+
+/* What the loop does after reading stats. */
+typedef enum LsmNextStep
+{
+	LSM_STEP_DONE,				/* converged, or LSM is off */
+	LSM_STEP_TRIGGER,			/* call compact, then poll */
+	LSM_STEP_WAIT				/* every outstanding bucket is compacting */
+} LsmNextStep;
+
+extern int	lsm_watermark_set(LsmWatermark *wm, const LsmStats *stats);
+extern LsmNextStep lsm_watermark_evaluate(LsmWatermark *wm,
+										  const LsmStats *stats,
+										  bool *progressed, bool *pass_running);
+extern int	lsm_poll_interval_next(LsmWatermark *wm, bool progressed);
+extern int	lsm_poll_interval_reset(LsmWatermark *wm);
+
+#endif							/* LANCELSM_CHECKPOINT_H */

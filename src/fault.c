@@ -1,0 +1,283 @@
+/*-------------------------------------------------------------------------
+ *
+ * fault.c
+ *		The protocol's fault table: what each answer means, and the error
+ *		lancelsm reports for it.
+ *
+ * lsm_fault_verdict() decides, from the transport outcome, the HTTP status
+ * and (for 503) the error body's code, whether a request succeeded, should
+ * be retried, should make the checkpoint re-issue from flush, or failed.
+ * lsm_fault_from_request() turns a failed request into an LsmFailure: one
+ * SQLSTATE per failure class, an errmsg saying what failed, and an errdetail
+ * with the HTTP status, the server's code and message and the x-request-id.
+ * The API key is never part of any of it.
+ *
+ * Protocol source: shared/docs/lsm-protocol.md, "Error responses".
+ * The SQLSTATEs are listed in README.md, "Errors".
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "fault.h"
+#include "lancelsm.h"
+#include "lsm_json.h"
+#include "utils/elog.h"
+
+/* The error-body code a draining node puts on its 503 answers. */
+#define LSM_CODE_DRAINING 19
+
+/* Longest piece of a non-JSON body quoted in a detail. */
+#define FAULT_BODY_SNIPPET 120
+
+/*
+ * fault_expected_status: the success status of a route.
+ */
+static long
+fault_expected_status(LsmRoute route)
+{
+	return route == LSM_ROUTE_STATS ? 200 : 202;
+}
+
+/*
+ * fault_is_draining: whether a 503 answer carries the draining code.
+ */
+static bool
+fault_is_draining(const LsmRequest *req)
+{
+	LsmErrorBody body;
+
+	if (!lsm_json_decode_error(req->response, req->response_len, &body))
+		return false;
+	return body.has_code && body.code == LSM_CODE_DRAINING;
+}
+
+/*
+ * lsm_fault_verdict: what to do with a finished request, per the fault
+ * table.  A success status with a body where none belongs (202 with a
+ * body) is a failure: the server is not speaking the protocol.
+ */
+LsmVerdict
+lsm_fault_verdict(const LsmRequest *req)
+{
+	if (req->transport != LSM_TRANSPORT_OK)
+		return LSM_VERDICT_FAIL;
+	if (req->status == fault_expected_status(req->route))
+		return (req->status == 202 && req->response_len > 0) ?
+			LSM_VERDICT_FAIL : LSM_VERDICT_OK;
+	if (req->status == 429)
+		return LSM_VERDICT_RETRY;
+	if (req->status == 503)
+		return fault_is_draining(req) ? LSM_VERDICT_FAIL : LSM_VERDICT_RETRY;
+	if (req->status == 421)
+		return LSM_VERDICT_REISSUE;
+	return LSM_VERDICT_FAIL;
+}
+
+/*
+ * fault_sqlstate: the SQLSTATE of a failure class (README.md, "Errors").
+ */
+static int
+fault_sqlstate(const LsmRequest *req)
+{
+	switch (req->transport)
+	{
+		case LSM_TRANSPORT_CONNECT:
+			return ERRCODE_FDW_UNABLE_TO_ESTABLISH_CONNECTION;
+		case LSM_TRANSPORT_FAILED:
+			return ERRCODE_CONNECTION_FAILURE;
+		case LSM_TRANSPORT_TOO_LARGE:
+			return ERRCODE_PROGRAM_LIMIT_EXCEEDED;
+		case LSM_TRANSPORT_TIMEOUT:
+			return ERRCODE_QUERY_CANCELED;
+		default:
+			break;
+	}
+	switch (req->status)
+	{
+		case 400:
+			return ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE;
+		case 401:
+			return ERRCODE_INVALID_AUTHORIZATION_SPECIFICATION;
+		case 403:
+			return ERRCODE_INSUFFICIENT_PRIVILEGE;
+		case 404:
+			return ERRCODE_FDW_TABLE_NOT_FOUND;
+		case 409:
+			return ERRCODE_OBJECT_IN_USE;
+		case 421:
+			return ERRCODE_LOCK_NOT_AVAILABLE;
+		case 429:
+			return ERRCODE_INSUFFICIENT_RESOURCES;
+		case 503:
+			return fault_is_draining(req) ?
+				ERRCODE_CANNOT_CONNECT_NOW : ERRCODE_FDW_ERROR;
+	}
+	if (req->status >= 500)
+		return ERRCODE_FDW_ERROR;
+	return ERRCODE_PROTOCOL_VIOLATION;
+}
+
+/*
+ * fault_hint: the fix, where it is known; NULL otherwise.
+ */
+static char *
+fault_hint(const LsmRequest *req)
+{
+	if (req->transport == LSM_TRANSPORT_CONNECT)
+		return pstrdup("Check the server's host_override, database and region options, its TLS options, and that the host is reachable.");
+	if (req->transport == LSM_TRANSPORT_TOO_LARGE)
+		return pstrdup("Raise lancelsm.max_response_size if the answer is legitimately this large.");
+	if (req->transport != LSM_TRANSPORT_OK)
+		return NULL;
+	switch (req->status)
+	{
+		case 400:
+			return pstrdup("The table may have no LSM write path; lancelsm_stats() returns no rows for such a table.");
+		case 401:
+			return pstrdup("Check the api_key option of the user mapping for this server.");
+		case 403:
+			return pstrdup("The API key has no access to this table.");
+		case 404:
+			return pstrdup("Check the table name: namespace levels are joined by the server's id_delimiter.");
+		case 429:
+			return pstrdup("The table's compaction latch or the server's compactor pool is busy; try again later, or raise lancelsm.retry_budget.");
+		case 503:
+			return fault_is_draining(req) ?
+				pstrdup("The server node is draining; try again once it has restarted.") : NULL;
+	}
+	if (req->status >= 300 && req->status < 400)
+		return pstrdup("lancelsm does not follow redirects; point host_override at the final address.");
+	return NULL;
+}
+
+/*
+ * fault_snippet: a printable excerpt of a body that is not a JSON error:
+ * control characters and non-ASCII bytes become '?', cut at
+ * FAULT_BODY_SNIPPET bytes.
+ */
+static char *
+fault_snippet(const char *body, size_t len)
+{
+	size_t		n = Min(len, FAULT_BODY_SNIPPET);
+	char	   *out = palloc(n + 4);
+
+	for (size_t i = 0; i < n; i++)
+	{
+		unsigned char c = (unsigned char) body[i];
+
+		out[i] = (c < 0x20 || c >= 0x7F) ? '?' : (char) c;
+	}
+	strcpy(out + n, len > n ? "..." : "");
+	return out;
+}
+
+/*
+ * fault_answer_text: the server's side of a detail: status, code and
+ * message, or an excerpt of whatever the body was.
+ */
+static char *
+fault_answer_text(const LsmRequest *req)
+{
+	LsmErrorBody body;
+
+	if (req->status == fault_expected_status(req->route) && req->status == 202)
+		return psprintf("The server answered HTTP status 202 with a %zu-byte body where none belongs.",
+						req->response_len);
+	if (req->status == 200 && req->route != LSM_ROUTE_STATS)
+		return psprintf("The server answered HTTP status 200 where 202 was expected.");
+	if (lsm_json_decode_error(req->response, req->response_len, &body) &&
+		body.message)
+	{
+		if (body.has_code)
+			return psprintf("The server answered HTTP status %ld, code %lld: %s.",
+							req->status, (long long) body.code, body.message);
+		return psprintf("The server answered HTTP status %ld: %s.",
+						req->status, body.message);
+	}
+	if (req->response_len == 0)
+		return psprintf("The server answered HTTP status %ld with an empty body.",
+						req->status);
+	return psprintf("The server answered HTTP status %ld with a body that is not a JSON error: \"%s\".",
+					req->status, fault_snippet(req->response, req->response_len));
+}
+
+/*
+ * fault_transport_text: the client's side of a detail when no complete
+ * answer was read.
+ */
+static char *
+fault_transport_text(const LsmRequest *req)
+{
+	switch (req->transport)
+	{
+		case LSM_TRANSPORT_CONNECT:
+			return psprintf("Could not reach the server: %s.", req->curl_error);
+		case LSM_TRANSPORT_TOO_LARGE:
+			return psprintf("The answer is larger than lancelsm.max_response_size (%d kB).",
+							lsm_max_response_size_kb);
+		case LSM_TRANSPORT_TIMEOUT:
+			return pstrdup("The statement's deadline passed.");
+		default:
+			return psprintf("The exchange with the server failed: %s.",
+							req->curl_error);
+	}
+}
+
+/*
+ * lsm_fault_new: an LsmFailure with errmsg "could not <action> LanceDB
+ * table "<table_name>"".  detail and hint are taken over (may be NULL).
+ */
+LsmFailure *
+lsm_fault_new(int sqlerrcode, const char *action, const char *table_name,
+			  char *detail, char *hint)
+{
+	LsmFailure *failure = palloc0(sizeof(LsmFailure));
+
+	failure->sqlerrcode = sqlerrcode;
+	failure->message = psprintf("could not %s LanceDB table \"%s\"",
+								action, table_name);
+	failure->detail = detail;
+	failure->hint = hint;
+	return failure;
+}
+
+/*
+ * lsm_fault_from_request: the failure a finished request stands for, as
+ * itself (after retries too: its own status and message, not a summary).
+ * action names what failed ("flush", "checkpoint", ...); retries is how
+ * many times the request was retried before this answer.
+ */
+LsmFailure *
+lsm_fault_from_request(const LsmRequest *req, const char *action,
+					   const char *table_name, int retries)
+{
+	char	   *text;
+	char	   *detail;
+
+	text = req->transport == LSM_TRANSPORT_OK ?
+		fault_answer_text(req) : fault_transport_text(req);
+	if (retries > 0)
+		detail = psprintf("%s Request ID: %s. Gave up after %d retries.",
+						  text, req->request_id, retries);
+	else
+		detail = psprintf("%s Request ID: %s.", text, req->request_id);
+	pfree(text);
+	return lsm_fault_new(fault_sqlstate(req), action, table_name, detail,
+						 fault_hint(req));
+}
+
+/*
+ * lsm_fault_raise: raise a failure as an ERROR.  Library and server text
+ * lives in the detail, hence errdetail_internal.
+ */
+void
+lsm_fault_raise(const LsmFailure *failure)
+{
+	ereport(ERROR,
+			(errcode(failure->sqlerrcode),
+			 errmsg_internal("%s", failure->message),
+			 failure->detail ? errdetail_internal("%s", failure->detail) : 0,
+			 failure->hint ? errhint("%s", failure->hint) : 0));
+	pg_unreachable();
+}

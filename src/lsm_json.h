@@ -1,0 +1,28 @@
+/*-------------------------------------------------------------------------
+ *
+ * lsm_json.h
+ *		Strict decoding of get_lsm_stats answers and of error bodies.
+ *
+ * Implemented with jansson in src/lsm_json.c.  The functions allocate their
+ * results with palloc in CurrentMemoryContext and never raise an error for
+ * bad input: they return false and write a one-line description naming the
+ * offending field into errbuf.  That keeps them usable from a standalone
+ * harness (fuzz/, valgrind) that provides palloc itself.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef LSM_JSON_H
+#define LSM_JSON_H
+
+#include "lsm_types.h"
+
+#define LSM_JSON_ERRBUF_SIZE 256
+
+extern bool lsm_json_decode_stats(const char *body, size_t len,
+								  bool with_rows, LsmStats *out,
+								  char *errbuf, size_t errlen);
+extern bool lsm_json_decode_error(const char *body, size_t len,
+								  LsmErrorBody *out);
+extern char *lsm_json_stats_request_body(bool include_generation_rows);
+
+#endif							/* LSM_JSON_H */

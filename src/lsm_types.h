@@ -1,0 +1,75 @@
+/*-------------------------------------------------------------------------
+ *
+ * lsm_types.h
+ *		Plain C types shared by the JSON decoder and the PostgreSQL side.
+ *
+ * This header must stay free of jansson and of fmgr/builtins includes: it is
+ * the boundary between src/lsm_json.c (jansson) and every other file
+ * (PostgreSQL's SQL-function prototypes), which cannot share a translation
+ * unit (see shared/docs/style.md).  Numbers are unsigned 64-bit, as the
+ * protocol says (shared/docs/lsm-protocol.md, "get_lsm_stats response").
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef LSM_TYPES_H
+#define LSM_TYPES_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* One L0 generation: flushed, not yet compacted. */
+typedef struct LsmGeneration
+{
+	uint64_t	generation;
+	uint64_t	bytes;
+	uint64_t	rows;			/* valid only when has_rows */
+	bool		has_rows;
+} LsmGeneration;
+
+/* One memtable of a bucket (oldest first, active last). */
+typedef struct LsmMemtable
+{
+	uint64_t	generation;
+	uint64_t	rows;
+	uint64_t	bytes;
+	uint64_t	batches;
+	int			nindexes;
+	char	  **indexes;		/* nindexes NUL-terminated names */
+} LsmMemtable;
+
+/* One bucket (shard) of an LSM table. */
+typedef struct LsmBucket
+{
+	char	   *shard_id;
+	char	   *status;			/* "Active" or "Sealed" */
+	uint64_t	writer_epoch;
+	uint64_t	manifest_version;
+	uint64_t	current_generation;
+	uint64_t	replay_after_wal_entry_position;
+	uint64_t	wal_entry_position_last_seen;
+	bool		compacting;		/* the compaction latch */
+	int			ngenerations;
+	LsmGeneration *generations; /* L0, in the order the server sent them */
+	bool		has_memtables;	/* false: absent (a Sealed bucket) */
+	int			nmemtables;
+	LsmMemtable *memtables;
+} LsmBucket;
+
+/* A decoded get_lsm_stats answer. */
+typedef struct LsmStats
+{
+	bool		enabled;		/* false: "lsm_stats": null */
+	int			nbuckets;
+	LsmBucket  *buckets;
+} LsmStats;
+
+/* A decoded error body {"code": N, "error": "..."}; fields may be absent. */
+typedef struct LsmErrorBody
+{
+	bool		has_code;
+	int64_t		code;
+	char	   *message;		/* NULL when absent */
+} LsmErrorBody;
+
+#endif							/* LSM_TYPES_H */

@@ -1,0 +1,784 @@
+/*-------------------------------------------------------------------------
+ *
+ * option.c
+ *		Validation of the lancelsm foreign-data wrapper's options, and their
+ *		resolution into one LsmConfig for a server and the current role.
+ *
+ * Options live on two objects: the foreign server (where to connect and
+ * how) and the user mapping (the API key).  The wrapper itself, foreign
+ * tables and their columns take no options.
+ *
+ * PostgreSQL calls the validator with the complete option list the object
+ * will have once the command succeeds: on ALTER SERVER / ALTER USER MAPPING
+ * ... OPTIONS it merges the stored options with the ADD/SET/DROP actions
+ * first (transformGenericOptions in commands/foreigncmds.c), so checks that
+ * span several options, such as "database is required", are sound.
+ *
+ * The API key is a secret: no message ever prints an option value, and the
+ * copies of the key this file makes are zeroed as soon as they are no
+ * longer needed.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/reloptions.h"
+#include "catalog/pg_foreign_data_wrapper.h"
+#include "catalog/pg_foreign_server.h"
+#include "catalog/pg_foreign_table.h"
+#include "catalog/pg_user_mapping.h"
+#include "commands/defrem.h"
+#include "fmgr.h"
+#include "foreign/foreign.h"
+#include "lib/stringinfo.h"
+#include "miscadmin.h"
+#include "utils/acl.h"
+#include "utils/builtins.h"
+#include "utils/syscache.h"
+#include "utils/varlena.h"
+
+#include "option.h"
+
+/* Name of the foreign-data wrapper the extension script creates. */
+#define LSM_FDW_NAME "lancelsm"
+
+#define LSM_DEFAULT_REGION "us-east-1"
+#define LSM_DEFAULT_ID_DELIMITER "$"
+#define LSM_MAX_DELIMITER_BYTES 8
+#define LSM_MAX_CONNECT_TIMEOUT 3600	/* seconds */
+
+/* Largest edit distance for which "Perhaps you meant ..." is offered. */
+#define LSM_MAX_SUGGESTION_DISTANCE 3
+
+typedef void (*OptionCheck) (DefElem *def);
+
+/* One valid option: where it may be set and how its value is checked. */
+typedef struct LsmOption
+{
+	const char *name;
+	Oid			catalog;		/* ForeignServerRelationId or
+								 * UserMappingRelationId */
+	OptionCheck check;			/* NULL: any value without control chars */
+	bool		superuser_only; /* lets the backend read server files */
+} LsmOption;
+
+static void option_reject_value(const DefElem *def, const char *detail)
+			pg_attribute_noreturn();
+static void option_reject_name(const DefElem *def, Oid catalog)
+			pg_attribute_noreturn();
+static void option_check_nonempty(DefElem *def);
+static void option_check_region(DefElem *def);
+static void option_check_url(DefElem *def);
+static void option_check_delimiter(DefElem *def);
+static void option_check_timeout(DefElem *def);
+
+static const LsmOption lsm_options[] = {
+	{"database", ForeignServerRelationId, option_check_nonempty, false},
+	{"region", ForeignServerRelationId, option_check_region, false},
+	{"host_override", ForeignServerRelationId, option_check_url, false},
+	{"id_delimiter", ForeignServerRelationId, option_check_delimiter, false},
+	{"connect_timeout", ForeignServerRelationId, option_check_timeout, false},
+	{"ssl_ca_file", ForeignServerRelationId, option_check_nonempty, true},
+	{"ssl_cert_file", ForeignServerRelationId, option_check_nonempty, true},
+	{"ssl_key_file", ForeignServerRelationId, option_check_nonempty, true},
+	{"api_key", UserMappingRelationId, NULL, false},
+	{NULL, InvalidOid, NULL, false}
+};
+
+/*
+ * option_is_alnum
+ *		True for an ASCII letter or digit, whatever the locale.
+ */
+static bool
+option_is_alnum(char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+		(c >= '0' && c <= '9');
+}
+
+/*
+ * option_is_label
+ *		True when s is non-empty and made of ASCII letters, digits and
+ *		hyphens only: safe to place in a host name.
+ */
+static bool
+option_is_label(const char *s)
+{
+	if (*s == '\0')
+		return false;
+	for (; *s != '\0'; s++)
+	{
+		if (!option_is_alnum(*s) && *s != '-')
+			return false;
+	}
+	return true;
+}
+
+/*
+ * option_reject_value
+ *		Raise the error for an unacceptable value of option def.  detail
+ *		must be a full sentence and must not quote the value: values may be
+ *		secrets.
+ */
+static void
+option_reject_value(const DefElem *def, const char *detail)
+{
+	ereport(ERROR,
+			errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+			errmsg("invalid value for option \"%s\"", def->defname),
+			errdetail("%s", detail));
+	pg_unreachable();
+}
+
+/*
+ * option_lookup
+ *		The entry of lsm_options named name, or NULL.  Unless any_catalog,
+ *		only an entry for catalog matches.
+ */
+static const LsmOption *
+option_lookup(const char *name, Oid catalog, bool any_catalog)
+{
+	const LsmOption *opt;
+
+	for (opt = lsm_options; opt->name != NULL; opt++)
+	{
+		if (!any_catalog && opt->catalog != catalog)
+			continue;
+		if (strcmp(opt->name, name) == 0)
+			return opt;
+	}
+	return NULL;
+}
+
+/*
+ * option_valid_names
+ *		A palloc'd, comma-separated list of the options valid for catalog,
+ *		or NULL when there are none.
+ */
+static char *
+option_valid_names(Oid catalog)
+{
+	const LsmOption *opt;
+	StringInfoData buf;
+
+	initStringInfo(&buf);
+	for (opt = lsm_options; opt->name != NULL; opt++)
+	{
+		if (opt->catalog != catalog)
+			continue;
+		appendStringInfo(&buf, "%s%s", buf.len > 0 ? ", " : "", opt->name);
+	}
+	return buf.len > 0 ? buf.data : NULL;
+}
+
+/*
+ * option_closest_name
+ *		The option valid for catalog closest to name by Levenshtein distance,
+ *		if that distance is small enough to be a plausible typo; else NULL.
+ */
+static const char *
+option_closest_name(const char *name, Oid catalog)
+{
+	const LsmOption *opt;
+	const char *best = NULL;
+	int			best_distance = LSM_MAX_SUGGESTION_DISTANCE + 1;
+	int			len = strlen(name);
+
+	/* option names are identifiers; anything longer is no typo of ours */
+	if (len >= NAMEDATALEN)
+		return NULL;
+
+	for (opt = lsm_options; opt->name != NULL; opt++)
+	{
+		int			d;
+
+		if (opt->catalog != catalog)
+			continue;
+		d = varstr_levenshtein(name, len, opt->name, strlen(opt->name),
+							   1, 1, 1, true);
+		if (d < best_distance && d < (int) strlen(opt->name))
+		{
+			best = opt->name;
+			best_distance = d;
+		}
+	}
+	return best;
+}
+
+/*
+ * option_reject_name
+ *		Raise the error for option def, which is not valid for catalog.
+ *		The hint says where the option belongs if it is valid elsewhere,
+ *		else suggests a close name, else lists the valid options.
+ */
+static void
+option_reject_name(const DefElem *def, Oid catalog)
+{
+	const LsmOption *elsewhere = option_lookup(def->defname, InvalidOid, true);
+	const char *closest = option_closest_name(def->defname, catalog);
+	char	   *valid = option_valid_names(catalog);
+
+	if (elsewhere != NULL && elsewhere->catalog == UserMappingRelationId)
+		ereport(ERROR,
+				errcode(ERRCODE_FDW_INVALID_OPTION_NAME),
+				errmsg("invalid option \"%s\"", def->defname),
+				errhint("Set option \"%s\" in a user mapping instead.",
+						def->defname));
+	else if (elsewhere != NULL)
+		ereport(ERROR,
+				errcode(ERRCODE_FDW_INVALID_OPTION_NAME),
+				errmsg("invalid option \"%s\"", def->defname),
+				errhint("Set option \"%s\" on the foreign server instead.",
+						def->defname));
+	else if (closest != NULL)
+		ereport(ERROR,
+				errcode(ERRCODE_FDW_INVALID_OPTION_NAME),
+				errmsg("invalid option \"%s\"", def->defname),
+				errhint("Perhaps you meant the option \"%s\".", closest));
+	else if (valid != NULL)
+		ereport(ERROR,
+				errcode(ERRCODE_FDW_INVALID_OPTION_NAME),
+				errmsg("invalid option \"%s\"", def->defname),
+				errhint("Valid options in this context are: %s.", valid));
+	else
+		ereport(ERROR,
+				errcode(ERRCODE_FDW_INVALID_OPTION_NAME),
+				errmsg("invalid option \"%s\"", def->defname),
+				errhint("There are no valid options in this context."));
+	pg_unreachable();
+}
+
+/*
+ * option_check_controls
+ *		Refuse a value holding control characters (bytes below 0x20 and
+ *		0x7F): values end up in HTTP headers and URLs, where a CR or LF would
+ *		inject headers.
+ */
+static void
+option_check_controls(DefElem *def)
+{
+	const unsigned char *p = (const unsigned char *) defGetString(def);
+
+	for (; *p != '\0'; p++)
+	{
+		if (*p < 0x20 || *p == 0x7F)
+			option_reject_value(def,
+								"Option values must not contain control characters.");
+	}
+}
+
+/*
+ * option_check_nonempty
+ *		Refuse an empty value.
+ */
+static void
+option_check_nonempty(DefElem *def)
+{
+	if (defGetString(def)[0] == '\0')
+		option_reject_value(def, "The value must not be empty.");
+}
+
+/*
+ * option_check_region
+ *		A region is a non-empty host-name label: letters, digits, hyphens.
+ */
+static void
+option_check_region(DefElem *def)
+{
+	if (!option_is_label(defGetString(def)))
+		option_reject_value(def,
+							"A region must be non-empty and contain only letters, digits and hyphens.");
+}
+
+/*
+ * option_check_delimiter
+ *		The namespace delimiter: 1 to LSM_MAX_DELIMITER_BYTES bytes, no '/'
+ *		(the table identifier is a single URL path segment).
+ */
+static void
+option_check_delimiter(DefElem *def)
+{
+	const char *value = defGetString(def);
+
+	if (value[0] == '\0' || strlen(value) > LSM_MAX_DELIMITER_BYTES)
+		option_reject_value(def,
+							"The delimiter must be between 1 and 8 bytes long.");
+	if (strchr(value, '/') != NULL)
+		option_reject_value(def,
+							"The delimiter must not contain \"/\".");
+}
+
+/*
+ * option_parse_timeout
+ *		Parse value as a whole number of seconds between 1 and
+ *		LSM_MAX_CONNECT_TIMEOUT: digits only, nothing else.  Returns false
+ *		when it is not one; *seconds is set only on success.
+ */
+static bool
+option_parse_timeout(const char *value, long *seconds)
+{
+	char	   *end;
+	long		v;
+
+	/* strtol would also accept leading blanks and a sign */
+	if (value[0] < '0' || value[0] > '9')
+		return false;
+	errno = 0;
+	v = strtol(value, &end, 10);
+	if (errno != 0 || *end != '\0' || v < 1 || v > LSM_MAX_CONNECT_TIMEOUT)
+		return false;
+	*seconds = v;
+	return true;
+}
+
+/*
+ * option_check_timeout
+ *		connect_timeout is a whole number of seconds from 1 to 3600.
+ */
+static void
+option_check_timeout(DefElem *def)
+{
+	long		seconds;
+
+	if (!option_parse_timeout(defGetString(def), &seconds))
+		option_reject_value(def,
+							"The connection timeout must be a whole number of seconds between 1 and 3600.");
+}
+
+/*
+ * option_check_port
+ *		port (portlen bytes, not NUL-terminated) is a TCP port: 1 to 5
+ *		digits, value 1 to 65535.
+ */
+static bool
+option_check_port(const char *port, size_t portlen)
+{
+	int			value = 0;
+	size_t		i;
+
+	if (portlen == 0 || portlen > 5)
+		return false;
+	for (i = 0; i < portlen; i++)
+	{
+		if (port[i] < '0' || port[i] > '9')
+			return false;
+		value = value * 10 + (port[i] - '0');
+	}
+	return value >= 1 && value <= 65535;
+}
+
+/*
+ * option_check_authority
+ *		auth (len bytes: the URL between "://" and the first '/') is a host,
+ *		optionally followed by ":port".  The host is a name made of letters,
+ *		digits, '-', '_' and '.', or an IPv6 literal in brackets.
+ */
+static bool
+option_check_authority(const char *auth, size_t len)
+{
+	size_t		hostlen;
+	size_t		i;
+
+	if (len > 0 && auth[0] == '[')
+	{
+		const char *close = memchr(auth, ']', len);
+
+		if (close == NULL || close == auth + 1)
+			return false;
+		for (i = 1; auth + i < close; i++)
+		{
+			if (strchr("0123456789abcdefABCDEF:.", auth[i]) == NULL)
+				return false;
+		}
+		hostlen = close - auth + 1;
+	}
+	else
+	{
+		for (hostlen = 0; hostlen < len && auth[hostlen] != ':'; hostlen++)
+		{
+			if (!option_is_alnum(auth[hostlen]) &&
+				strchr("-_.", auth[hostlen]) == NULL)
+				return false;
+		}
+		if (hostlen == 0)
+			return false;
+	}
+	if (hostlen == len)
+		return true;
+	return auth[hostlen] == ':' &&
+		option_check_port(auth + hostlen + 1, len - hostlen - 1);
+}
+
+/*
+ * option_check_url
+ *		host_override is an http:// or https:// URL with a host, an optional
+ *		port and path, and no credentials, query, fragment or blanks.
+ */
+static void
+option_check_url(DefElem *def)
+{
+	const char *url = defGetString(def);
+	const char *auth;
+	size_t		authlen;
+
+	if (pg_strncasecmp(url, "http://", 7) == 0)
+		auth = url + 7;
+	else if (pg_strncasecmp(url, "https://", 8) == 0)
+		auth = url + 8;
+	else
+		option_reject_value(def,
+							"The URL must begin with \"http://\" or \"https://\".");
+
+	if (strpbrk(url, " ?#") != NULL)
+		option_reject_value(def,
+							"The URL must not contain blanks, a query or a fragment.");
+
+	authlen = strcspn(auth, "/");
+	if (memchr(auth, '@', authlen) != NULL)
+		ereport(ERROR,
+				errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				errmsg("invalid value for option \"%s\"", def->defname),
+				errdetail("The URL must not contain credentials."),
+				errhint("Put the API key in a user mapping: OPTIONS (api_key '...')."));
+
+	if (!option_check_authority(auth, authlen))
+		option_reject_value(def,
+							"The URL must name a host, optionally followed by a port number between 1 and 65535.");
+}
+
+/*
+ * option_check_one
+ *		Validate one option of an object stored in catalog: known there,
+ *		settable by the current role, value acceptable.
+ */
+static void
+option_check_one(DefElem *def, Oid catalog)
+{
+	const LsmOption *opt = option_lookup(def->defname, catalog, false);
+
+	if (opt == NULL)
+		option_reject_name(def, catalog);
+
+	if (opt->superuser_only && !superuser())
+		ereport(ERROR,
+				errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				errmsg("permission denied to set option \"%s\"",
+					   def->defname),
+				errhint("Only superusers may set this option."));
+
+	option_check_controls(def);
+	if (opt->check != NULL)
+		opt->check(def);
+}
+
+/*
+ * option_find
+ *		The value of option name in a DefElem list, or NULL.
+ */
+static char *
+option_find(List *options, const char *name)
+{
+	ListCell   *lc;
+
+	foreach(lc, options)
+	{
+		DefElem    *def = lfirst_node(DefElem, lc);
+
+		if (strcmp(def->defname, name) == 0)
+			return defGetString(def);
+	}
+	return NULL;
+}
+
+/*
+ * option_check_server
+ *		Checks spanning a server's whole (merged) option list: database is
+ *		required, and without host_override it becomes part of the host
+ *		name, so it must then be a host-name label.
+ */
+static void
+option_check_server(List *options)
+{
+	const char *database = option_find(options, "database");
+
+	if (database == NULL)
+		ereport(ERROR,
+				errcode(ERRCODE_FDW_DYNAMIC_PARAMETER_VALUE_NEEDED),
+				errmsg("option \"%s\" is required for lancelsm servers",
+					   "database"),
+				errhint("Name the LanceDB database with OPTIONS (database '...')."));
+
+	if (option_find(options, "host_override") == NULL &&
+		!option_is_label(database))
+		ereport(ERROR,
+				errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				errmsg("invalid value for option \"%s\"", "database"),
+				errdetail("Without option \"host_override\" the database name is part of the host name, so it may contain only letters, digits and hyphens."));
+}
+
+/*
+ * option_wipe_secrets
+ *		Zero the value of every api_key option in a DefElem list.  The list
+ *		must be the caller's own copy (as untransformRelOptions and
+ *		GetUserMapping return), never a catalog or cache entry.
+ */
+static void
+option_wipe_secrets(List *options)
+{
+	ListCell   *lc;
+
+	foreach(lc, options)
+	{
+		DefElem    *def = lfirst_node(DefElem, lc);
+
+		if (strcmp(def->defname, "api_key") == 0 &&
+			def->arg != NULL && IsA(def->arg, String))
+		{
+			char	   *value = strVal(def->arg);
+
+			explicit_bzero(value, strlen(value));
+		}
+	}
+}
+
+PG_FUNCTION_INFO_V1(lancelsm_fdw_validator);
+
+/*
+ * lancelsm_fdw_validator
+ *		Validator of the lancelsm foreign-data wrapper.
+ *
+ * Arguments: text[] of "name=value" options (the object's complete option
+ * list after the command, never NULL: PostgreSQL passes an empty array), and
+ * the OID of the catalog of the object they belong to.  Returns void; an
+ * invalid list raises an error and the command fails.
+ *
+ * Servers (pg_foreign_server) take database (required), region,
+ * host_override, id_delimiter, connect_timeout, ssl_ca_file, ssl_cert_file
+ * and ssl_key_file; user mappings (pg_user_mapping) take api_key; the
+ * wrapper, foreign tables and columns take none.
+ *
+ * Errors:
+ *	HV00D (fdw_invalid_option_name): option not valid for this object.
+ *	42501 (insufficient_privilege): a non-superuser sets an ssl_* option.
+ *	22023 (invalid_parameter_value): a value with control characters, or
+ *		one the option does not accept.
+ *	HV002 (fdw_dynamic_parameter_value_needed): a server without database.
+ * No message quotes an option value.
+ */
+Datum
+lancelsm_fdw_validator(PG_FUNCTION_ARGS)
+{
+	List	   *options = untransformRelOptions(PG_GETARG_DATUM(0));
+	Oid			catalog = PG_GETARG_OID(1);
+	ListCell   *lc;
+
+	foreach(lc, options)
+		option_check_one(lfirst_node(DefElem, lc), catalog);
+
+	if (catalog == ForeignServerRelationId)
+		option_check_server(options);
+
+	/* our copy of the key; the command stores its own */
+	option_wipe_secrets(options);
+
+	PG_RETURN_VOID();
+}
+
+/*
+ * option_get_server
+ *		Look up server server_name, check that it belongs to the lancelsm
+ *		wrapper and that the current role may use it.
+ *
+ * Errors: 42704 unknown server, 42809 server of another wrapper, 42501 no
+ * USAGE privilege.
+ */
+static ForeignServer *
+option_get_server(const char *server_name)
+{
+	ForeignServer *server = GetForeignServerByName(server_name, false);
+	ForeignDataWrapper *fdw = GetForeignDataWrapper(server->fdwid);
+	AclResult	aclresult;
+
+	if (strcmp(fdw->fdwname, LSM_FDW_NAME) != 0)
+		ereport(ERROR,
+				errcode(ERRCODE_WRONG_OBJECT_TYPE),
+				errmsg("server \"%s\" is not a lancelsm server",
+					   server->servername),
+				errdetail("Server \"%s\" uses foreign-data wrapper \"%s\".",
+						  server->servername, fdw->fdwname));
+
+	aclresult = pg_foreign_server_aclcheck(server->serverid, GetUserId(),
+										   ACL_USAGE);
+	if (aclresult != ACLCHECK_OK)
+		aclcheck_error(aclresult, OBJECT_FOREIGN_SERVER, server->servername);
+
+	return server;
+}
+
+/*
+ * option_get_user_mapping
+ *		The user mapping of the current role for server, else its PUBLIC
+ *		mapping.
+ *
+ * PostgreSQL 15's GetUserMapping reports a missing mapping without naming
+ * the server, so look for one first and raise 42704 naming both.
+ */
+static UserMapping *
+option_get_user_mapping(ForeignServer *server)
+{
+	Oid			userid = GetUserId();
+	Oid			umid;
+
+	umid = GetSysCacheOid2(USERMAPPINGUSERSERVER, Anum_pg_user_mapping_oid,
+						   ObjectIdGetDatum(userid),
+						   ObjectIdGetDatum(server->serverid));
+	if (!OidIsValid(umid))
+		umid = GetSysCacheOid2(USERMAPPINGUSERSERVER, Anum_pg_user_mapping_oid,
+							   ObjectIdGetDatum(InvalidOid),
+							   ObjectIdGetDatum(server->serverid));
+	if (!OidIsValid(umid))
+		ereport(ERROR,
+				errcode(ERRCODE_UNDEFINED_OBJECT),
+				errmsg("user mapping not found for user \"%s\", server \"%s\"",
+					   GetUserNameFromId(userid, false), server->servername),
+				errhint("Create a user mapping for this user or for PUBLIC on server \"%s\".",
+						server->servername));
+
+	return GetUserMapping(userid, server->serverid);
+}
+
+/*
+ * option_base_url
+ *		The URL requests go to: host_override with a lower-case scheme and
+ *		without trailing slashes, or the LanceDB Cloud URL of database in
+ *		region.
+ */
+static char *
+option_base_url(const char *host_override, const char *database,
+				const char *region)
+{
+	char	   *url;
+	char	   *p;
+	size_t		len;
+
+	if (host_override == NULL)
+		return psprintf("https://%s.%s.api.lancedb.com", database, region);
+
+	url = pstrdup(host_override);
+	len = strlen(url);
+	while (len > 0 && url[len - 1] == '/')
+		url[--len] = '\0';
+
+	/* the validator accepted any case; callers may compare the scheme */
+	for (p = url; *p != ':' && *p != '\0'; p++)
+		*p = pg_ascii_tolower((unsigned char) *p);
+	return url;
+}
+
+/*
+ * option_server_string
+ *		A palloc'd copy of server option name, or of dflt (which may be NULL)
+ *		when the server does not set it.
+ */
+static char *
+option_server_string(ForeignServer *server, const char *name,
+					 const char *dflt)
+{
+	const char *value = option_find(server->options, name);
+
+	if (value == NULL)
+		value = dflt;
+	return value != NULL ? pstrdup(value) : NULL;
+}
+
+/*
+ * option_fill_server
+ *		Fill the server part of config from server's options.
+ */
+static void
+option_fill_server(LsmConfig *config, ForeignServer *server)
+{
+	char	   *host_override = option_find(server->options, "host_override");
+	char	   *region;
+	char	   *timeout = option_find(server->options, "connect_timeout");
+	long		seconds = 0;
+
+	config->serverid = server->serverid;
+	config->server_name = pstrdup(server->servername);
+	config->database = option_server_string(server, "database", NULL);
+	if (config->database == NULL)
+		ereport(ERROR,
+				errcode(ERRCODE_FDW_DYNAMIC_PARAMETER_VALUE_NEEDED),
+				errmsg("option \"%s\" is required for lancelsm servers",
+					   "database"),
+				errdetail("Server \"%s\" has no option \"%s\".",
+						  server->servername, "database"));
+
+	region = option_server_string(server, "region", LSM_DEFAULT_REGION);
+	config->base_url = option_base_url(host_override, config->database,
+									   region);
+	config->host_override = (host_override != NULL);
+	config->id_delimiter = option_server_string(server, "id_delimiter",
+												LSM_DEFAULT_ID_DELIMITER);
+	if (timeout != NULL && !option_parse_timeout(timeout, &seconds))
+		elog(ERROR, "stored connect_timeout of server \"%s\" is invalid",
+			 server->servername);
+	config->connect_timeout_ms = seconds * 1000L;
+	config->ssl_ca_file = option_server_string(server, "ssl_ca_file", NULL);
+	config->ssl_cert_file = option_server_string(server, "ssl_cert_file", NULL);
+	config->ssl_key_file = option_server_string(server, "ssl_key_file", NULL);
+}
+
+/*
+ * lsm_config_resolve
+ *		Everything needed to send requests to server server_name as the
+ *		current role, allocated in CurrentMemoryContext.
+ *
+ * Errors: 42704 unknown server or no user mapping (neither for the current
+ * role nor PUBLIC), 42809 a server of another wrapper, 42501 no USAGE
+ * privilege on the server, HV002 a server without database (only if its
+ * options were stored without this validator).
+ *
+ * The caller owns config->api_key and must call lsm_config_wipe when done.
+ */
+LsmConfig *
+lsm_config_resolve(const char *server_name)
+{
+	ForeignServer *server = option_get_server(server_name);
+	UserMapping *um = option_get_user_mapping(server);
+	LsmConfig  *config = palloc0(sizeof(LsmConfig));
+	char	   *api_key;
+
+	option_fill_server(config, server);
+	config->umid = um->umid;
+
+	api_key = option_find(um->options, "api_key");
+	config->api_key = api_key != NULL ? pstrdup(api_key) : NULL;
+
+	/*
+	 * GetUserMapping built um->options with untransformRelOptions in our
+	 * memory context: zero that copy of the key now rather than leaving it
+	 * in memory until the context is reset.  (The catalog tuple in the
+	 * syscache keeps its own copy; that one is not ours to touch.)
+	 */
+	option_wipe_secrets(um->options);
+	list_free_deep(um->options);
+	pfree(um);
+
+	return config;
+}
+
+/*
+ * lsm_config_wipe
+ *		Zero and free config's API key and set it to NULL.  Safe to call on
+ *		NULL, or more than once.
+ */
+void
+lsm_config_wipe(LsmConfig *config)
+{
+	if (config == NULL || config->api_key == NULL)
+		return;
+	explicit_bzero(config->api_key, strlen(config->api_key));
+	pfree(config->api_key);
+	config->api_key = NULL;
+}

@@ -1,0 +1,39 @@
+/*-------------------------------------------------------------------------
+ *
+ * option.h
+ *		Server and user-mapping options of the lancelsm foreign-data wrapper,
+ *		and their resolution into one connection configuration.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef LANCELSM_OPTION_H
+#define LANCELSM_OPTION_H
+
+#include "postgres.h"
+
+/*
+ * Everything a request needs to reach one LanceDB server as one role.
+ * Allocated in the caller's memory context by lsm_config_resolve().
+ * api_key is NULL or "" when the mapping has none; callers must wipe it
+ * (lsm_config_wipe) when they are done with it.
+ */
+typedef struct LsmConfig
+{
+	Oid			serverid;
+	Oid			umid;			/* user mapping used (InvalidOid: none) */
+	char	   *server_name;
+	char	   *base_url;		/* no trailing slash */
+	char	   *database;
+	bool		host_override;	/* send x-lancedb-database */
+	char	   *id_delimiter;	/* "$" unless set */
+	long		connect_timeout_ms; /* 0: libcurl's default */
+	char	   *ssl_ca_file;	/* NULL when unset */
+	char	   *ssl_cert_file;
+	char	   *ssl_key_file;
+	char	   *api_key;
+} LsmConfig;
+
+extern LsmConfig *lsm_config_resolve(const char *server_name);
+extern void lsm_config_wipe(LsmConfig *config);
+
+#endif							/* LANCELSM_OPTION_H */

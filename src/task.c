@@ -1,0 +1,479 @@
+/*-------------------------------------------------------------------------
+ *
+ * task.c
+ *		Issuing requests for SQL-level operations, with the retry policy,
+ *		and the driver that runs any number of operations at once.
+ *
+ * A task is one operation on one table: flush, compact, a stats read, or a
+ * checkpoint (flush, then stats, then compact and poll until the targets
+ * are drained).  Tasks are state machines: each owns at most one request in
+ * flight or one timer, so the driver, lsm_task_run_all(), can run many of
+ * them on the shared HTTP client and one table's faults never stop another.
+ *
+ * The retry policy ("issuing" a request, shared/docs/lsm-protocol.md):
+ * 429 and 503-not-draining are retried after lancelsm.backoff_base *
+ * 2^n ms, capped at lancelsm.backoff_max, at most lancelsm.retry_budget
+ * times per request, the counter reset by every success; then the last
+ * fault is reported as itself.  A checkpoint's compact trigger is never
+ * retried in place: the next poll handles it.  421 makes a checkpoint
+ * re-issue from flush after a backoff of the same shape, at most
+ * lancelsm.reissue_budget times.  Everything else fails the task.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/xact.h"
+#include "lancelsm.h"
+#include "lsm_json.h"
+#include "miscadmin.h"
+#include "storage/proc.h"
+#include "task.h"
+#include "utils/memutils.h"
+#include "utils/timestamp.h"
+
+static void task_issue(LsmTask *task, TimestampTz deadline);
+
+/*
+ * lsm_statement_deadline: when statement_timeout ends the current
+ * statement, or 0 without a timeout.  Used to clamp every request and wait
+ * even where PostgreSQL's own timer is not armed.
+ */
+TimestampTz
+lsm_statement_deadline(void)
+{
+	if (StatementTimeout <= 0)
+		return 0;
+	return TimestampTzPlusMilliseconds(GetCurrentStatementStartTimestamp(),
+									   StatementTimeout);
+}
+
+/*
+ * lsm_task_init: prepare a task of the given kind on a table.  config and
+ * table_name must outlive the task; the task allocates in the current
+ * memory context.
+ */
+void
+lsm_task_init(LsmTask *task, LsmTaskKind kind, const LsmConfig *config,
+			  const char *table_name, bool include_generation_rows)
+{
+	memset(task, 0, sizeof(LsmTask));
+	task->kind = kind;
+	task->config = config;
+	task->table_name = table_name;
+	task->include_generation_rows = include_generation_rows;
+	task->stats_body = lsm_json_stats_request_body(kind == LSM_TASK_STATS &&
+												   include_generation_rows);
+	switch (kind)
+	{
+		case LSM_TASK_FLUSH:
+		case LSM_TASK_CHECKPOINT:
+			task->phase = LSM_PHASE_FLUSH;
+			break;
+		case LSM_TASK_COMPACT:
+			task->phase = LSM_PHASE_COMPACT;
+			break;
+		case LSM_TASK_STATS:
+			task->phase = LSM_PHASE_POLL;
+			break;
+	}
+}
+
+/*
+ * task_action: what the task does, as errmsg words ("could not %s ...").
+ */
+static const char *
+task_action(const LsmTask *task)
+{
+	switch (task->kind)
+	{
+		case LSM_TASK_FLUSH:
+			return "flush";
+		case LSM_TASK_COMPACT:
+			return "compact";
+		case LSM_TASK_STATS:
+			return "read the LSM statistics of";
+		case LSM_TASK_CHECKPOINT:
+			return "checkpoint";
+	}
+	return "operate on";
+}
+
+/*
+ * task_backoff_ms: the backoff before retry or re-issue number n (from 0):
+ * lancelsm.backoff_base * 2^n, capped at lancelsm.backoff_max.
+ */
+static long
+task_backoff_ms(int n)
+{
+	long		ms = lsm_backoff_base_ms;
+
+	for (int i = 0; i < n && ms < lsm_backoff_max_ms; i++)
+		ms *= 2;
+	return Min(ms, (long) lsm_backoff_max_ms);
+}
+
+/*
+ * task_sleep: park the task for ms milliseconds; the driver issues its
+ * current phase's request when the time comes.
+ */
+static void
+task_sleep(LsmTask *task, long ms)
+{
+	task->wake_at = TimestampTzPlusMilliseconds(GetCurrentTimestamp(), ms);
+}
+
+/*
+ * task_finish: the task is over; failure is NULL on success.
+ */
+static void
+task_finish(LsmTask *task, LsmFailure *failure)
+{
+	task->phase = LSM_PHASE_DONE;
+	task->failure = failure;
+	task->wake_at = 0;
+	task->finished_at = GetCurrentTimestamp();
+	lsm_http_release(&task->req);
+}
+
+/*
+ * task_fail_request: finish the task with its current request's fault.
+ */
+static void
+task_fail_request(LsmTask *task)
+{
+	task_finish(task, lsm_fault_from_request(&task->req, task_action(task),
+											 task->table_name,
+											 task->retries));
+}
+
+/*
+ * task_decode_stats: decode the current request's stats answer strictly.
+ * Returns NULL after finishing the task with a protocol-violation failure
+ * that names the field and the request id.
+ */
+static LsmStats *
+task_decode_stats(LsmTask *task, bool with_rows)
+{
+	LsmStats   *stats = palloc0(sizeof(LsmStats));
+	char		errbuf[LSM_JSON_ERRBUF_SIZE];
+
+	if (lsm_json_decode_stats(task->req.response, task->req.response_len,
+							  with_rows, stats, errbuf, sizeof(errbuf)))
+		return stats;
+	task_finish(task,
+				lsm_fault_new(ERRCODE_PROTOCOL_VIOLATION, task_action(task),
+							  task->table_name,
+							  psprintf("The statistics the server sent could not be decoded: %s. Request ID: %s.",
+									   errbuf, task->req.request_id),
+							  NULL));
+	return NULL;
+}
+
+/*
+ * task_check_idle: the opt-in progress bound (lancelsm.max_idle_polls).
+ * Returns false after failing the task.
+ */
+static bool
+task_check_idle(LsmTask *task)
+{
+	const LsmWatermark *wm = &task->watermark;
+
+	if (lsm_max_idle_polls <= 0 || wm->idle_polls < lsm_max_idle_polls)
+		return true;
+	task_finish(task,
+				lsm_fault_new(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED,
+							  task_action(task), task->table_name,
+							  psprintf("%d consecutive polls saw %llu outstanding L0 generations, no fewer, and no compaction pass running.",
+									   wm->idle_polls,
+									   (unsigned long long) wm->last_outstanding),
+							  pstrdup("Raise lancelsm.max_idle_polls, or set it to 0 to rely on statement_timeout alone.")));
+	return false;
+}
+
+/*
+ * task_checkpoint_step: act on one stats read of a checkpoint: set the
+ * targets (first read), then finish, trigger compaction or poll again.
+ */
+static void
+task_checkpoint_step(LsmTask *task, const LsmStats *stats,
+					 TimestampTz deadline)
+{
+	LsmWatermark *wm = &task->watermark;
+	bool		progressed;
+	bool		pass_running;
+	LsmNextStep step;
+
+	if (task->phase == LSM_PHASE_WATERMARK &&
+		lsm_watermark_set(wm, stats) == 0)
+	{
+		task_finish(task, NULL);
+		return;
+	}
+	step = lsm_watermark_evaluate(wm, stats, &progressed, &pass_running);
+	if (step == LSM_STEP_DONE)
+		task_finish(task, NULL);
+	else if (!task_check_idle(task))
+		return;
+	else if (step == LSM_STEP_TRIGGER)
+	{
+		task->phase = LSM_PHASE_COMPACT;
+		task_issue(task, deadline);
+	}
+	else
+	{
+		task->phase = LSM_PHASE_POLL;
+		task_sleep(task, lsm_poll_interval_next(wm, progressed));
+	}
+}
+
+/*
+ * task_on_stats: a stats read succeeded.
+ */
+static void
+task_on_stats(LsmTask *task, TimestampTz deadline)
+{
+	LsmStats   *stats;
+	MemoryContext old;
+
+	if (task->kind == LSM_TASK_STATS)
+	{
+		if ((stats = task_decode_stats(task, task->include_generation_rows)))
+		{
+			task->stats = stats;
+			task_finish(task, NULL);
+		}
+		return;
+	}
+	if (task->poll_cxt == NULL)
+		task->poll_cxt = AllocSetContextCreate(CurrentMemoryContext,
+											   "lancelsm checkpoint poll",
+											   ALLOCSET_DEFAULT_SIZES);
+	MemoryContextReset(task->poll_cxt);
+	old = MemoryContextSwitchTo(task->poll_cxt);
+	stats = task_decode_stats(task, false);
+	MemoryContextSwitchTo(old);
+	if (stats)
+		task_checkpoint_step(task, stats, deadline);
+}
+
+/*
+ * task_on_success: the current request got its expected answer.
+ */
+static void
+task_on_success(LsmTask *task, TimestampTz deadline)
+{
+	task->retries = 0;
+	switch (task->phase)
+	{
+		case LSM_PHASE_FLUSH:
+			if (task->kind == LSM_TASK_FLUSH)
+				task_finish(task, NULL);
+			else
+			{
+				task->phase = LSM_PHASE_WATERMARK;
+				task_issue(task, deadline);
+			}
+			break;
+		case LSM_PHASE_COMPACT:
+			task->passes++;
+			if (task->kind == LSM_TASK_COMPACT)
+				task_finish(task, NULL);
+			else
+			{
+				task->phase = LSM_PHASE_POLL;
+				task_sleep(task, lsm_poll_interval_reset(&task->watermark));
+			}
+			break;
+		case LSM_PHASE_WATERMARK:
+		case LSM_PHASE_POLL:
+			task_on_stats(task, deadline);
+			break;
+		case LSM_PHASE_DONE:
+			break;
+	}
+}
+
+/*
+ * task_on_retryable: 429 or a 503 that is not draining.
+ */
+static void
+task_on_retryable(LsmTask *task)
+{
+	if (task->kind == LSM_TASK_CHECKPOINT && task->phase == LSM_PHASE_COMPACT)
+	{
+		/* the latch it would contend for is the one doing the work */
+		task->phase = LSM_PHASE_POLL;
+		task_sleep(task, lsm_poll_interval_next(&task->watermark, false));
+	}
+	else if (task->retries < lsm_retry_budget)
+		task_sleep(task, task_backoff_ms(task->retries++));
+	else
+		task_fail_request(task);
+}
+
+/*
+ * task_on_lost_claim: 421.  A checkpoint re-issues from flush within its
+ * budget; anything else fails with the 421 as itself.
+ */
+static void
+task_on_lost_claim(LsmTask *task)
+{
+	LsmFailure *failure;
+
+	if (task->kind != LSM_TASK_CHECKPOINT)
+	{
+		task_fail_request(task);
+		return;
+	}
+	if (task->reissues < lsm_reissue_budget)
+	{
+		task->retries = 0;
+		task->phase = LSM_PHASE_FLUSH;
+		task_sleep(task, task_backoff_ms(task->reissues++));
+		return;
+	}
+	failure = lsm_fault_from_request(&task->req, task_action(task),
+									 task->table_name, 0);
+	failure->detail = psprintf("The server node kept losing its claim on the table (%d re-issues from flush). %s",
+							   task->reissues, failure->detail);
+	task_finish(task, failure);
+}
+
+/*
+ * task_on_answer: the task's request finished; apply the fault table.
+ */
+static void
+task_on_answer(LsmTask *task, TimestampTz deadline)
+{
+	task->in_flight = false;
+	switch (lsm_fault_verdict(&task->req))
+	{
+		case LSM_VERDICT_OK:
+			task_on_success(task, deadline);
+			break;
+		case LSM_VERDICT_RETRY:
+			task_on_retryable(task);
+			break;
+		case LSM_VERDICT_REISSUE:
+			task_on_lost_claim(task);
+			break;
+		case LSM_VERDICT_FAIL:
+			task_fail_request(task);
+			break;
+	}
+}
+
+/*
+ * task_issue: send the request of the task's current phase now.
+ */
+static void
+task_issue(LsmTask *task, TimestampTz deadline)
+{
+	LsmRoute	route = LSM_ROUTE_STATS;
+	const char *body = NULL;
+
+	if (task->phase == LSM_PHASE_FLUSH)
+		route = LSM_ROUTE_FLUSH;
+	else if (task->phase == LSM_PHASE_COMPACT)
+		route = LSM_ROUTE_COMPACT;
+	else
+	{
+		body = task->stats_body;
+		task->polls++;
+	}
+	task->wake_at = 0;
+	lsm_http_prepare(&task->req, task->config, route, task->table_name, body);
+	task->req.owner = task;
+	lsm_http_start(&task->req, deadline);
+	task->in_flight = true;
+}
+
+/*
+ * task_wake_due: issue the requests of tasks whose sleep is over; returns
+ * the earliest wake-up still pending (0: none).
+ */
+static TimestampTz
+task_wake_due(LsmTask **tasks, int ntasks, TimestampTz deadline)
+{
+	TimestampTz now = GetCurrentTimestamp();
+	TimestampTz next = 0;
+
+	for (int i = 0; i < ntasks; i++)
+	{
+		LsmTask    *task = tasks[i];
+
+		if (task->phase == LSM_PHASE_DONE || task->in_flight ||
+			task->wake_at == 0)
+			continue;
+		if (task->wake_at <= now)
+			task_issue(task, deadline);
+		else if (next == 0 || task->wake_at < next)
+			next = task->wake_at;
+	}
+	return next;
+}
+
+/*
+ * task_count_active: tasks not finished yet.
+ */
+static int
+task_count_active(LsmTask **tasks, int ntasks)
+{
+	int			n = 0;
+
+	for (int i = 0; i < ntasks; i++)
+		if (tasks[i]->phase != LSM_PHASE_DONE)
+			n++;
+	return n;
+}
+
+/*
+ * lsm_task_run_all: run initialised tasks concurrently until each has
+ * finished; each task's outcome is in its failure (NULL: success), stats
+ * and counters.  Raises only PostgreSQL's own errors (cancel, timeout,
+ * out of memory); every request still in flight is then aborted.
+ */
+void
+lsm_task_run_all(LsmTask **tasks, int ntasks)
+{
+	TimestampTz deadline = lsm_statement_deadline();
+
+	PG_TRY();
+	{
+		for (int i = 0; i < ntasks; i++)
+		{
+			tasks[i]->started_at = GetCurrentTimestamp();
+			task_issue(tasks[i], deadline);
+		}
+		while (task_count_active(tasks, ntasks) > 0)
+		{
+			TimestampTz wake_at = task_wake_due(tasks, ntasks, deadline);
+			LsmRequest *req = lsm_http_wait(wake_at, deadline);
+
+			if (req)
+				task_on_answer((LsmTask *) req->owner, deadline);
+			else if (wake_at == 0)
+				ereport(ERROR,
+						(errcode(ERRCODE_INTERNAL_ERROR),
+						 errmsg_internal("lancelsm task stalled with nothing in flight")));
+		}
+	}
+	PG_CATCH();
+	{
+		lsm_http_abort_all();
+		PG_RE_THROW();
+	}
+	PG_END_TRY();
+}
+
+/*
+ * lsm_task_run: run one task and raise its failure, if any.
+ */
+void
+lsm_task_run(LsmTask *task)
+{
+	lsm_task_run_all(&task, 1);
+	if (task->failure)
+		lsm_fault_raise(task->failure);
+}

@@ -1,0 +1,75 @@
+/*-------------------------------------------------------------------------
+ *
+ * task.h
+ *		Tasks: one SQL-level operation on one table (flush, compact, read
+ *		stats, checkpoint), run as a state machine so that any number of
+ *		them progress concurrently on the shared HTTP client.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef LANCELSM_TASK_H
+#define LANCELSM_TASK_H
+
+#include "checkpoint.h"
+#include "fault.h"
+#include "http.h"
+#include "lsm_types.h"
+
+typedef enum LsmTaskKind
+{
+	LSM_TASK_FLUSH,
+	LSM_TASK_COMPACT,
+	LSM_TASK_STATS,
+	LSM_TASK_CHECKPOINT
+} LsmTaskKind;
+
+/* Where a task stands. */
+typedef enum LsmPhase
+{
+	LSM_PHASE_FLUSH,			/* issuing flush */
+	LSM_PHASE_WATERMARK,		/* issuing the stats read that sets targets */
+	LSM_PHASE_COMPACT,			/* issuing compact */
+	LSM_PHASE_POLL,				/* issuing a stats poll */
+	LSM_PHASE_DONE
+} LsmPhase;
+
+typedef struct LsmTask
+{
+	/* what to do */
+	LsmTaskKind kind;
+	const LsmConfig *config;
+	const char *table_name;
+	bool		include_generation_rows;
+	const char *stats_body;		/* the get_lsm_stats request body */
+	MemoryContext poll_cxt;		/* decoded polls; reset at each poll */
+
+	/* where it stands */
+	LsmPhase	phase;
+	LsmRequest	req;
+	bool		in_flight;
+	TimestampTz wake_at;		/* sleeping until then; 0: not sleeping */
+	int			retries;		/* of the current request */
+	int			reissues;		/* of the checkpoint, after 421 */
+	LsmWatermark watermark;		/* checkpoint targets and poll state */
+
+	/* outcome */
+	LsmFailure *failure;		/* NULL: succeeded (once phase is DONE) */
+	LsmStats   *stats;			/* LSM_TASK_STATS: the decoded answer */
+	int			passes;			/* compact calls answered 202 */
+	int			polls;			/* stats reads */
+	TimestampTz started_at;
+	TimestampTz finished_at;
+} LsmTask;
+
+extern void lsm_task_init(LsmTask *task, LsmTaskKind kind,
+						  const LsmConfig *config, const char *table_name,
+						  bool include_generation_rows);
+extern void lsm_task_run_all(LsmTask **tasks, int ntasks);
+extern void lsm_task_run(LsmTask *task);
+extern TimestampTz lsm_statement_deadline(void);
+
+/* src/lancelsm.c: resolve a server and run one task, raising its failure */
+extern LsmTask *lsm_run_on_table(LsmTaskKind kind, text *server,
+								 text *table, bool include_generation_rows);
+
+#endif							/* LANCELSM_TASK_H */
