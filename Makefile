@@ -16,7 +16,7 @@ EXTVERSION := $(shell sed -n "s/^default_version *= *'\(.*\)'/\1/p" $(EXTENSION)
 DATA = $(wildcard sql/$(EXTENSION)--*.sql)
 
 REGRESS = setup options functions faults checkpoint permissions
-REGRESS_OPTS = --load-extension=$(EXTENSION)
+REGRESS_OPTS = --dbname=contrib_regression
 TAP_TESTS = 1
 
 PG_CPPFLAGS = -I$(srcdir)/src -DLANCELSM_VERSION='"$(EXTVERSION)"' \

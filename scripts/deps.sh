@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# Installs what lancelsm needs to build, test and demo on Debian 12 (as root).
+set -euo pipefail
+if [ "$(id -u)" != 0 ]; then
+	echo "scripts/deps.sh: run as root (it calls apt-get)" >&2
+	exit 1
+fi
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+apt-get install -y -qq --no-install-recommends \
+	postgresql-15 postgresql-server-dev-15 postgresql-common \
+	libcurl4-openssl-dev libjansson-dev pkg-config make gcc \
+	libipc-run-perl curl python3 ca-certificates >/dev/null
+command -v node >/dev/null || apt-get install -y -qq nodejs npm >/dev/null
