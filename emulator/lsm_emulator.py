@@ -1,0 +1,1340 @@
+#!/usr/bin/env python3
+"""LanceDB LSM route emulator.
+
+A local stand-in for a LanceDB server node's LSM routes (flush_lsm,
+compact_lsm, get_lsm_stats), as described in docs/lsm-protocol.md, with a
+control API under /_emulator/ for deterministic fault injection and
+observation.  Python 3 standard library only.
+
+Start:
+    python3 emulator/lsm_emulator.py --port 0 --port-file PATH --api-key KEY \
+        --table NAME:BUCKETS[:ROWS_PER_SECOND] [--table ...] \
+        [--pass-ms MS] [--prefix-max N] [--pool N] [--replay-ms MS] \
+        [--seal-rows N] [--host 127.0.0.1]
+
+See emulator/README.md for the control API.
+"""
+
+import argparse
+import collections
+import json
+import os
+import select
+import signal
+import socket
+import struct
+import sys
+import threading
+import time
+import urllib.parse
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+ROUTES = ("flush_lsm", "compact_lsm", "get_lsm_stats")
+BYTES_PER_ROW = 64
+HUGE = 18446744073709551616
+LOG_MAX = 100000       # request log entries kept (oldest dropped)
+RESPONSE_KEEP = 16384  # bytes of each response body kept in the log
+
+# Error codes of route error bodies {"code": N, "error": "..."}.
+CODE_BAD_REQUEST = 1
+CODE_UNAUTHORIZED = 2
+CODE_TABLE_NOT_FOUND = 3
+CODE_LSM_DISABLED = 4
+CODE_TABLE_DROPPING = 5
+CODE_CONTENTION = 6       # compact could latch no bucket
+CODE_REPLAYING = 7        # node replaying the table's WAL
+CODE_METHOD = 8           # method not allowed
+CODE_NO_ROUTE = 9         # path is no known route
+CODE_CLAIM_OR_DRAIN = 19  # 421 "table not claimed" and 503 "node is draining"
+CODE_INTERNAL = 20        # emulator bug (500)
+
+REASONS = {
+    200: "OK", 202: "Accepted", 204: "No Content", 301: "Moved Permanently",
+    302: "Found", 400: "Bad Request", 401: "Unauthorized", 403: "Forbidden",
+    404: "Not Found", 405: "Method Not Allowed", 409: "Conflict",
+    421: "Misdirected Request", 429: "Too Many Requests",
+    500: "Internal Server Error", 502: "Bad Gateway",
+    503: "Service Unavailable", 504: "Gateway Timeout",
+}
+
+HTML_PAGE = (
+    "<html>\r\n<head><title>502 Bad Gateway</title></head>\r\n<body>\r\n"
+    "<center><h1>502 Bad Gateway</h1></center>\r\n"
+    "<hr><center>nginx</center>\r\n</body>\r\n</html>\r\n"
+)
+
+
+class ControlError(Exception):
+    """Bad control input: answered with the given status and {"error": msg}."""
+
+    def __init__(self, msg, status=400):
+        super().__init__(msg)
+        self.status = status
+
+
+# --------------------------------------------------------------------------
+# State model
+# --------------------------------------------------------------------------
+
+class Bucket:
+    """One bucket (shard) of a table: WAL positions, memtables, L0, latch."""
+
+    def __init__(self, shard_id, indexes):
+        self.shard_id = shard_id
+        self.status = "Active"
+        self.writer_epoch = 1
+        self.manifest_version = 1
+        self.current_generation = 1
+        self.replay_after = 0
+        self.wal_last = 0
+        self.l0 = []  # [{"generation", "bytes", "rows"}] oldest first
+        self.indexes = list(indexes)
+        self.memtables = [self._new_memtable(1)]
+        self.latched = False   # a pass owns the bucket
+        self.pinned = False    # latch pinned by the control API
+        self.pass_token = 0    # bumped to abandon in-flight passes
+
+    def _new_memtable(self, gen):
+        return {"generation": gen, "rows": 0, "bytes": 0, "batches": 0,
+                "indexes": list(self.indexes)}
+
+    @property
+    def compacting(self):
+        return self.latched or self.pinned
+
+    def active(self):
+        return self.memtables[-1]
+
+    def append(self, rows):
+        """Append one batch of rows to the active memtable (one WAL entry)."""
+        m = self.active()
+        m["rows"] += rows
+        m["bytes"] += rows * BYTES_PER_ROW
+        m["batches"] += 1
+        self.wal_last += 1
+
+    def seal(self):
+        """Seal the active memtable into L0; no-op when it is empty."""
+        m = self.active()
+        if m["rows"] == 0:
+            return False
+        self.l0.append({"generation": m["generation"], "bytes": m["bytes"],
+                        "rows": m["rows"]})
+        self.current_generation += 1
+        self.memtables = self.memtables[:-1] + [
+            self._new_memtable(self.current_generation)]
+        # Older unsealed memtables (none in this model) would precede it.
+        self.memtables = [x for x in self.memtables if x["rows"] > 0 or
+                          x["generation"] == self.current_generation]
+        self.replay_after = self.wal_last
+        self.manifest_version += 1
+        return True
+
+    def stats(self, include_rows):
+        d = collections.OrderedDict()
+        d["shard_id"] = self.shard_id
+        d["status"] = self.status
+        d["writer_epoch"] = self.writer_epoch
+        d["manifest_version"] = self.manifest_version
+        d["current_generation"] = self.current_generation
+        d["replay_after_wal_entry_position"] = self.replay_after
+        d["wal_entry_position_last_seen"] = self.wal_last
+        gens = []
+        for g in self.l0:
+            e = collections.OrderedDict()
+            e["generation"] = g["generation"]
+            e["bytes"] = g["bytes"]
+            if include_rows:
+                e["rows"] = g["rows"]
+            gens.append(e)
+        d["generations"] = gens
+        d["compacting"] = self.compacting
+        if self.status != "Sealed":
+            d["memtables"] = [collections.OrderedDict(
+                (k, (list(m[k]) if k == "indexes" else m[k]))
+                for k in ("generation", "rows", "bytes", "batches", "indexes"))
+                for m in self.memtables]
+        return d
+
+    def state(self):
+        d = self.stats(True)
+        d["memtables"] = [dict(m) for m in self.memtables]
+        d["latched"] = self.latched
+        d["pinned"] = self.pinned
+        return d
+
+
+class Table:
+    """One emulated table: buckets, LSM flag, claim, writer settings."""
+
+    def __init__(self, name, buckets, rows_per_second=0, lsm=True,
+                 indexes=("vec_idx",)):
+        self.name = name
+        self.lsm = bool(lsm)
+        self.indexes = list(indexes)
+        self.buckets = [Bucket("b%d" % i, self.indexes) for i in range(buckets)]
+        self.claimed = True
+        self.replaying = False
+        self.dropping = False
+        self.rows_per_second = float(rows_per_second)
+        self.paused = False
+        self.alive = True
+        self.rr = 0
+        self.passes_completed = 0
+        self.passes_dispatched = 0
+
+    def bucket(self, shard_id):
+        for b in self.buckets:
+            if b.shard_id == shard_id:
+                return b
+        raise ControlError("no bucket %r in table %r" % (shard_id, self.name))
+
+    def state(self):
+        return {
+            "name": self.name, "lsm": self.lsm, "claimed": self.claimed,
+            "replaying": self.replaying, "dropping": self.dropping,
+            "indexes": list(self.indexes),
+            "rows_per_second": self.rows_per_second, "paused": self.paused,
+            "passes_completed": self.passes_completed,
+            "passes_dispatched": self.passes_dispatched,
+            "buckets": [b.state() for b in self.buckets],
+        }
+
+
+class Pool:
+    """Compactor pool shared by all tables: a resizable, saturable semaphore."""
+
+    def __init__(self, size):
+        self.size = size
+        self.in_use = 0
+        self.waiting = 0
+        self.saturated = False
+        self.cond = threading.Condition()
+
+    def acquire(self, abandoned):
+        """Wait for a permit; return False if abandoned() becomes true."""
+        with self.cond:
+            self.waiting += 1
+            try:
+                while self.saturated or self.in_use >= self.size:
+                    if abandoned():
+                        return False
+                    self.cond.wait(0.02)
+                if abandoned():
+                    return False
+                self.in_use += 1
+                return True
+            finally:
+                self.waiting -= 1
+
+    def release(self):
+        with self.cond:
+            self.in_use -= 1
+            self.cond.notify_all()
+
+    def configure(self, size=None, saturated=None):
+        with self.cond:
+            if size is not None:
+                self.size = size
+            if saturated is not None:
+                self.saturated = saturated
+            self.cond.notify_all()
+
+    def state(self):
+        with self.cond:
+            return {"size": self.size, "in_use": self.in_use,
+                    "waiting": self.waiting, "saturated": self.saturated}
+
+
+class Emulator:
+    """All emulator state plus the HTTP server."""
+
+    def __init__(self, api_key, tables=(), pass_ms=300, prefix_max=1, pool=2,
+                 replay_ms=200, seal_rows=1000, host="127.0.0.1", port=0,
+                 quiet=False):
+        self.api_key = api_key
+        self.initial = {"tables": list(tables), "pass_ms": pass_ms,
+                        "prefix_max": prefix_max, "pool": pool,
+                        "replay_ms": replay_ms, "seal_rows": seal_rows}
+        self.lock = threading.RLock()
+        self.host, self.port = host, port
+        self.quiet = quiet
+        self.stopping = threading.Event()
+        self.server = None
+        self.tables = {}
+        self._reset_locked()
+
+    # ---- setup / reset ---------------------------------------------------
+
+    def _reset_locked(self):
+        with self.lock:
+            for t in self.tables.values():
+                t.alive = False
+            self.tables = {}
+            self.pass_ms = self.initial["pass_ms"]
+            self.prefix_max = self.initial["prefix_max"]
+            self.replay_ms = self.initial["replay_ms"]
+            self.seal_rows = self.initial["seal_rows"]
+            self.pool = Pool(self.initial["pool"])
+            self.draining = False
+            self.faults = {}
+            self.latency = {}
+            self.log = collections.deque(maxlen=LOG_MAX)
+            self.tally = {}
+            self.seq = 0
+            self.conn_counter = 0
+            for name, buckets, rps in self.initial["tables"]:
+                self.create_table(name, buckets, rps)
+
+    def reset(self):
+        self._reset_locked()
+
+    def create_table(self, name, buckets, rows_per_second=0, lsm=True,
+                     indexes=("vec_idx",)):
+        with self.lock:
+            old = self.tables.get(name)
+            if old is not None:
+                old.alive = False
+            t = Table(name, buckets, rows_per_second, lsm, indexes)
+            self.tables[name] = t
+        th = threading.Thread(target=self._writer_loop, args=(t,),
+                              name="writer-" + name, daemon=True)
+        th.start()
+        return t
+
+    def table(self, name):
+        t = self.tables.get(name)
+        if t is None:
+            raise ControlError("no table %r" % name, 404)
+        return t
+
+    def next_conn(self):
+        with self.lock:
+            self.conn_counter += 1
+            return self.conn_counter
+
+    # ---- writes ----------------------------------------------------------
+
+    def _append(self, t, b, rows):
+        b.append(rows)
+        if b.active()["rows"] >= self.seal_rows:
+            b.seal()
+
+    def write(self, t, rows, bucket=None):
+        """Append rows: one batch to `bucket`, or spread round-robin."""
+        with self.lock:
+            if bucket is not None:
+                b = t.bucket(bucket)
+                if rows > 0:
+                    self._append(t, b, rows)
+                return
+            live = [b for b in t.buckets if b.status == "Active"]
+            if not live or rows <= 0:
+                return
+            per = collections.OrderedDict()
+            for _ in range(rows):
+                b = live[t.rr % len(live)]
+                t.rr += 1
+                per[b.shard_id] = per.get(b.shard_id, 0) + 1
+            for sid, n in per.items():
+                self._append(t, t.bucket(sid), n)
+
+    def _writer_loop(self, t):
+        carry = 0.0
+        last = time.monotonic()
+        while t.alive and not self.stopping.is_set():
+            time.sleep(0.05)
+            now = time.monotonic()
+            dt, last = now - last, now
+            with self.lock:
+                if (not t.alive or t.paused or t.rows_per_second <= 0
+                        or not t.lsm or not t.claimed or t.replaying
+                        or t.dropping):
+                    carry = 0.0
+                    continue
+                carry += t.rows_per_second * dt
+                n = int(carry)
+                carry -= n
+                if n > 0:
+                    self.write(t, n)
+
+    # ---- route actions ---------------------------------------------------
+
+    def flush(self, t):
+        with self.lock:
+            for b in t.buckets:
+                if b.status == "Active":
+                    b.seal()
+
+    def compact(self, t, pass_ms=None):
+        """Latch and dispatch; returns the number of buckets latched."""
+        started = []
+        with self.lock:
+            for b in t.buckets:
+                if b.l0 and not b.compacting and b.status == "Active":
+                    b.latched = True
+                    started.append((b, b.pass_token))
+                    t.passes_dispatched += 1
+            pool = self.pool
+        for b, token in started:
+            threading.Thread(target=self._pass,
+                             args=(t, b, token, pool, pass_ms),
+                             daemon=True).start()
+        return len(started)
+
+    def _pass(self, t, b, token, pool, pass_ms=None):
+        def abandoned():
+            return (not t.alive or b.pass_token != token
+                    or self.stopping.is_set())
+        if not pool.acquire(abandoned):
+            return
+        try:
+            ms = self.pass_ms if pass_ms is None else pass_ms
+            deadline = time.monotonic() + ms / 1000.0
+            while time.monotonic() < deadline or b.pinned:
+                if abandoned():
+                    return
+                time.sleep(0.01)
+            with self.lock:
+                if abandoned():
+                    return
+                n = max(0, int(self.prefix_max))
+                if n and b.l0:
+                    del b.l0[:n]
+                    b.manifest_version += 1
+                t.passes_completed += 1
+                b.latched = False
+        finally:
+            pool.release()
+
+    def restart_node(self):
+        with self.lock:
+            for t in self.tables.values():
+                t.claimed = False
+                t.replaying = False
+                for b in t.buckets:
+                    b.pass_token += 1
+                    b.latched = False
+                    b.pinned = False
+            old = self.pool
+            self.pool = Pool(old.size)
+            self.pool.saturated = old.saturated
+            self.draining = False
+
+    # ---- faults and latency ---------------------------------------------
+
+    def _lookup_keys(self, table, route):
+        return [(table, route), (table, "*"), ("*", route), ("*", "*")]
+
+    def take_fault(self, table, route):
+        with self.lock:
+            for key in self._lookup_keys(table or "", route or ""):
+                q = self.faults.get(key)
+                if q:
+                    f = q[0]
+                    if f["count"] > 0:
+                        f["count"] -= 1
+                        if f["count"] == 0:
+                            q.popleft()
+                    return f
+            return None
+
+    def latency_ms(self, table, route):
+        with self.lock:
+            for key in self._lookup_keys(table or "", route or ""):
+                if key in self.latency:
+                    return self.latency[key]
+            return 0
+
+    # ---- log -------------------------------------------------------------
+
+    def log_entry(self, entry):
+        """Append a route request to the log and to the per-table tally."""
+        with self.lock:
+            self.seq += 1
+            entry["seq"] = self.seq
+            self.log.append(entry)
+            t = self.tally.setdefault(entry["table"], {
+                "routes": dict.fromkeys(ROUTES, 0), "total": 0, "conns": set()})
+            if entry["route"] in t["routes"]:
+                t["routes"][entry["route"]] += 1
+            t["total"] += 1
+            t["conns"].add(entry["conn"])
+
+    def reset_log(self):
+        with self.lock:
+            self.log = collections.deque(maxlen=LOG_MAX)
+            self.tally = {}
+
+    def counts(self, table=None):
+        """Calls per route since the last log reset (all tables or one)."""
+        with self.lock:
+            c = dict.fromkeys(ROUTES, 0)
+            total = 0
+            conns = set()
+            for name, t in self.tally.items():
+                if table is not None and name != table:
+                    continue
+                for r in ROUTES:
+                    c[r] += t["routes"][r]
+                total += t["total"]
+                conns |= t["conns"]
+            c["total"] = total
+            c["connections"] = len(conns)
+            return c
+
+    # ---- server ----------------------------------------------------------
+
+    def start(self):
+        """Bind and serve in a background thread; return the bound port."""
+        self.server = Server((self.host, self.port), Handler)
+        self.server.emu = self
+        self.port = self.server.server_address[1]
+        self._thread = threading.Thread(target=self.server.serve_forever,
+                                        kwargs={"poll_interval": 0.05},
+                                        daemon=True)
+        self._thread.start()
+        return self.port
+
+    def stop(self):
+        self.stopping.set()
+        with self.lock:
+            for t in self.tables.values():
+                t.alive = False
+        if self.server is not None:
+            self.server.shutdown()
+            self.server.server_close()
+
+
+class Server(ThreadingHTTPServer):
+    daemon_threads = True
+    request_queue_size = 1024
+    allow_reuse_address = True
+
+    def handle_error(self, request, client_address):
+        """Stay quiet about clients that went away; report anything else."""
+        if isinstance(sys.exc_info()[1], OSError):
+            return
+        super().handle_error(request, client_address)
+
+
+# --------------------------------------------------------------------------
+# JSON mutation helpers
+# --------------------------------------------------------------------------
+
+def _split_path(path):
+    return [int(p) if p.isdigit() else p for p in path.split(".") if p != ""]
+
+
+def _resolve_parent(obj, parts):
+    cur = obj
+    for p in parts[:-1]:
+        cur = cur[p]
+    return cur
+
+
+def _ser(v, dup=None, here=()):
+    """Serialize JSON keeping key order; emit key `dup` (a path tuple) twice."""
+    if isinstance(v, dict):
+        items = []
+        for k, x in v.items():
+            s = json.dumps(str(k)) + ": " + _ser(x, dup, here + (k,))
+            items.append(s)
+            if dup is not None and here + (k,) == dup:
+                items.append(s)
+        return "{" + ", ".join(items) + "}"
+    if isinstance(v, list):
+        return "[" + ", ".join(_ser(x, dup, here + (i,))
+                               for i, x in enumerate(v)) + "]"
+    return json.dumps(v)
+
+
+def _add_extra(v):
+    if isinstance(v, dict):
+        for x in list(v.values()):
+            _add_extra(x)
+        v["x_emulator_extra"] = {"note": "unknown field", "n": [1, 2]}
+    elif isinstance(v, list):
+        for x in v:
+            _add_extra(x)
+
+
+def mutate(body_obj, raw, spec):
+    """Return (bytes, content_type) for the real answer mutated by spec."""
+    kind, _, arg = spec.partition(":")
+    if kind == "not_json":
+        return b"this is not json {", "application/json"
+    if kind == "html":
+        return HTML_PAGE.encode(), "text/html"
+    if kind == "truncate":
+        return raw[: len(raw) // 2], "application/json"
+    if body_obj is None:
+        return raw, "application/json"
+    obj = json.loads(json.dumps(body_obj))  # deep copy, order kept
+    dup = None
+    try:
+        if kind == "extra":
+            _add_extra(obj)
+        elif kind == "nest":
+            for _ in range(int(arg or 1)):
+                obj = [obj]
+        elif kind in ("missing", "mistype", "negative", "huge", "duplicate"):
+            parts = _split_path(arg)
+            parent = _resolve_parent(obj, parts)
+            key = parts[-1]
+            if kind == "missing":
+                del parent[key]
+            elif kind == "mistype":
+                parent[key] = 1 if isinstance(parent[key], str) else "x"
+            elif kind == "negative":
+                old = parent[key]
+                parent[key] = -old if isinstance(old, (int, float)) and old > 0 else -1
+            elif kind == "huge":
+                parent[key] = HUGE
+            elif kind == "duplicate":
+                parent[key]  # must exist
+                dup = tuple(parts)
+        else:
+            raise ControlError("unrecognized mutate %r" % spec)
+    except (KeyError, IndexError, TypeError):
+        pass  # the path is not in this answer: send it unchanged
+    return _ser(obj, dup).encode(), "application/json"
+
+
+def oversized_body(n):
+    """A body of exactly n bytes: valid JSON when n is large enough."""
+    head, tail = '{"lsm_stats": {"buckets": []}, "pad": "', '"}'
+    if n < len(head) + len(tail):
+        return (head + tail).encode()[:max(n, 0)]
+    return (head + "a" * (n - len(head) - len(tail)) + tail).encode()
+
+
+# --------------------------------------------------------------------------
+# HTTP handler
+# --------------------------------------------------------------------------
+
+class Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    server_version = "lsm-emulator/1.0"
+    sys_version = ""
+
+    def setup(self):
+        super().setup()
+        self.emu = self.server.emu
+        self.conn_id = self.emu.next_conn()
+
+    def log_message(self, fmt, *args):  # silence the default access log
+        pass
+
+    def do_GET(self):
+        self._dispatch("GET")
+
+    def do_POST(self):
+        self._dispatch("POST")
+
+    def do_PUT(self):
+        self._dispatch("PUT")
+
+    def do_DELETE(self):
+        self._dispatch("DELETE")
+
+    def do_PATCH(self):
+        self._dispatch("PATCH")
+
+    # ---- I/O helpers -----------------------------------------------------
+
+    def _read_body(self):
+        te = (self.headers.get("Transfer-Encoding") or "").lower()
+        if "chunked" in te:
+            out = b""
+            while True:
+                line = self.rfile.readline(65537)
+                size = int(line.split(b";")[0].strip() or b"0", 16)
+                if size == 0:
+                    while self.rfile.readline(65537) not in (b"\r\n", b"\n", b""):
+                        pass
+                    return out
+                out += self.rfile.read(size)
+                self.rfile.readline(65537)
+        n = int(self.headers.get("Content-Length") or 0)
+        return self.rfile.read(n) if n > 0 else b""
+
+    def _head(self, status, headers, raw_lines=(), reason=None):
+        lines = ["HTTP/1.1 %d %s" % (status, reason or REASONS.get(status, "Status"))]
+        lines.append("Server: lsm-emulator/1.0")
+        rid = self.headers.get("x-request-id") if self.headers else None
+        if rid:
+            lines.append("x-request-id: " + rid)
+        for k, v in headers:
+            lines.append("%s: %s" % (k, v))
+        lines.extend(raw_lines)
+        if self.close_connection:
+            lines.append("Connection: close")
+        return ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1", "replace")
+
+    def _send(self, status, body=b"", ctype=None, headers=(), raw_lines=(),
+              chunked=False):
+        hdrs = []
+        if ctype and body:
+            hdrs.append(("Content-Type", ctype))
+        hdrs.extend(headers)
+        if chunked:
+            hdrs.append(("Transfer-Encoding", "chunked"))
+            out = self._head(status, hdrs, raw_lines)
+            half = len(body) // 2
+            for part in (body[:half], body[half:]):
+                if part:
+                    out += b"%x\r\n" % len(part) + part + b"\r\n"
+            out += b"0\r\n\r\n"
+        else:
+            hdrs.append(("Content-Length", str(len(body))))
+            out = self._head(status, hdrs, raw_lines) + body
+        self._mark(status)
+        self._resp = body
+        self.wfile.write(out)
+        self.wfile.flush()
+
+    def _mark(self, status):
+        """Record the status being sent (visible in the log at once)."""
+        self._status = status
+        if getattr(self, "_entry", None) is not None:
+            self._entry["status"] = status
+
+    def _send_json(self, status, obj):
+        self._send(status, _ser(obj).encode(), "application/json")
+
+    def _client_gone(self, timeout):
+        """Wait up to timeout; True when the peer closed the connection."""
+        try:
+            r, _, _ = select.select([self.connection], [], [], timeout)
+            if r:
+                data = self.connection.recv(65536)
+                return data == b""
+        except OSError:
+            return True
+        return False
+
+    def _sleep_ms(self, ms):
+        end = time.monotonic() + ms / 1000.0
+        while not self.emu.stopping.is_set():
+            left = end - time.monotonic()
+            if left <= 0:
+                return
+            time.sleep(min(left, 0.05))
+
+    # ---- dispatch --------------------------------------------------------
+
+    def _dispatch(self, method):
+        raw_path = self.path
+        path, _, query = raw_path.partition("?")
+        self._status = 0
+        self._resp = b""
+        self._entry = None
+        if path.startswith("/_emulator/") or path == "/_emulator":
+            body = self._read_body()
+            try:
+                status, obj = Control(self.emu).handle(method, path, query, body)
+            except ControlError as e:
+                status, obj = e.status, {"error": str(e)}
+            except (ValueError, TypeError, KeyError, AttributeError) as e:
+                status, obj = 400, {"error": "bad control input: %s" % e}
+            self._send_json(status, obj)
+            return
+        self._route_request(method, raw_path, path, query)
+
+    def _route_request(self, method, raw_path, path, query):
+        emu = self.emu
+        t0 = time.time()
+        segs = path.split("/")
+        table = route = None
+        # /v1/table/{id}/{route}/  -> ['', 'v1', 'table', id, route, '']
+        if len(segs) >= 5 and segs[1] == "v1" and segs[2] == "table":
+            table = urllib.parse.unquote(segs[3])
+            route = segs[4] if len(segs) <= 6 and (len(segs) == 5 or segs[5] == "") else None
+            if route not in ROUTES and route is not None:
+                other_route = route
+                route = None
+            else:
+                other_route = None
+        else:
+            other_route = None
+        body = self._read_body()
+        hdrs = {}
+        for k, v in self.headers.items():
+            k = k.lower()
+            hdrs[k] = "***" if k == "x-api-key" else v
+        entry = {"time": t0, "conn": self.conn_id, "table": table,
+                 "route": route, "method": method, "path": raw_path,
+                 "query": query, "headers": hdrs,
+                 "body": body.decode("utf-8", "replace"), "status": 0}
+        emu.log_entry(entry)
+        self._entry = entry
+        try:
+            self._route_inner(method, table, route, other_route, query, body)
+        except OSError:
+            self.close_connection = True  # the client went away
+        except Exception as e:  # an emulator bug: answer 500, keep serving
+            self.close_connection = True
+            if self._status == 0:
+                try:
+                    self._error(500, CODE_INTERNAL, "emulator error: %r" % e)
+                except OSError:
+                    pass
+            raise
+        finally:
+            entry["status"] = self._status
+            entry["response"] = self._resp[:RESPONSE_KEEP].decode("utf-8", "replace")
+            entry["ms"] = round((time.time() - t0) * 1000, 1)
+            if not emu.quiet:
+                sys.stderr.write("%s conn=%d %s %s -> %d %.1fms\n" % (
+                    time.strftime("%H:%M:%S"), self.conn_id, method, raw_path,
+                    self._status, entry["ms"]))
+                sys.stderr.flush()
+
+    def _error(self, status, code, msg):
+        self._send_json(status, {"code": code, "error": msg})
+
+    def _route_inner(self, method, table, route, other_route, query, body):
+        emu = self.emu
+        key = self.headers.get("x-api-key")
+        if key is None or key != emu.api_key:
+            self._error(401, CODE_UNAUTHORIZED,
+                        "missing API key" if key is None else "invalid API key")
+            return
+        if route is None:
+            if other_route == "describe" and method == "POST":
+                self._describe(table)
+                return
+            self._error(404, CODE_NO_ROUTE, "no route for %s %s" % (
+                method, self.path))
+            return
+        if method != "POST":
+            self._error(405, CODE_METHOD, "method %s not allowed" % method)
+            return
+        ms = emu.latency_ms(table, route)
+        if ms:
+            self._sleep_ms(ms)
+        fault = emu.take_fault(table, route)
+        if fault is not None and fault.get("pass"):
+            fault = None
+        if fault is None:
+            status, obj = self._real(table, route, body)
+            self._send_real(status, obj)
+            return
+        self._apply_fault(fault, table, route, body)
+
+    def _describe(self, table):
+        """Minimal describe answer so that SDK openTable() succeeds."""
+        t = self.emu.tables.get(table)
+        if t is None:
+            self._error(404, CODE_TABLE_NOT_FOUND, "table %s not found" % table)
+            return
+        self._send_json(200, {
+            "table": table, "version": 1,
+            "schema": {"fields": [
+                {"name": "id", "type": {"type": "int64"}, "nullable": False},
+                {"name": "vec", "type": {"type": "fixed_size_list", "length": 4,
+                 "fields": [{"name": "item", "type": {"type": "float"},
+                             "nullable": True}]}, "nullable": True}]},
+            "stats": {"num_deleted_rows": 0, "num_fragments": 0}})
+
+    def _send_real(self, status, obj):
+        if obj is None:
+            self._send(status)
+        else:
+            self._send_json(status, obj)
+
+    # ---- real route semantics -------------------------------------------
+
+    def _real(self, name, route, body):
+        """Perform the route; return (status, json_obj_or_None)."""
+        emu = self.emu
+
+        def err(status, code, msg):
+            return status, {"code": code, "error": msg}
+
+        include_rows = False
+        if route == "get_lsm_stats" and body.strip():
+            try:
+                req = json.loads(body)
+            except ValueError:
+                return err(400, CODE_BAD_REQUEST, "request body is not valid JSON")
+            if not isinstance(req, dict):
+                return err(400, CODE_BAD_REQUEST, "request body must be a JSON object")
+            v = req.get("include_generation_rows", False)
+            if v is not None and not isinstance(v, bool):
+                return err(400, CODE_BAD_REQUEST,
+                           "include_generation_rows must be a boolean")
+            include_rows = bool(v)
+        with emu.lock:
+            if emu.draining:
+                return err(503, CODE_CLAIM_OR_DRAIN, "node is draining")
+            t = emu.tables.get(name)
+            if t is None:
+                return err(404, CODE_TABLE_NOT_FOUND, "table %s not found" % name)
+            if t.dropping:
+                return err(409, CODE_TABLE_DROPPING, "table %s is being dropped" % name)
+            if t.replaying:
+                return err(429, CODE_REPLAYING, "node is replaying its WAL")
+            if not t.lsm:
+                if route == "get_lsm_stats":
+                    return 200, {"lsm_stats": None}
+                return err(400, CODE_LSM_DISABLED,
+                           "table %s has no LSM write path" % name)
+            replay = False
+            if not t.claimed:
+                if route == "compact_lsm":
+                    return err(421, CODE_CLAIM_OR_DRAIN, "table not claimed")
+                t.replaying = True
+                replay = True
+        if replay:
+            self._sleep_ms(emu.replay_ms)
+            with emu.lock:
+                if not t.alive:
+                    return err(404, CODE_TABLE_NOT_FOUND, "table %s not found" % name)
+                t.replaying = False
+                t.claimed = True
+                for b in t.buckets:
+                    b.writer_epoch += 1
+        if route == "flush_lsm":
+            emu.flush(t)
+            return 202, None
+        if route == "compact_lsm":
+            if emu.compact(t) == 0:
+                return err(429, CODE_CONTENTION,
+                           "no bucket could be latched for compaction")
+            return 202, None
+        with emu.lock:
+            return 200, {"lsm_stats": {"buckets": [
+                b.stats(include_rows) for b in t.buckets]}}
+
+    # ---- faults ----------------------------------------------------------
+
+    def _fault_body(self, f):
+        if "body_bytes" in f:
+            return oversized_body(int(f["body_bytes"])), "application/json"
+        if "json" in f:
+            return _ser(f["json"]).encode(), "application/json"
+        if "body" in f:
+            return str(f["body"]).encode("utf-8"), f.get("content_type", "application/json")
+        return None, None
+
+    def _apply_fault(self, f, table, route, body):
+        action = f.get("action", "respond")
+        extra = list((f.get("headers") or {}).items())
+        raw_lines = list(f.get("raw_header_lines") or [])
+        fbody, fctype = self._fault_body(f)
+
+        def real_answer():
+            status, obj = self._real(table, route, body)
+            raw = b"" if obj is None else _ser(obj).encode()
+            return status, obj, raw
+
+        if action in ("hang", "close_before_headers", "reset"):
+            if f.get("apply"):
+                self._real(table, route, body)
+            self.close_connection = True
+            if action == "hang":
+                while not self.emu.stopping.is_set():
+                    if self._client_gone(0.1):
+                        break
+            elif action == "reset":
+                self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER,
+                                           struct.pack("ii", 1, 0))
+                self.connection.close()
+            else:
+                try:
+                    self.connection.shutdown(socket.SHUT_RDWR)
+                except OSError:
+                    pass
+            return
+
+        # Actions that send a response: status/body either canned or real.
+        if f.get("mutate"):
+            status, obj, raw = real_answer()
+            raw, ctype = mutate(obj, raw, f["mutate"])
+            if "status" in f:
+                status = int(f["status"])
+        elif fbody is not None or "status" in f or action == "redirect":
+            if f.get("apply"):
+                self._real(table, route, body)
+            default = 302 if action == "redirect" else 200
+            status = int(f.get("status", default))
+            raw, ctype = (fbody or b""), fctype
+        else:
+            status, obj, raw = real_answer()
+            ctype = "application/json" if raw else None
+
+        if action == "redirect":
+            extra.append(("Location", f.get("location", "http://127.0.0.1:1/")))
+            self._send(status, raw, ctype, extra, raw_lines)
+            return
+        if action == "respond":
+            self._send(status, raw, ctype, extra, raw_lines,
+                       chunked=bool(f.get("chunked")))
+            return
+        hdrs = ([("Content-Type", ctype)] if ctype else []) + extra
+        if action == "close_mid_body":
+            if not raw:
+                raw = b'{"code": 20, "error": "this body is cut short"}'
+            hdrs.append(("Content-Length", str(len(raw) + 100)))
+            self._resp = raw[: len(raw) // 2]
+            self.close_connection = True
+            self._mark(status)
+            try:
+                self.wfile.write(self._head(status, hdrs, raw_lines) + raw[: len(raw) // 2])
+                self.wfile.flush()
+                self.connection.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+            return
+        if action == "drip":
+            rate = max(1, int(f.get("drip_bytes_per_sec", 1)))
+            hdrs.append(("Content-Length", str(len(raw))))
+            self._resp = raw
+            self._mark(status)
+            self.wfile.write(self._head(status, hdrs, raw_lines))
+            self.wfile.flush()
+            step = 1.0 / rate
+            for i in range(len(raw)):
+                if self.emu.stopping.is_set():
+                    break
+                try:
+                    self.connection.sendall(raw[i:i + 1])
+                except OSError:
+                    self.close_connection = True
+                    return
+                if self._client_gone(step):
+                    self.close_connection = True
+                    return
+            return
+        if action == "endless":
+            hdrs.append(("Transfer-Encoding", "chunked"))
+            self.close_connection = True
+            self._mark(status)
+            fill = (f.get("fill") or "x").encode()
+            chunk = fill * (16384 // len(fill) or 1)
+            frame = b"%x\r\n" % len(chunk) + chunk + b"\r\n"
+            try:
+                self.wfile.write(self._head(status, hdrs, raw_lines))
+                self.wfile.flush()
+                while not self.emu.stopping.is_set():
+                    self.connection.sendall(frame)
+                    time.sleep(0.001)
+            except OSError:
+                pass
+            return
+        raise ControlError("unrecognized fault action %r" % action)
+
+
+# --------------------------------------------------------------------------
+# Control API
+# --------------------------------------------------------------------------
+
+def _bool(v, name):
+    if not isinstance(v, bool):
+        raise ControlError("%s must be a boolean" % name)
+    return v
+
+
+def _int(v, name, minimum=0):
+    if isinstance(v, bool) or not isinstance(v, int) or v < minimum:
+        raise ControlError("%s must be an integer >= %d" % (name, minimum))
+    return v
+
+
+class Control:
+    """The /_emulator/ control API."""
+
+    def __init__(self, emu):
+        self.emu = emu
+
+    def handle(self, method, path, query, body):
+        parts = [urllib.parse.unquote(p) for p in path.split("/")[2:] if p != ""]
+        q = {k: v[-1] for k, v in urllib.parse.parse_qs(query).items()}
+        if body.strip():
+            try:
+                req = json.loads(body)
+            except ValueError:
+                raise ControlError("request body is not valid JSON")
+        else:
+            req = {}
+        if not isinstance(req, dict):
+            raise ControlError("request body must be a JSON object")
+        emu = self.emu
+        ok = {"ok": True}
+        if parts == ["reset"] and method == "POST":
+            emu.reset()
+            return 200, ok
+        if parts == ["tables"]:
+            if method == "GET":
+                with emu.lock:
+                    return 200, {"tables": sorted(emu.tables)}
+            if method == "POST":
+                return self._create_table(req)
+        if len(parts) >= 2 and parts[0] == "tables":
+            return self._table_op(method, parts[1], parts[2:], req)
+        if parts == ["node"] and method == "POST":
+            return self._node(req)
+        if parts == ["pool"]:
+            if method == "POST":
+                size = req.get("size")
+                if size is not None:
+                    _int(size, "size", 0)
+                sat = req.get("saturated")
+                if sat is not None:
+                    _bool(sat, "saturated")
+                emu.pool.configure(size, sat)
+            return 200, emu.pool.state()
+        if parts == ["config"]:
+            if method == "POST":
+                with emu.lock:
+                    for k in ("pass_ms", "prefix_max", "seal_rows", "replay_ms"):
+                        if k in req:
+                            setattr(emu, k, _int(req[k], k, 1 if k == "seal_rows" else 0))
+            with emu.lock:
+                return 200, {"ok": True, "pass_ms": emu.pass_ms,
+                             "prefix_max": emu.prefix_max,
+                             "seal_rows": emu.seal_rows,
+                             "replay_ms": emu.replay_ms}
+        if parts == ["latency"] and method == "POST":
+            ms = _int(req.get("ms", 0), "ms")
+            k = (str(req.get("table", "*")), str(req.get("route", "*")))
+            with emu.lock:
+                if ms:
+                    emu.latency[k] = ms
+                else:
+                    emu.latency.pop(k, None)
+            return 200, ok
+        if parts == ["faults"] and method == "POST":
+            return self._fault(req)
+        if (parts == ["faults"] and method == "DELETE") or \
+                (parts == ["faults", "clear"] and method == "POST"):
+            with emu.lock:
+                emu.faults = {}
+                emu.latency = {}
+            return 200, ok
+        if parts == ["faults"] and method == "GET":
+            with emu.lock:
+                return 200, {"faults": [
+                    {"table": k[0], "route": k[1], "queue": list(v)}
+                    for k, v in emu.faults.items() if v],
+                    "latency": [{"table": k[0], "route": k[1], "ms": v}
+                                for k, v in emu.latency.items()]}
+        if parts == ["log"] and method == "GET":
+            with emu.lock:
+                reqs = [dict(e) for e in emu.log
+                        if ("table" not in q or e["table"] == q["table"])
+                        and ("route" not in q or e["route"] == q["route"])]
+            return 200, {"requests": reqs}
+        if parts == ["log", "reset"] and method == "POST":
+            emu.reset_log()
+            return 200, ok
+        if parts == ["counts"] and method == "GET":
+            return 200, emu.counts(q.get("table"))
+        raise ControlError("no control route %s %s" % (method, path), 404)
+
+    def _create_table(self, req):
+        name = req.get("name")
+        if not isinstance(name, str) or not name:
+            raise ControlError("name must be a non-empty string")
+        buckets = _int(req.get("buckets", 1), "buckets", 1)
+        rps = req.get("rows_per_second", 0)
+        if isinstance(rps, bool) or not isinstance(rps, (int, float)) or rps < 0:
+            raise ControlError("rows_per_second must be a number >= 0")
+        lsm = _bool(req.get("lsm", True), "lsm")
+        idx = req.get("indexes", ["vec_idx"])
+        if not isinstance(idx, list) or not all(isinstance(i, str) for i in idx):
+            raise ControlError("indexes must be a list of strings")
+        self.emu.create_table(name, buckets, rps, lsm, idx)
+        return 200, {"ok": True}
+
+    def _node(self, req):
+        emu = self.emu
+        if req.get("restart"):
+            emu.restart_node()
+        if "draining" in req:
+            with emu.lock:
+                emu.draining = _bool(req["draining"], "draining")
+        if "replay_ms" in req:
+            with emu.lock:
+                emu.replay_ms = _int(req["replay_ms"], "replay_ms")
+        return 200, {"ok": True}
+
+    def _fault(self, req):
+        action = req.get("action", "respond")
+        if action not in ("respond", "hang", "close_before_headers",
+                          "close_mid_body", "reset", "drip", "endless",
+                          "redirect"):
+            raise ControlError("unrecognized action %r" % action)
+        count = req.get("count", 1)
+        if isinstance(count, bool) or not isinstance(count, int) or \
+                (count < 1 and count != -1):
+            raise ControlError("count must be a positive integer or -1")
+        if "status" in req:
+            _int(req["status"], "status", 100)
+        m = req.get("mutate")
+        if m is not None:
+            kind = str(m).partition(":")[0]
+            if kind not in ("truncate", "not_json", "html", "missing", "mistype",
+                            "negative", "huge", "extra", "nest", "duplicate"):
+                raise ControlError("unrecognized mutate %r" % m)
+        if "headers" in req and not isinstance(req["headers"], dict):
+            raise ControlError("headers must be an object")
+        route = str(req.get("route", "*"))
+        if route not in ROUTES + ("*",):
+            raise ControlError("unrecognized route %r" % route)
+        f = dict(req)
+        f["action"] = action
+        f["count"] = count
+        k = (str(req.get("table", "*")), route)
+        with self.emu.lock:
+            self.emu.faults.setdefault(k, collections.deque()).append(f)
+        return 200, {"ok": True}
+
+    def _table_op(self, method, name, rest, req):
+        emu = self.emu
+        with emu.lock:
+            t = emu.table(name)
+        if not rest:
+            if method == "GET":
+                with emu.lock:
+                    return 200, t.state()
+            if method == "DELETE":
+                rest = ["drop"]
+            else:
+                raise ControlError("no control route %s" % method, 404)
+        op = rest[0]
+        if method != "POST" or len(rest) != 1:
+            raise ControlError("no control route %s %s" % (method, "/".join(rest)), 404)
+        ok = {"ok": True}
+        with emu.lock:
+            if op == "write":
+                rows = _int(req.get("rows", 1), "rows")
+                b = req.get("bucket")
+                if b is not None:
+                    t.bucket(b)
+                emu.write(t, rows, b)
+                return 200, ok
+            if op == "generations":
+                count = _int(req.get("count", 1), "count")
+                rows = _int(req.get("rows", 10), "rows", 1)
+                names = req.get("buckets") or [b.shard_id for b in t.buckets]
+                bs = [t.bucket(n) for n in names]
+                for b in bs:
+                    for _ in range(count):
+                        b.append(rows)
+                        b.seal()
+                return 200, ok
+            if op == "lsm":
+                t.lsm = _bool(req.get("enabled"), "enabled")
+                return 200, ok
+            if op == "writer":
+                if "rows_per_second" in req:
+                    r = req["rows_per_second"]
+                    if isinstance(r, bool) or not isinstance(r, (int, float)) or r < 0:
+                        raise ControlError("rows_per_second must be a number >= 0")
+                    t.rows_per_second = float(r)
+                if "paused" in req:
+                    t.paused = _bool(req["paused"], "paused")
+                return 200, ok
+            if op == "dropping":
+                t.dropping = _bool(req.get("dropping"), "dropping")
+                return 200, ok
+            if op == "drop":
+                t.alive = False
+                del emu.tables[name]
+                return 200, ok
+            if op == "latch":
+                b = t.bucket(req.get("bucket"))
+                b.pinned = _bool(req.get("held"), "held")
+                return 200, ok
+            if op == "compact":
+                ms = req.get("pass_ms")
+                if ms is not None:
+                    _int(ms, "pass_ms")
+                return 200, {"ok": True, "latched": emu.compact(t, ms)}
+            if op == "claim":
+                t.claimed = _bool(req.get("claimed"), "claimed")
+                t.replaying = False
+                return 200, ok
+            if op == "bucket":
+                b = t.bucket(req.get("bucket"))
+                if "status" in req:
+                    if req["status"] not in ("Active", "Sealed"):
+                        raise ControlError("status must be Active or Sealed")
+                    b.status = req["status"]
+                for k, attr in (("writer_epoch", "writer_epoch"),
+                                ("manifest_version", "manifest_version"),
+                                ("replay_after_wal_entry_position", "replay_after"),
+                                ("wal_entry_position_last_seen", "wal_last")):
+                    if k in req:
+                        setattr(b, attr, _int(req[k], k))
+                return 200, ok
+        raise ControlError("no control route POST tables/%s/%s" % (name, op), 404)
+
+
+# --------------------------------------------------------------------------
+# main
+# --------------------------------------------------------------------------
+
+def parse_table(spec):
+    parts = spec.split(":")
+    if len(parts) not in (2, 3) or not parts[0]:
+        raise argparse.ArgumentTypeError("--table wants NAME:BUCKETS[:ROWS_PER_SECOND]")
+    try:
+        buckets = int(parts[1])
+        rps = float(parts[2]) if len(parts) == 3 else 0.0
+    except ValueError:
+        raise argparse.ArgumentTypeError("--table wants NAME:BUCKETS[:ROWS_PER_SECOND]")
+    if buckets < 1 or rps < 0:
+        raise argparse.ArgumentTypeError("--table: BUCKETS >= 1, ROWS_PER_SECOND >= 0")
+    return (parts[0], buckets, rps)
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description="LanceDB LSM route emulator")
+    ap.add_argument("--host", default="127.0.0.1")
+    ap.add_argument("--port", type=int, default=0)
+    ap.add_argument("--port-file")
+    ap.add_argument("--api-key", required=True)
+    ap.add_argument("--table", type=parse_table, action="append", default=[])
+    ap.add_argument("--pass-ms", type=int, default=300)
+    ap.add_argument("--prefix-max", type=int, default=1)
+    ap.add_argument("--pool", type=int, default=2)
+    ap.add_argument("--replay-ms", type=int, default=200)
+    ap.add_argument("--seal-rows", type=int, default=1000)
+    ap.add_argument("--quiet", action="store_true", help="no per-request log")
+    a = ap.parse_args(argv)
+    emu = Emulator(a.api_key, a.table, pass_ms=a.pass_ms,
+                   prefix_max=a.prefix_max, pool=a.pool, replay_ms=a.replay_ms,
+                   seal_rows=a.seal_rows, host=a.host, port=a.port,
+                   quiet=a.quiet)
+    server = Server((a.host, a.port), Handler)
+    server.emu = emu
+    emu.server = server
+    port = server.server_address[1]
+    if a.port_file:
+        tmp = "%s.tmp.%d" % (a.port_file, os.getpid())
+        with open(tmp, "w") as fh:
+            fh.write("%d\n" % port)
+        os.replace(tmp, a.port_file)
+
+    def on_signal(signum, frame):
+        emu.stopping.set()
+        threading.Thread(target=server.shutdown, daemon=True).start()
+
+    signal.signal(signal.SIGTERM, on_signal)
+    signal.signal(signal.SIGINT, on_signal)
+    sys.stderr.write("lsm-emulator listening on %s:%d\n" % (a.host, port))
+    sys.stderr.flush()
+    try:
+        server.serve_forever(poll_interval=0.05)
+    finally:
+        emu.stopping.set()
+        server.server_close()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

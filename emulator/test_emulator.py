@@ -1,0 +1,493 @@
+"""Unit tests of the LSM route emulator: state machine and HTTP surface.
+
+Run: python3 -m unittest discover -s emulator -p 'test_*.py'
+"""
+
+import http.client
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import unittest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import lsm_emulator as emu_mod  # noqa: E402
+
+KEY = "secret"
+
+
+class StateMachineTest(unittest.TestCase):
+    """The model without HTTP."""
+
+    def test_seal_and_noop(self):
+        b = emu_mod.Bucket("b0", ["vec_idx"])
+        self.assertFalse(b.seal())
+        self.assertEqual(b.manifest_version, 1)
+        b.append(5)
+        b.append(3)
+        self.assertEqual(b.wal_last, 2)
+        self.assertEqual(b.active(), {"generation": 1, "rows": 8, "bytes": 512,
+                                      "batches": 2, "indexes": ["vec_idx"]})
+        self.assertTrue(b.seal())
+        self.assertEqual(b.l0, [{"generation": 1, "bytes": 512, "rows": 8}])
+        self.assertEqual((b.current_generation, b.replay_after, b.manifest_version),
+                         (2, 2, 2))
+        self.assertEqual(b.active()["rows"], 0)
+        self.assertEqual(b.active()["generation"], 2)
+
+    def test_auto_seal_at_threshold(self):
+        e = emu_mod.Emulator(KEY, [("t", 1, 0)], seal_rows=10, quiet=True)
+        t = e.tables["t"]
+        e.write(t, 9)
+        self.assertEqual(t.buckets[0].l0, [])
+        e.write(t, 1)
+        self.assertEqual([g["generation"] for g in t.buckets[0].l0], [1])
+        self.assertEqual(t.buckets[0].current_generation, 2)
+        e.stop()
+
+    def test_round_robin_write(self):
+        e = emu_mod.Emulator(KEY, [("t", 3, 0)], quiet=True)
+        t = e.tables["t"]
+        e.write(t, 7)
+        self.assertEqual([b.active()["rows"] for b in t.buckets], [3, 2, 2])
+        self.assertEqual([b.active()["batches"] for b in t.buckets], [1, 1, 1])
+        e.stop()
+
+    def test_compact_pass_prefix_and_pool(self):
+        e = emu_mod.Emulator(KEY, [("t", 2, 0)], pass_ms=50, prefix_max=2,
+                             pool=1, quiet=True)
+        t = e.tables["t"]
+        for b in t.buckets:
+            for _ in range(3):
+                b.append(1)
+                b.seal()
+        self.assertEqual(e.compact(t), 2)
+        self.assertEqual(e.compact(t), 0)  # both latched
+        self.assertTrue(all(b.compacting for b in t.buckets))
+        deadline = time.time() + 3
+        while t.passes_completed < 2 and time.time() < deadline:
+            time.sleep(0.01)
+        self.assertEqual(t.passes_completed, 2)
+        self.assertEqual([[g["generation"] for g in b.l0] for b in t.buckets],
+                         [[3], [3]])
+        self.assertFalse(any(b.compacting for b in t.buckets))
+        self.assertEqual(t.buckets[0].manifest_version, 5)
+        e.stop()
+
+    def test_saturated_pool_holds_latch_and_restart_abandons(self):
+        e = emu_mod.Emulator(KEY, [("t", 1, 0)], pass_ms=10, quiet=True)
+        t = e.tables["t"]
+        b = t.buckets[0]
+        b.append(1)
+        b.seal()
+        e.pool.configure(saturated=True)
+        self.assertEqual(e.compact(t), 1)
+        time.sleep(0.2)
+        self.assertTrue(b.compacting)
+        self.assertEqual(len(b.l0), 1)
+        e.restart_node()
+        self.assertFalse(b.compacting)
+        self.assertFalse(t.claimed)
+        e.pool.configure(saturated=False)
+        time.sleep(0.2)
+        self.assertEqual(len(b.l0), 1)  # the abandoned pass did nothing
+        self.assertEqual(t.passes_completed, 0)
+        e.stop()
+
+    def test_mutations(self):
+        obj = {"lsm_stats": {"buckets": [{"a": 1, "s": "x", "g": [{"n": 2}]}]}}
+        raw = json.dumps(obj).encode()
+        body, _ = emu_mod.mutate(obj, raw, "missing:lsm_stats.buckets.0.a")
+        self.assertNotIn('"a"', body.decode())
+        body, _ = emu_mod.mutate(obj, raw, "mistype:lsm_stats.buckets.0.a")
+        self.assertEqual(json.loads(body)["lsm_stats"]["buckets"][0]["a"], "x")
+        body, _ = emu_mod.mutate(obj, raw, "mistype:lsm_stats.buckets.0.s")
+        self.assertEqual(json.loads(body)["lsm_stats"]["buckets"][0]["s"], 1)
+        body, _ = emu_mod.mutate(obj, raw, "negative:lsm_stats.buckets.0.g.0.n")
+        self.assertEqual(json.loads(body)["lsm_stats"]["buckets"][0]["g"][0]["n"], -2)
+        body, _ = emu_mod.mutate(obj, raw, "huge:lsm_stats.buckets.0.a")
+        self.assertIn(b"18446744073709551616", body)
+        body, _ = emu_mod.mutate(obj, raw, "duplicate:lsm_stats.buckets.0.a")
+        self.assertEqual(body.count(b'"a": 1'), 2)
+        body, _ = emu_mod.mutate(obj, raw, "nest:3")
+        self.assertEqual(json.loads(body)[0][0][0], obj)
+        body, _ = emu_mod.mutate(obj, raw, "extra")
+        self.assertIn("x_emulator_extra", json.loads(body)["lsm_stats"]["buckets"][0])
+        body, _ = emu_mod.mutate(obj, raw, "truncate")
+        self.assertEqual(body, raw[: len(raw) // 2])
+        body, ctype = emu_mod.mutate(obj, raw, "html")
+        self.assertEqual(ctype, "text/html")
+        self.assertEqual(len(emu_mod.oversized_body(100000)), 100000)
+        json.loads(emu_mod.oversized_body(100000))
+
+
+class HttpTest(unittest.TestCase):
+    """The HTTP surface, against an in-process server."""
+
+    def setUp(self):
+        self.emu = emu_mod.Emulator(KEY, [("events", 2, 0), ("other", 1, 0)],
+                                    pass_ms=50, replay_ms=200, quiet=True)
+        self.port = self.emu.start()
+
+    def tearDown(self):
+        self.emu.stop()
+
+    def conn(self, timeout=5):
+        return http.client.HTTPConnection("127.0.0.1", self.port, timeout=timeout)
+
+    def req(self, route, table="events", body=None, key=KEY, conn=None,
+            path=None):
+        c = conn or self.conn()
+        headers = {"content-type": "application/json"}
+        if key is not None:
+            headers["x-api-key"] = key
+        c.request("POST", path or "/v1/table/%s/%s/" % (table, route),
+                  body=body, headers=headers)
+        r = c.getresponse()
+        data = r.read()
+        if conn is None:
+            c.close()
+        return r, data
+
+    def ctl(self, path, body=None, method=None):
+        c = self.conn()
+        method = method or ("GET" if body is None else "POST")
+        c.request(method, "/_emulator/" + path,
+                  body=None if body is None else json.dumps(body))
+        r = c.getresponse()
+        data = json.loads(r.read() or b"null")
+        c.close()
+        return r.status, data
+
+    def stats(self, table="events", rows=False):
+        r, data = self.req("get_lsm_stats", table,
+                           json.dumps({"include_generation_rows": rows}))
+        self.assertEqual(r.status, 200, data)
+        return json.loads(data)
+
+    def wait(self, pred, timeout=3):
+        end = time.time() + timeout
+        while time.time() < end:
+            if pred():
+                return True
+            time.sleep(0.02)
+        return False
+
+    # ---- routes ----------------------------------------------------------
+
+    def test_stats_exact_json(self):
+        self.ctl("tables/events/generations", {"count": 1, "rows": 3})
+        self.ctl("tables/events/write", {"rows": 4, "bucket": "b1"})
+        r, data = self.req("get_lsm_stats", body=b"")
+        self.assertEqual(r.getheader("Content-Type"), "application/json")
+        b1 = json.loads(data)["lsm_stats"]["buckets"][1]
+        self.assertEqual(list(b1), [
+            "shard_id", "status", "writer_epoch", "manifest_version",
+            "current_generation", "replay_after_wal_entry_position",
+            "wal_entry_position_last_seen", "generations", "compacting",
+            "memtables"])
+        self.assertEqual(b1["generations"], [{"generation": 1, "bytes": 192}])
+        self.assertEqual(b1["memtables"], [{"generation": 2, "rows": 4,
+                         "bytes": 256, "batches": 1, "indexes": ["vec_idx"]}])
+        self.assertEqual((b1["wal_entry_position_last_seen"],
+                          b1["replay_after_wal_entry_position"]), (2, 1))
+        s = self.stats(rows=True)
+        self.assertEqual(s["lsm_stats"]["buckets"][0]["generations"],
+                         [{"generation": 1, "bytes": 192, "rows": 3}])
+        self.ctl("tables/events/bucket", {"bucket": "b0", "status": "Sealed"})
+        b0 = self.stats()["lsm_stats"]["buckets"][0]
+        self.assertEqual(b0["status"], "Sealed")
+        self.assertNotIn("memtables", b0)
+
+    def test_flush_and_compact(self):
+        self.ctl("tables/events/write", {"rows": 10})
+        r, data = self.req("flush_lsm")
+        self.assertEqual((r.status, data, r.getheader("Content-Length")),
+                         (202, b"", "0"))
+        s = self.stats()["lsm_stats"]["buckets"]
+        self.assertEqual([len(b["generations"]) for b in s], [1, 1])
+        self.assertEqual(s[0]["current_generation"], 2)
+        r, _ = self.req("flush_lsm")  # empty memtables: no-op
+        self.assertEqual(r.status, 202)
+        self.assertEqual(self.stats()["lsm_stats"]["buckets"][0]["manifest_version"], 2)
+        r, data = self.req("compact_lsm")
+        self.assertEqual((r.status, data), (202, b""))
+        self.assertTrue(all(b["compacting"] for b in self.stats()["lsm_stats"]["buckets"]))
+        r, data = self.req("compact_lsm")  # all latched
+        self.assertEqual(r.status, 429)
+        self.assertEqual(json.loads(data)["code"], emu_mod.CODE_CONTENTION)
+        self.assertTrue(self.wait(lambda: not any(
+            b["generations"] or b["compacting"]
+            for b in self.stats()["lsm_stats"]["buckets"])))
+        r, _ = self.req("compact_lsm")  # empty L0
+        self.assertEqual(r.status, 429)
+        self.assertEqual(self.ctl("tables/events")[1]["passes_completed"], 2)
+
+    def test_error_statuses(self):
+        r, data = self.req("flush_lsm", key=None)
+        self.assertEqual((r.status, json.loads(data)["code"]), (401, 2))
+        r, data = self.req("flush_lsm", table="nope", key="wrong")
+        self.assertEqual(r.status, 401)
+        r, data = self.req("flush_lsm", table="nope")
+        self.assertEqual((r.status, json.loads(data)["code"]), (404, 3))
+        self.ctl("tables/events/dropping", {"dropping": True})
+        for route in emu_mod.ROUTES:
+            self.assertEqual(self.req(route)[0].status, 409)
+        self.ctl("tables/events/dropping", {"dropping": False})
+        self.ctl("tables/events/lsm", {"enabled": False})
+        self.assertEqual(self.req("flush_lsm")[0].status, 400)
+        self.assertEqual(self.req("compact_lsm")[0].status, 400)
+        self.assertEqual(self.stats(), {"lsm_stats": None})
+        self.ctl("tables/events/lsm", {"enabled": True})
+        self.ctl("node", {"draining": True})
+        r, data = self.req("get_lsm_stats")
+        self.assertEqual((r.status, json.loads(data)),
+                         (503, {"code": 19, "error": "node is draining"}))
+        self.ctl("node", {"draining": False})
+        self.ctl("tables/events/drop", {})
+        self.assertEqual(self.req("flush_lsm")[0].status, 404)
+        r, data = self.req("flush_lsm", path="/v1/table/other/nonsense/")
+        self.assertEqual(r.status, 404)
+
+    def test_restart_claim_and_replay(self):
+        self.ctl("tables/events/generations", {"count": 1})
+        self.ctl("node", {"restart": True})
+        r, data = self.req("compact_lsm")
+        self.assertEqual((r.status, json.loads(data)),
+                         (421, {"code": 19, "error": "table not claimed"}))
+        out = {}
+
+        def flush():
+            t0 = time.time()
+            out["status"] = self.req("flush_lsm")[0].status
+            out["secs"] = time.time() - t0
+        th = threading.Thread(target=flush)
+        th.start()
+        time.sleep(0.05)
+        r, data = self.req("get_lsm_stats")  # while replaying
+        self.assertEqual((r.status, json.loads(data)["code"]), (429, emu_mod.CODE_REPLAYING))
+        th.join(5)
+        self.assertEqual(out["status"], 202)
+        self.assertGreaterEqual(out["secs"], 0.18)
+        st = self.ctl("tables/events")[1]
+        self.assertTrue(st["claimed"])
+        self.assertEqual(st["buckets"][0]["writer_epoch"], 2)
+        self.assertEqual(self.req("compact_lsm")[0].status, 202)
+        # stats claims too
+        self.ctl("tables/events/claim", {"claimed": False})
+        t0 = time.time()
+        self.stats()
+        self.assertGreaterEqual(time.time() - t0, 0.18)
+
+    def test_encoded_id_delimiter_and_log(self):
+        self.ctl("tables", {"name": "ns$t/x", "buckets": 1})
+        r, _ = self.req(None, path="/v1/table/ns%24t%2Fx/flush_lsm/?delimiter=%24")
+        self.assertEqual(r.status, 202)
+        self.req(None, path="/v1/table/ns%24t%2Fx/get_lsm_stats/", key="wrong")
+        _, log = self.ctl("log?table=ns%24t%2Fx")
+        reqs = log["requests"]
+        self.assertEqual([(x["route"], x["status"]) for x in reqs],
+                         [("flush_lsm", 202), ("get_lsm_stats", 401)])
+        self.assertEqual(reqs[0]["path"], "/v1/table/ns%24t%2Fx/flush_lsm/?delimiter=%24")
+        self.assertEqual(reqs[0]["query"], "delimiter=%24")
+        self.assertEqual(reqs[0]["headers"]["x-api-key"], "***")
+        self.assertEqual(reqs[0]["table"], "ns$t/x")
+        _, c = self.ctl("counts?table=ns%24t%2Fx")
+        self.assertEqual(c, {"flush_lsm": 1, "compact_lsm": 0, "get_lsm_stats": 1,
+                             "total": 2, "connections": 2})
+        self.ctl("log/reset", {})
+        self.assertEqual(self.ctl("log")[1]["requests"], [])
+
+    def test_keepalive_one_connection(self):
+        c = self.conn()
+        for _ in range(3):
+            r, _ = self.req("get_lsm_stats", conn=c)
+            self.assertEqual(r.status, 200)
+        c.close()
+        self.assertEqual(self.ctl("counts")[1]["connections"], 1)
+
+    def test_many_concurrent_connections(self):
+        self.ctl("latency", {"table": "events", "route": "get_lsm_stats", "ms": 300})
+        results = []
+
+        def one():
+            try:
+                results.append(self.req("get_lsm_stats", conn=None)[0].status)
+            except Exception as e:  # noqa: BLE001
+                results.append(repr(e))
+        ths = [threading.Thread(target=one) for _ in range(220)]
+        t0 = time.time()
+        for t in ths:
+            t.start()
+        for t in ths:
+            t.join(10)
+        self.assertEqual(results, [200] * 220)
+        self.assertLess(time.time() - t0, 5)
+
+    # ---- faults ----------------------------------------------------------
+
+    def test_fault_queue_fifo_pass_and_wildcards(self):
+        self.ctl("faults", {"table": "*", "route": "*", "status": 503, "count": -1})
+        self.ctl("faults", {"table": "events", "route": "flush_lsm", "pass": True})
+        self.ctl("faults", {"table": "events", "route": "flush_lsm", "status": 429,
+                            "json": {"code": 6, "error": "busy"}, "count": 2})
+        self.assertEqual(self.req("flush_lsm")[0].status, 202)
+        r, data = self.req("flush_lsm")
+        self.assertEqual((r.status, json.loads(data)), (429, {"code": 6, "error": "busy"}))
+        self.assertEqual(self.req("flush_lsm")[0].status, 429)
+        self.assertEqual(self.req("flush_lsm")[0].status, 503)   # wildcard, forever
+        self.assertEqual(self.req("get_lsm_stats", "other")[0].status, 503)
+        self.ctl("faults/clear", {})
+        self.assertEqual(self.req("flush_lsm")[0].status, 202)
+        self.assertEqual(self.ctl("faults", method="DELETE")[0], 200)
+
+    def test_fault_headers_body_bytes_chunked_redirect(self):
+        self.ctl("faults", {"route": "get_lsm_stats", "status": 200,
+                            "headers": {"X-Big": "v" * 20000},
+                            "raw_header_lines": ["this-line-has-no-colon"],
+                            "body_bytes": 300000})
+        r, data = self.req("get_lsm_stats")
+        self.assertEqual(len(r.getheader("X-Big")), 20000)
+        self.assertEqual(len(data), 300000)
+        self.ctl("faults", {"route": "get_lsm_stats", "json": {"lsm_stats": None},
+                            "chunked": True})
+        r, data = self.req("get_lsm_stats")
+        self.assertEqual((r.getheader("Transfer-Encoding"), json.loads(data)),
+                         ("chunked", {"lsm_stats": None}))
+        self.ctl("faults", {"route": "flush_lsm", "action": "redirect",
+                            "location": "http://example.invalid/"})
+        r, _ = self.req("flush_lsm")
+        self.assertEqual((r.status, r.getheader("Location")), (302, "http://example.invalid/"))
+
+    def test_fault_mutate_real_answer(self):
+        self.ctl("tables/events/write", {"rows": 2})
+        self.ctl("faults", {"route": "flush_lsm", "mutate": "not_json"})
+        r, data = self.req("flush_lsm")
+        self.assertEqual((r.status, data), (202, b"this is not json {"))
+        self.assertEqual(len(self.stats()["lsm_stats"]["buckets"][0]["generations"]), 1)
+        self.ctl("faults", {"route": "get_lsm_stats",
+                            "mutate": "missing:lsm_stats.buckets.0.writer_epoch"})
+        r, data = self.req("get_lsm_stats")
+        self.assertNotIn("writer_epoch", json.loads(data)["lsm_stats"]["buckets"][0])
+        self.assertIn("writer_epoch", json.loads(data)["lsm_stats"]["buckets"][1])
+        self.ctl("faults", {"route": "get_lsm_stats", "mutate": "html", "status": 502})
+        r, data = self.req("get_lsm_stats")
+        self.assertEqual((r.status, r.getheader("Content-Type")), (502, "text/html"))
+
+    def test_fault_connection_actions(self):
+        self.ctl("faults", {"route": "flush_lsm", "action": "close_before_headers"})
+        with self.assertRaises((http.client.HTTPException, ConnectionError)):
+            self.req("flush_lsm")
+        self.ctl("faults", {"route": "flush_lsm", "action": "reset"})
+        with self.assertRaises((http.client.HTTPException, ConnectionError)):
+            self.req("flush_lsm")
+        self.ctl("faults", {"route": "get_lsm_stats", "action": "close_mid_body"})
+        with self.assertRaises(http.client.IncompleteRead):
+            self.req("get_lsm_stats")
+        self.ctl("faults", {"route": "get_lsm_stats", "action": "drip",
+                            "json": {"lsm_stats": None}, "drip_bytes_per_sec": 100})
+        t0 = time.time()
+        r, data = self.req("get_lsm_stats")
+        self.assertEqual(json.loads(data), {"lsm_stats": None})
+        self.assertGreater(time.time() - t0, 0.12)
+        self.ctl("faults", {"route": "get_lsm_stats", "action": "endless"})
+        c = self.conn()
+        c.request("POST", "/v1/table/events/get_lsm_stats/", headers={"x-api-key": KEY})
+        r = c.getresponse()
+        self.assertGreater(len(r.read(200000)), 100000)
+        c.close()
+        _, log = self.ctl("log?route=get_lsm_stats")
+        self.assertEqual(log["requests"][-1]["status"], 200)
+
+    def test_hang_does_not_block_others_and_ends(self):
+        self.ctl("faults", {"table": "events", "route": "flush_lsm", "action": "hang"})
+        c = self.conn(timeout=0.3)
+        c.request("POST", "/v1/table/events/flush_lsm/", headers={"x-api-key": KEY})
+        t0 = time.time()
+        self.assertEqual(self.req("get_lsm_stats", "other")[0].status, 200)
+        self.assertLess(time.time() - t0, 0.25)
+        with self.assertRaises(socket.timeout):
+            c.getresponse()
+        c.close()
+        time.sleep(0.3)
+        _, log = self.ctl("log?route=flush_lsm")
+        self.assertEqual(log["requests"][0]["status"], 0)
+        self.assertIn("ms", log["requests"][0])  # the hung thread finished
+
+    def test_latency_and_reset(self):
+        self.ctl("latency", {"table": "*", "route": "flush_lsm", "ms": 200})
+        t0 = time.time()
+        self.req("flush_lsm")
+        self.assertGreater(time.time() - t0, 0.18)
+        self.ctl("tables", {"name": "extra", "buckets": 3})
+        self.ctl("pool", {"size": 7, "saturated": True})
+        self.ctl("config", {"pass_ms": 9, "prefix_max": 3, "seal_rows": 5})
+        self.ctl("node", {"draining": True})
+        self.assertEqual(self.ctl("reset", {})[1], {"ok": True})
+        t0 = time.time()
+        self.assertEqual(self.req("flush_lsm")[0].status, 202)
+        self.assertLess(time.time() - t0, 0.15)
+        self.assertEqual(self.ctl("tables")[1]["tables"], ["events", "other"])
+        self.assertEqual(self.ctl("pool")[1]["size"], 2)
+        self.assertFalse(self.ctl("pool")[1]["saturated"])
+        cfg = self.ctl("config")[1]
+        self.assertEqual((cfg["pass_ms"], cfg["prefix_max"], cfg["seal_rows"]), (50, 1, 1000))
+        self.assertEqual(len(self.ctl("log")[1]["requests"]), 1)
+
+    def test_latch_pin_and_control_errors(self):
+        self.ctl("tables/events/generations", {"count": 2, "buckets": ["b0"]})
+        self.ctl("tables/events/latch", {"bucket": "b0", "held": True})
+        b0 = self.stats()["lsm_stats"]["buckets"][0]
+        self.assertTrue(b0["compacting"])
+        self.assertEqual(self.req("compact_lsm")[0].status, 429)
+        self.ctl("tables/events/latch", {"bucket": "b0", "held": False})
+        self.assertEqual(self.req("compact_lsm")[0].status, 202)
+        self.assertTrue(self.wait(
+            lambda: len(self.ctl("tables/events")[1]["buckets"][0]["generations"]) == 1))
+        self.assertEqual(self.ctl("tables/events/latch", {"bucket": "zz", "held": True})[0], 400)
+        self.assertEqual(self.ctl("tables/none/write", {"rows": 1})[0], 404)
+        self.assertEqual(self.ctl("faults", {"action": "explode"})[0], 400)
+        self.assertEqual(self.ctl("pool", {"size": "x"})[0], 400)
+        st, body = self.ctl("tables", {"name": 5})
+        self.assertEqual(st, 400)
+        self.assertIn("error", body)
+
+
+class StartCommandTest(unittest.TestCase):
+    def test_start_command_listens_fast_and_stops_on_sigterm(self):
+        script = os.path.join(os.path.dirname(os.path.abspath(__file__)), "lsm_emulator.py")
+        with tempfile.TemporaryDirectory() as d:
+            pf = os.path.join(d, "port")
+            t0 = time.time()
+            p = subprocess.Popen([sys.executable, script, "--port", "0", "--port-file", pf,
+                                  "--api-key", "k", "--table", "events:4:100"],
+                                 stderr=subprocess.PIPE)
+            try:
+                while not os.path.exists(pf) and time.time() - t0 < 5:
+                    time.sleep(0.01)
+                with open(pf) as fh:
+                    port = int(fh.read())
+                c = http.client.HTTPConnection("127.0.0.1", port, timeout=2)
+                c.request("POST", "/v1/table/events/get_lsm_stats/", body="{}",
+                          headers={"x-api-key": "k"})
+                r = c.getresponse()
+                s = json.loads(r.read())
+                self.assertLess(time.time() - t0, 1.0)
+                self.assertEqual(len(s["lsm_stats"]["buckets"]), 4)
+                c.close()
+            finally:
+                p.send_signal(signal.SIGTERM)
+                p.wait(5)
+            err = p.stderr.read().decode()
+            p.stderr.close()
+            self.assertIn("/v1/table/events/get_lsm_stats/", err)
+            self.assertEqual(p.returncode, 0)
+
+
+if __name__ == "__main__":
+    unittest.main()
