@@ -80,3 +80,16 @@ RETURNS TABLE (
     indexes pg_catalog.text[])
 AS 'MODULE_PATHNAME', 'lancelsm_memtables'
 LANGUAGE C STRICT VOLATILE PARALLEL UNSAFE ROWS 32;
+
+-- Many tables at once, one row per table: the call a pg_cron job needs.
+CREATE FUNCTION @extschema@.lancelsm_checkpoint(server pg_catalog.text, table_names pg_catalog.text[])
+RETURNS TABLE (
+    table_name pg_catalog.text,
+    ok pg_catalog.bool,
+    sqlstate pg_catalog.text,
+    message pg_catalog.text,
+    elapsed pg_catalog.interval,
+    passes pg_catalog.int4,
+    polls pg_catalog.int4)
+AS 'MODULE_PATHNAME', 'lancelsm_checkpoint_many'
+LANGUAGE C STRICT VOLATILE PARALLEL UNSAFE ROWS 8;

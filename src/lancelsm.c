@@ -18,8 +18,12 @@
 #include "lancelsm.h"
 #include "option.h"
 #include "task.h"
+#include "funcapi.h"
+#include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/guc.h"
+#include "utils/timestamp.h"
+#include "utils/tuplestore.h"
 
 PG_MODULE_MAGIC;
 
@@ -89,25 +93,43 @@ _PG_init(void)
 }
 
 /*
- * lsm_table_name_arg: the table identifier argument, checked: not empty,
- * at most LSM_MAX_TABLE_NAME bytes.  Raises 22023 otherwise.
+ * lsm_table_name_problem: why a table identifier is refused (empty, or
+ * over LSM_MAX_TABLE_NAME bytes) as a 22023 failure, or NULL when it is
+ * acceptable.
+ */
+static LsmFailure *
+lsm_table_name_problem(const char *name)
+{
+	size_t		len = strlen(name);
+	LsmFailure *problem;
+
+	if (len > 0 && len <= LSM_MAX_TABLE_NAME)
+		return NULL;
+	problem = lsm_fault_new(ERRCODE_INVALID_PARAMETER_VALUE, "use", "", NULL,
+							NULL);
+	if (len == 0)
+		problem->message = pstrdup("LanceDB table name must not be empty");
+	else
+	{
+		problem->message = pstrdup("LanceDB table name is too long");
+		problem->detail = psprintf("The name is %zu bytes long; the limit is %d bytes.",
+								   len, LSM_MAX_TABLE_NAME);
+	}
+	return problem;
+}
+
+/*
+ * lsm_table_name_arg: the table identifier argument, checked by
+ * lsm_table_name_problem; raises 22023 when it is refused.
  */
 static char *
 lsm_table_name_arg(text *arg)
 {
 	char	   *name = text_to_cstring(arg);
-	size_t		len = strlen(name);
+	LsmFailure *problem = lsm_table_name_problem(name);
 
-	if (len == 0)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("LanceDB table name must not be empty")));
-	if (len > LSM_MAX_TABLE_NAME)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("LanceDB table name is too long"),
-				 errdetail("The name is %zu bytes long; the limit is %d bytes.",
-						   len, LSM_MAX_TABLE_NAME)));
+	if (problem)
+		lsm_fault_raise(problem);
 	return name;
 }
 
@@ -193,4 +215,118 @@ lancelsm_checkpoint(PG_FUNCTION_ARGS)
 	lsm_run_on_table(LSM_TASK_CHECKPOINT, PG_GETARG_TEXT_PP(0),
 					 PG_GETARG_TEXT_PP(1), false);
 	PG_RETURN_VOID();
+}
+
+/* Columns of lancelsm_checkpoint(text, text[]). */
+#define CHECKPOINT_MANY_COLS 7
+
+/*
+ * checkpoint_many_tasks: one checkpoint task per distinct, non-NULL table
+ * name of the array, in order of first appearance, without a config yet.
+ * A name that is refused becomes a task already finished with its
+ * failure.  Returns the count.
+ */
+static int
+checkpoint_many_tasks(ArrayType *names, LsmTask ***tasks_out)
+{
+	Datum	   *elems;
+	bool	   *elem_nulls;
+	int			nelems;
+	int			ntasks = 0;
+	LsmTask   **tasks;
+
+	deconstruct_array(names, TEXTOID, -1, false, TYPALIGN_INT,
+					  &elems, &elem_nulls, &nelems);
+	tasks = palloc0(Max(nelems, 1) * sizeof(LsmTask *));
+	for (int i = 0; i < nelems; i++)
+	{
+		char	   *name;
+		bool		seen = false;
+
+		if (elem_nulls[i])
+			continue;
+		name = TextDatumGetCString(elems[i]);
+		for (int j = 0; j < ntasks && !seen; j++)
+			seen = strcmp(tasks[j]->table_name, name) == 0;
+		if (seen)
+			continue;
+		tasks[ntasks] = palloc(sizeof(LsmTask));
+		lsm_task_init(tasks[ntasks], LSM_TASK_CHECKPOINT, NULL, name, false);
+		if ((tasks[ntasks]->failure = lsm_table_name_problem(name)) != NULL)
+			tasks[ntasks]->phase = LSM_PHASE_DONE;
+		ntasks++;
+	}
+	*tasks_out = tasks;
+	return ntasks;
+}
+
+/*
+ * checkpoint_many_row: the result row of one finished task.
+ */
+static void
+checkpoint_many_row(ReturnSetInfo *rsinfo, const LsmTask *task)
+{
+	Datum		values[CHECKPOINT_MANY_COLS];
+	bool		nulls[CHECKPOINT_MANY_COLS] = {0};
+	const LsmFailure *f = task->failure;
+
+	values[0] = CStringGetTextDatum(task->table_name);
+	values[1] = BoolGetDatum(f == NULL);
+	if (f)
+	{
+		values[2] = CStringGetTextDatum(unpack_sql_state(f->sqlerrcode));
+		values[3] = CStringGetTextDatum(f->detail ?
+										psprintf("%s: %s", f->message, f->detail) :
+										f->message);
+	}
+	nulls[2] = nulls[3] = (f == NULL);
+	values[4] = DirectFunctionCall2(timestamp_mi,
+									TimestampTzGetDatum(task->finished_at),
+									TimestampTzGetDatum(task->started_at));
+	nulls[4] = (task->started_at == 0);
+	values[5] = Int32GetDatum(task->passes);
+	values[6] = Int32GetDatum(task->polls);
+	tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+}
+
+/*
+ * lancelsm_checkpoint(server text, table_names text[])
+ * RETURNS TABLE (table_name text, ok boolean, sqlstate text, message text,
+ *   elapsed interval, passes integer, polls integer)
+ *
+ * Checkpoints every table of the array concurrently from this backend (one
+ * libcurl multi handle, connections reused), each exactly as the
+ * single-table lancelsm_checkpoint, with the statement's deadline shared.
+ * One row per distinct non-NULL name, in order: ok, or the failure's
+ * SQLSTATE and message (errmsg: errdetail); elapsed is NULL for a name
+ * refused before any request.  A failing table never stops the others.
+ * Raises only for the server (42704, 42809, 42501: as lancelsm_flush) and
+ * for cancel or statement_timeout (57014), which end every checkpoint.
+ */
+PG_FUNCTION_INFO_V1(lancelsm_checkpoint_many);
+Datum
+lancelsm_checkpoint_many(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	LsmConfig  *config;
+	LsmTask   **tasks;
+	int			ntasks;
+
+	InitMaterializedSRF(fcinfo, 0);
+	ntasks = checkpoint_many_tasks(PG_GETARG_ARRAYTYPE_P(1), &tasks);
+	config = lsm_config_resolve(text_to_cstring(PG_GETARG_TEXT_PP(0)));
+	for (int i = 0; i < ntasks; i++)
+		tasks[i]->config = config;
+	PG_TRY();
+	{
+		lsm_task_run_all(tasks, ntasks);
+	}
+	PG_FINALLY();
+	{
+		lsm_config_wipe(config);
+	}
+	PG_END_TRY();
+	for (int i = 0; i < ntasks; i++)
+		checkpoint_many_row(rsinfo, tasks[i]);
+	return (Datum) 0;
 }

@@ -443,6 +443,8 @@ lsm_task_run_all(LsmTask **tasks, int ntasks)
 	{
 		for (int i = 0; i < ntasks; i++)
 		{
+			if (tasks[i]->phase == LSM_PHASE_DONE)
+				continue;		/* refused before any request */
 			tasks[i]->started_at = GetCurrentTimestamp();
 			task_issue(tasks[i], deadline);
 		}
