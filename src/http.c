@@ -366,7 +366,8 @@ http_remaining_ms(TimestampTz deadline)
 
 	if (deadline == 0)
 		return 0;
-	ms = (long) ((deadline - GetCurrentTimestamp()) / 1000);
+	/* round up: curl must not give up before the deadline itself */
+	ms = (long) ((deadline - GetCurrentTimestamp() + 999) / 1000);
 	return Max(ms, 1);
 }
 
@@ -517,7 +518,9 @@ http_classify(LsmRequest *req, CURLcode code, TimestampTz deadline)
 	else if (code == CURLE_OK)
 		req->transport = LSM_TRANSPORT_OK;
 	else if (code == CURLE_OPERATION_TIMEDOUT && deadline != 0 &&
-			 GetCurrentTimestamp() >= deadline)
+			 GetCurrentTimestamp() >=
+			 TimestampTzPlusMilliseconds(deadline, -HTTP_DEADLINE_GRACE_MS))
+		/* curl's clock is not ours: a timeout this close is the deadline */
 		req->transport = LSM_TRANSPORT_TIMEOUT;
 	else if (code == CURLE_COULDNT_RESOLVE_HOST ||
 			 code == CURLE_COULDNT_CONNECT ||

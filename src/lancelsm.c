@@ -224,9 +224,10 @@ lancelsm_checkpoint(PG_FUNCTION_ARGS)
  * checkpoint_many_tasks: one checkpoint task per distinct, non-NULL table
  * name of the array, in order of first appearance, without a config yet.
  * A name that is refused becomes a task already finished with its
- * failure.  Returns the count.
+ * failure.  Returns the count.  Not inlined: its locals must stay out of
+ * the caller's PG_TRY frame (-Wclobbered).
  */
-static int
+static pg_noinline int
 checkpoint_many_tasks(ArrayType *names, LsmTask ***tasks_out)
 {
 	Datum	   *elems;
