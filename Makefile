@@ -6,6 +6,7 @@ OBJS = \
 	src/lancelsm.o \
 	src/option.o \
 	src/http.o \
+	src/pool.o \
 	src/fault.o \
 	src/task.o \
 	src/checkpoint.o \
@@ -26,6 +27,8 @@ EXTRA_CLEAN = results regression.diffs regression.out tmp_check
 
 # no LLVM bitcode: nothing here benefits from JIT inlining, and it needs clang
 override with_llvm = no
+# rebuild objects when a header they include changes
+override autodepend = yes
 
 PG_CONFIG ?= pg_config
 PGXS := $(shell $(PG_CONFIG) --pgxs)

@@ -1,10 +1,11 @@
 /*-------------------------------------------------------------------------
  *
  * http.h
- *		The HTTP route client: building LSM route requests and performing
- *		any number of them at once on one libcurl multi handle, waiting on
- *		the session latch so that query cancel, statement_timeout,
- *		ProcSignalBarrier and postmaster death are noticed at once.
+ *		The HTTP route client: building LSM route requests (src/http.c) and
+ *		performing any number of them at once on per-server connection pools
+ *		(src/pool.c), waiting on the session latch so that query cancel,
+ *		statement_timeout, ProcSignalBarrier and postmaster death are noticed
+ *		at once.
  *
  *-------------------------------------------------------------------------
  */
@@ -18,6 +19,9 @@
 
 #define LSM_REQUEST_ID_LEN 36
 #define LSM_CURL_ERROR_LEN 256	/* CURL_ERROR_SIZE */
+
+/* Our own deadline check waits this long for PostgreSQL's timer first. */
+#define LSM_DEADLINE_GRACE_MS 10
 
 /* The three LSM routes (shared/docs/lsm-protocol.md, "Routes"). */
 typedef enum LsmRoute
@@ -65,6 +69,7 @@ typedef struct LsmRequest
 	size_t		response_cap;
 	void	   *easy;			/* CURL * while in flight */
 	void	   *headers;		/* struct curl_slist * while in flight */
+	void	   *pool;			/* HttpPool * while in flight (src/pool.c) */
 	char	   *url;
 	MemoryContext cxt;
 } LsmRequest;
@@ -74,8 +79,12 @@ extern void lsm_http_prepare(LsmRequest *req, const LsmConfig *config,
 							 LsmRoute route, const char *table_name,
 							 const char *body);
 extern void lsm_http_start(LsmRequest *req, TimestampTz deadline);
-extern LsmRequest *lsm_http_wait(TimestampTz wake_at, TimestampTz deadline);
 extern void lsm_http_release(LsmRequest *req);
+extern void lsm_http_finished(LsmRequest *req, int curl_code,
+							  TimestampTz deadline);
+
+/* src/pool.c: waiting, connection pools */
+extern LsmRequest *lsm_http_wait(TimestampTz wake_at, TimestampTz deadline);
 extern void lsm_http_abort_all(void);
 extern char *lsm_http_encode_table(const char *table_name);
 
