@@ -1,0 +1,249 @@
+# LsmTap.pm: shared helpers of lancelsm's TAP tests.
+#
+# Each test file starts its own LanceDB LSM route emulator
+# (emulator/lsm_emulator.py) on a free port, talks to its control API
+# (/_emulator/...) with HTTP::Tiny, and runs a PostgreSQL::Test::Cluster
+# node with the extension, a server pointing at the emulator and a user
+# mapping.  Statements run in PostgreSQL::Test::BackgroundPsql sessions so
+# that they can be timed, sent asynchronously and cancelled from another
+# session.  Every wait here is bounded.
+package LsmTap;
+
+use strict;
+use warnings FATAL => 'all';
+
+use Exporter 'import';
+use File::Spec;
+use FindBin;
+use HTTP::Tiny;
+use JSON::PP;
+use POSIX ();
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+use Time::HiRes qw(time sleep);
+
+our @EXPORT = qw(start_emulator emu emu_reset emu_counts wait_for_request
+  setup_node open_session timed_query send_query finish_query
+  backend_emulator_sockets $API_KEY);
+
+our $API_KEY = 'tap-secret-key';
+
+my $emu_pid;
+my $emu_owner = $$;
+my $emu_port;
+my $http = HTTP::Tiny->new(timeout => 10, keep_alive => 0);
+
+# start_emulator: start the emulator with one table "events" of one bucket
+# and no writer; returns its port.  It is stopped in END.
+sub start_emulator
+{
+	my $root = File::Spec->rel2abs("$FindBin::RealBin/..");
+	my $tmp = PostgreSQL::Test::Utils::tempdir('emulator');
+	my $port_file = "$tmp/port";
+	my $log = "$tmp/emulator.log";
+
+	$emu_pid = fork();
+	die "fork: $!" unless defined $emu_pid;
+	if ($emu_pid == 0)
+	{
+		open(STDOUT, '>>', $log) or POSIX::_exit(127);
+		open(STDERR, '>>', $log) or POSIX::_exit(127);
+		exec('python3', "$root/emulator/lsm_emulator.py",
+			'--port', '0', '--port-file', $port_file,
+			'--api-key', $API_KEY, '--table', 'events:1',
+			'--pass-ms', '100')
+		  or POSIX::_exit(127);
+	}
+	my $until = time() + 5;
+	while (!-s $port_file && time() < $until)
+	{
+		die "emulator exited early, see $log"
+		  if waitpid($emu_pid, POSIX::WNOHANG()) == $emu_pid;
+		sleep(0.02);
+	}
+	die "emulator did not write $port_file within 5 s, see $log"
+	  unless -s $port_file;
+	$emu_port = PostgreSQL::Test::Utils::slurp_file($port_file);
+	chomp $emu_port;
+	note "emulator pid $emu_pid listening on port $emu_port, log $log";
+	return $emu_port;
+}
+
+END
+{
+	# keep the test's exit status: waitpid below sets $?
+	local $?;
+
+	if ($emu_pid && $$ == $emu_owner)
+	{
+		kill('TERM', $emu_pid);
+		my $until = time() + 5;
+		while (waitpid($emu_pid, POSIX::WNOHANG()) == 0 && time() < $until)
+		{
+			sleep(0.02);
+		}
+		kill('KILL', $emu_pid) if kill(0, $emu_pid);
+		waitpid($emu_pid, 0);
+	}
+}
+
+# emu: one control API request; returns the decoded JSON answer, dies on a
+# status other than 200.
+sub emu
+{
+	my ($method, $path, $body) = @_;
+	my %opt = (headers => { 'content-type' => 'application/json' });
+
+	$opt{content} = encode_json($body) if defined $body;
+	my $res = $http->request($method, "http://127.0.0.1:$emu_port$path", \%opt);
+	die "emulator $method $path: $res->{status} $res->{content}"
+	  unless $res->{status} == 200;
+	return decode_json($res->{content});
+}
+
+sub emu_reset { return emu('POST', '/_emulator/reset'); }
+
+# emu_counts: route calls on table "events" since the last reset.
+sub emu_counts { return emu('GET', '/_emulator/counts?table=events'); }
+
+# wait_for_request: wait (at most 5 s) until the emulator has logged a
+# request on route that matches the optional predicate; returns it.
+sub wait_for_request
+{
+	my ($route, $pred) = @_;
+	my $until = time() + 5;
+
+	while (time() < $until)
+	{
+		my $log = emu('GET', "/_emulator/log?table=events&route=$route");
+		for my $r (@{ $log->{requests} })
+		{
+			return $r if !$pred || $pred->($r);
+		}
+		sleep(0.01);
+	}
+	die "no $route request reached the emulator within 5 s";
+}
+
+# setup_node: a started node with the extension, server "emu" and a PUBLIC
+# user mapping.
+sub setup_node
+{
+	my ($name, $port) = @_;
+	my $node = PostgreSQL::Test::Cluster->new($name);
+
+	$node->init;
+	$node->start;
+	$node->safe_psql('postgres', qq{
+		CREATE EXTENSION lancelsm;
+		CREATE SERVER emu FOREIGN DATA WRAPPER lancelsm
+		  OPTIONS (database 'mydb', host_override 'http://127.0.0.1:$port');
+		CREATE USER MAPPING FOR PUBLIC SERVER emu OPTIONS (api_key '$API_KEY');
+	}, timeout => 30);
+	return $node;
+}
+
+# open_session: a background psql session (errors do not stop it, verbose
+# errors so that the SQLSTATE is visible); returns ($session, $pid).
+sub open_session
+{
+	my ($node) = @_;
+	my $s = $node->background_psql('postgres', on_error_stop => 0,
+		timeout => 30);
+
+	$s->set_query_timer_restart;
+	$s->query_safe('\set VERBOSITY verbose');
+	my $pid = $s->query_safe('SELECT pg_backend_pid()');
+	chomp $pid;
+	return ($s, $pid);
+}
+
+# timed_query: run one statement in a session; returns (elapsed ms, stdout,
+# stderr) of that statement alone.
+sub timed_query
+{
+	my ($s, $sql) = @_;
+
+	$s->{stderr} = '';
+	my $t0 = time();
+	my $out = $s->query($sql);
+	my $ms = (time() - $t0) * 1000;
+	my $err = $s->{stderr};
+	$s->{stderr} = '';
+	chomp $out;
+	return ($ms, $out, $err);
+}
+
+# send_query: send one statement without waiting for it; returns a token
+# for finish_query.
+my $async_cnt = 0;
+
+sub send_query
+{
+	my ($s, $sql) = @_;
+	my $banner = 'lsmtap async ' . ++$async_cnt;
+
+	$s->{stderr} = '';
+	$s->{stdout} = '';
+	$s->{timeout}->start();
+	$s->{stdin} .= "$sql\n;\n\\echo '$banner'\n\\warn '$banner'\n";
+	$s->{run}->pump_nb();
+	return $banner;
+}
+
+# finish_query: wait (bounded by the session timeout) for a statement sent
+# with send_query; returns (stdout, stderr).  With $until_re, stops as
+# soon as stderr matches it or psql exits (a terminated backend).
+sub finish_query
+{
+	my ($s, $banner, $until_re) = @_;
+	my $re = qr/\Q$banner\E\r?\n/;
+
+	while (!($s->{stdout} =~ $re && $s->{stderr} =~ $re))
+	{
+		last if $until_re && $s->{stderr} =~ $until_re;
+		die "psql query timed out" if $s->{timeout}->is_expired;
+		last unless $s->{run}->pumpable;
+		$s->{run}->pump();
+	}
+	my ($out, $err) = ($s->{stdout}, $s->{stderr});
+	$out =~ s/\r?\n?$re//;
+	$err =~ s/\r?\n?$re//;
+	$s->{stdout} = $s->{stderr} = '';
+	chomp $out;
+	return ($out, $err);
+}
+
+# backend_emulator_sockets: the TCP states (hex, as /proc/net/tcp gives
+# them) of every socket process $pid holds open to the emulator's port.
+sub backend_emulator_sockets
+{
+	my ($pid) = @_;
+	my %inodes;
+	my @states;
+
+	opendir(my $dh, "/proc/$pid/fd") or die "cannot read /proc/$pid/fd: $!";
+	for my $fd (readdir $dh)
+	{
+		my $link = readlink("/proc/$pid/fd/$fd");
+		$inodes{$1} = 1 if defined $link && $link =~ /^socket:\[(\d+)\]$/;
+	}
+	closedir $dh;
+	for my $table ('/proc/net/tcp', '/proc/net/tcp6')
+	{
+		open(my $fh, '<', $table) or next;
+		<$fh>;
+		while (my $line = <$fh>)
+		{
+			my @f = split ' ', $line;
+			my ($rport) = $f[2] =~ /:([0-9A-F]{4})$/;
+			push @states, $f[3]
+			  if hex($rport) == $emu_port && $inodes{ $f[9] };
+		}
+		close $fh;
+	}
+	return @states;
+}
+
+1;
