@@ -10,6 +10,7 @@ OBJS = \
 	src/fault.o \
 	src/task.o \
 	src/checkpoint.o \
+	src/progress.o \
 	src/stats.o \
 	src/lsm_json.o
 

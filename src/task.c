@@ -27,6 +27,7 @@
 #include "lancelsm.h"
 #include "lsm_json.h"
 #include "miscadmin.h"
+#include "progress.h"
 #include "storage/proc.h"
 #include "task.h"
 #include "utils/memutils.h"
@@ -58,6 +59,7 @@ lsm_task_init(LsmTask *task, LsmTaskKind kind, const LsmConfig *config,
 			  const char *table_name, bool include_generation_rows)
 {
 	memset(task, 0, sizeof(LsmTask));
+	task->progress_slot = -1;
 	task->kind = kind;
 	task->config = config;
 	task->table_name = table_name;
@@ -307,7 +309,11 @@ task_on_retryable(LsmTask *task)
 		task_sleep(task, lsm_poll_interval_next(&task->watermark, false));
 	}
 	else if (task->retries < lsm_retry_budget)
+	{
+		task->backing_off = true;
+		task->total_retries++;
 		task_sleep(task, task_backoff_ms(task->retries++));
+	}
 	else
 		task_fail_request(task);
 }
@@ -330,6 +336,7 @@ task_on_lost_claim(LsmTask *task)
 	{
 		task->retries = 0;
 		task->phase = LSM_PHASE_FLUSH;
+		task->backing_off = true;
 		task_sleep(task, task_backoff_ms(task->reissues++));
 		return;
 	}
@@ -383,6 +390,7 @@ task_issue(LsmTask *task, TimestampTz deadline)
 		task->polls++;
 	}
 	task->wake_at = 0;
+	task->backing_off = false;
 	lsm_http_prepare(&task->req, task->config, route, task->table_name, body);
 	task->req.owner = task;
 	lsm_http_start(&task->req, deadline);
@@ -407,7 +415,10 @@ task_wake_due(LsmTask **tasks, int ntasks, TimestampTz deadline)
 			task->wake_at == 0)
 			continue;
 		if (task->wake_at <= now)
+		{
 			task_issue(task, deadline);
+			lsm_progress_update(task);
+		}
 		else if (next == 0 || task->wake_at < next)
 			next = task->wake_at;
 	}
@@ -446,7 +457,9 @@ lsm_task_run_all(LsmTask **tasks, int ntasks)
 			if (tasks[i]->phase == LSM_PHASE_DONE)
 				continue;		/* refused before any request */
 			tasks[i]->started_at = GetCurrentTimestamp();
+			lsm_progress_begin(tasks[i]);
 			task_issue(tasks[i], deadline);
+			lsm_progress_update(tasks[i]);
 		}
 		while (task_count_active(tasks, ntasks) > 0)
 		{
@@ -454,7 +467,10 @@ lsm_task_run_all(LsmTask **tasks, int ntasks)
 			LsmRequest *req = lsm_http_wait(wake_at, deadline);
 
 			if (req)
+			{
 				task_on_answer((LsmTask *) req->owner, deadline);
+				lsm_progress_update((LsmTask *) req->owner);
+			}
 			else if (wake_at == 0)
 				ereport(ERROR,
 						(errcode(ERRCODE_INTERNAL_ERROR),
@@ -463,10 +479,16 @@ lsm_task_run_all(LsmTask **tasks, int ntasks)
 	}
 	PG_CATCH();
 	{
+		int			sqlerrcode = geterrcode();
+
 		lsm_http_abort_all();
+		for (int i = 0; i < ntasks; i++)
+			lsm_progress_end(tasks[i], sqlerrcode);
 		PG_RE_THROW();
 	}
 	PG_END_TRY();
+	for (int i = 0; i < ntasks; i++)
+		lsm_progress_end(tasks[i], 0);
 }
 
 /*

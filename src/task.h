@@ -51,6 +51,9 @@ typedef struct LsmTask
 	int			retries;		/* of the current request */
 	int			reissues;		/* of the checkpoint, after 421 */
 	LsmWatermark watermark;		/* checkpoint targets and poll state */
+	bool		backing_off;	/* sleeping before a retry or re-issue */
+	int			total_retries;	/* over the whole task */
+	int			progress_slot;	/* shared progress entry; -1: none */
 
 	/* outcome */
 	LsmFailure *failure;		/* NULL: succeeded (once phase is DONE) */

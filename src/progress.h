@@ -1,0 +1,25 @@
+/*-------------------------------------------------------------------------
+ *
+ * progress.h
+ *		Checkpoint progress in shared memory (the lancelsm_progress view)
+ *		and the last outcome of each table's checkpoint (the history view).
+ *
+ * Both need lancelsm in shared_preload_libraries; without it every call
+ * here is a cheap no-op and the views say what is missing.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef LANCELSM_PROGRESS_H
+#define LANCELSM_PROGRESS_H
+
+#include "task.h"
+
+/* The phase a running checkpoint shows in lancelsm_progress. */
+extern const char *lsm_progress_phase_name(const LsmTask *task);
+
+extern void lsm_progress_shmem_init(void);
+extern void lsm_progress_begin(LsmTask *task);
+extern void lsm_progress_update(const LsmTask *task);
+extern void lsm_progress_end(LsmTask *task, int interrupted_by);
+
+#endif							/* LANCELSM_PROGRESS_H */
