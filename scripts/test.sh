@@ -37,6 +37,7 @@ build() {
 	make -C "$work/tree" -s install
 }
 suite build build || { echo "0 passed, 1 failed"; exit 1; }
+suite "version consistency" "$here/scripts/check-version.sh"
 
 "$here/scripts/emulator.sh" "$work" --api-key "$key" --table events:2 \
 	--table 'analytics$events:1' --pass-ms 100 || exit 1
