@@ -295,6 +295,17 @@ http_configure(CURL *easy, LsmRequest *req, TimestampTz deadline)
 	curl_easy_setopt(easy, CURLOPT_POSTFIELDS, req->body ? req->body : "");
 	curl_easy_setopt(easy, CURLOPT_POSTFIELDSIZE,
 					 (long) (req->body ? strlen(req->body) : 0));
+
+
+	/*
+	 * Keep-alive connections are reused for every route.  libcurl sends a
+	 * request again, once, when a reused connection turns out dead before
+	 * any answer; that is safe here: flush is idempotent, compact only
+	 * latches what is not latched, stats mutate nothing (issue 4: "reconnects
+	 * once transparently").  Do not set CURLOPT_FRESH_CONNECT: it would cost
+	 * a TCP (and TLS) handshake per call (issue 5: 1,000 flushes on at most
+	 * 2 connections).
+	 */
 	curl_easy_setopt(easy, CURLOPT_MAXFILESIZE_LARGE,
 					 (curl_off_t) lsm_max_response_size_kb * 1024);
 	curl_easy_setopt(easy, CURLOPT_TIMEOUT_MS, http_remaining_ms(deadline));
