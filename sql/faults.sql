@@ -1,0 +1,315 @@
+-- faults: every fault class of the protocol with its SQLSTATE and call
+-- count, strict decoding of stats, transport failures.
+\getenv emu_key LANCELSM_EMULATOR_KEY
+SELECT emu_reset();
+-- try(sql): 'ok', or SQLSTATE, message, detail (request id replaced, after
+-- checking it is the id of the last request the emulator logged) and hint
+CREATE FUNCTION try(sql text) RETURNS text LANGUAGE plpgsql AS $fn$
+DECLARE
+  st text; msg text; det text; hin text; rid text; last_rid text; tag text;
+BEGIN
+  EXECUTE sql;
+  RETURN 'ok';
+EXCEPTION WHEN OTHERS THEN
+  GET STACKED DIAGNOSTICS st = RETURNED_SQLSTATE, msg = MESSAGE_TEXT,
+    det = PG_EXCEPTION_DETAIL, hin = PG_EXCEPTION_HINT;
+  rid := substring(det from 'Request ID: ([^ ]+)\.');
+  IF rid IS NOT NULL THEN
+    SELECT e->'headers'->>'x-request-id' INTO last_rid
+      FROM emu_log() e ORDER BY (e->>'seq')::int DESC LIMIT 1;
+    tag := CASE WHEN rid = last_rid THEN 'last logged request'
+                WHEN EXISTS (SELECT 1 FROM emu_log() e
+                              WHERE e->'headers'->>'x-request-id' = rid)
+                     THEN 'an earlier logged request'
+                ELSE 'not logged' END;
+    det := replace(det, rid, '<' || tag || '>');
+  END IF;
+  RETURN st || ' ' || msg
+         || CASE WHEN det <> '' THEN E'\nDETAIL: ' || det ELSE '' END
+         || CASE WHEN hin <> '' THEN E'\nHINT: ' || hin ELSE '' END;
+END
+$fn$;
+-- qfault(route, fault): queue one fault on table events (no status: the
+-- route runs for real)
+CREATE FUNCTION qfault(route text, fault jsonb) RETURNS void LANGUAGE sql AS
+$$ SELECT emu('POST', '/_emulator/faults',
+              jsonb_build_object('table', 'events', 'route', route) || fault) $$;
+-- mut(m): queue a stats answer mutation, read the stats with generation rows
+CREATE FUNCTION mut(m text) RETURNS text LANGUAGE sql AS
+$$ SELECT qfault('get_lsm_stats', jsonb_build_object('mutate', m));
+   SELECT try($q$SELECT * FROM lancelsm_stats('emu', 'events', true)$q$) $$;
+-- calls(tbl): flush/compact/stats call counts since the last reset
+CREATE FUNCTION calls(tbl text) RETURNS text LANGUAGE sql AS $$
+  SELECT format('flush %s, compact %s, stats %s', c->>'flush_lsm',
+                c->>'compact_lsm', c->>'get_lsm_stats')
+    FROM emu_counts(tbl) c $$;
+-- 400: flush / compact on a table without an LSM write path
+SELECT emu('POST', '/_emulator/tables', '{"name": "nolsm", "buckets": 1, "lsm": false}');
+SELECT try($$SELECT lancelsm_flush('emu', 'nolsm')$$);
+SELECT try($$SELECT lancelsm_compact('emu', 'nolsm')$$);
+SELECT calls('nolsm');
+SELECT 1;
+-- 401: a wrong key (a second server, its own mapping)
+SELECT 'http://127.0.0.1:' || port AS emu_url FROM emu_conf \gset
+CREATE SERVER emu_badkey FOREIGN DATA WRAPPER lancelsm
+  OPTIONS (database 'mydb', host_override :'emu_url');
+CREATE USER MAPPING FOR PUBLIC SERVER emu_badkey OPTIONS (api_key 'wrong-key');
+SELECT emu('POST', '/_emulator/log/reset');
+SELECT try($$SELECT lancelsm_flush('emu_badkey', 'events')$$);
+SELECT try($$SELECT lancelsm_checkpoint('emu_badkey', 'events')$$);
+SELECT try($$SELECT * FROM lancelsm_stats('emu_badkey', 'events')$$);
+SELECT calls('events');
+-- ... and no key at all: no x-api-key header
+ALTER USER MAPPING FOR PUBLIC SERVER emu_badkey OPTIONS (DROP api_key);
+SELECT emu('POST', '/_emulator/log/reset');
+SELECT try($$SELECT lancelsm_flush('emu_badkey', 'events')$$);
+SELECT e->'headers' ? 'x-api-key' AS has_key FROM emu_log() e;
+DROP SERVER emu_badkey CASCADE;
+SELECT 1;
+-- 403
+SELECT emu_reset();
+SELECT emu_fault('events', 'flush_lsm', 403, 1, '{"json": {"code": 2, "error": "key has no access to events"}}');
+SELECT try($$SELECT lancelsm_flush('emu', 'events')$$);
+SELECT calls('events');
+-- 404: exactly one call, whatever the function
+SELECT emu('POST', '/_emulator/log/reset');
+SELECT try($$SELECT lancelsm_flush('emu', 'nosuch')$$);
+SELECT try($$SELECT lancelsm_compact('emu', 'nosuch')$$);
+SELECT try($$SELECT lancelsm_checkpoint('emu', 'nosuch')$$);
+SELECT try($$SELECT * FROM lancelsm_stats('emu', 'nosuch')$$);
+SELECT try($$SELECT * FROM lancelsm_generations('emu', 'nosuch')$$);
+SELECT try($$SELECT * FROM lancelsm_memtables('emu', 'nosuch')$$);
+SELECT calls('nosuch');
+-- 409: the table is being dropped
+SELECT emu('POST', '/_emulator/tables/events/dropping', '{"dropping": true}');
+SELECT emu('POST', '/_emulator/log/reset');
+SELECT try($$SELECT lancelsm_checkpoint('emu', 'events')$$);
+SELECT try($$SELECT * FROM lancelsm_stats('emu', 'events')$$);
+SELECT calls('events');
+SELECT emu('POST', '/_emulator/tables/events/dropping', '{"dropping": false}');
+-- 421 on compact (lancelsm_compact does not re-issue: one call)
+SELECT emu('POST', '/_emulator/tables/events/claim', '{"claimed": false}');
+SELECT emu('POST', '/_emulator/log/reset');
+SELECT try($$SELECT lancelsm_compact('emu', 'events')$$);
+SELECT calls('events');
+SELECT 1;
+-- 429 five times on flush, then success: six flush calls
+SELECT emu_reset();
+SELECT emu_fault('events', 'flush_lsm', 429, 5, '{"json": {"code": 6, "error": "busy"}}');
+SELECT try($$SELECT lancelsm_flush('emu', 'events')$$);
+SELECT calls('events');
+-- 429 forever: 1 + 8 = 9 calls, the 429 reported as itself
+SELECT emu('POST', '/_emulator/log/reset');
+SELECT emu_fault('events', 'flush_lsm', 429, -1, '{"json": {"code": 6, "error": "compactor pool saturated"}}');
+SELECT try($$SELECT lancelsm_flush('emu', 'events')$$);
+SELECT calls('events');
+-- every request of the nine has its own request id
+SELECT count(DISTINCT e->'headers'->>'x-request-id') AS ids FROM emu_log() e;
+-- the budget is a setting
+SET lancelsm.retry_budget = 2;
+SELECT emu('POST', '/_emulator/faults/clear');
+SELECT emu_fault('events', 'get_lsm_stats', 429, -1);
+SELECT emu('POST', '/_emulator/log/reset');
+SELECT try($$SELECT * FROM lancelsm_stats('emu', 'events')$$);
+SELECT calls('events');
+SET lancelsm.retry_budget = 0;
+SELECT emu('POST', '/_emulator/faults/clear');
+SELECT emu_fault('events', 'compact_lsm', 429, -1);
+SELECT emu('POST', '/_emulator/log/reset');
+SELECT try($$SELECT lancelsm_compact('emu', 'events')$$);
+SELECT calls('events');
+RESET lancelsm.retry_budget;
+-- compact on an empty L0 is the emulator's own 429 (code 6): retried too
+SELECT emu('POST', '/_emulator/faults/clear');
+SELECT emu('POST', '/_emulator/log/reset');
+SELECT try($$SELECT lancelsm_compact('emu', 'events')$$);
+SELECT calls('events');
+SELECT 1;
+-- 503 with code 19 (draining): fail at once, one call
+SELECT emu_reset();
+SELECT emu('POST', '/_emulator/node', '{"draining": true}');
+SELECT try($$SELECT lancelsm_flush('emu', 'events')$$);
+SELECT calls('events');
+SELECT emu('POST', '/_emulator/log/reset');
+SELECT try($$SELECT lancelsm_checkpoint('emu', 'events')$$);
+SELECT calls('events');
+SELECT emu('POST', '/_emulator/node', '{"draining": false}');
+-- 503 with another body (a proxy page): retried; twice then success = 3
+SELECT emu('POST', '/_emulator/log/reset');
+SELECT emu_fault('events', 'flush_lsm', 503, 2, '{"body": "<html>503 Service Temporarily Unavailable</html>", "content_type": "text/html"}');
+SELECT try($$SELECT lancelsm_flush('emu', 'events')$$);
+SELECT calls('events');
+-- ... a JSON body with another code is retried as well
+SELECT emu('POST', '/_emulator/log/reset');
+SELECT emu_fault('events', 'get_lsm_stats', 503, 1, '{"json": {"code": 7, "error": "overloaded"}}');
+SELECT count(*) FROM lancelsm_stats('emu', 'events');
+SELECT calls('events');
+-- ... forever: nine calls, reported as itself (empty body)
+SELECT emu('POST', '/_emulator/log/reset');
+SELECT emu_fault('events', 'flush_lsm', 503, -1);
+SELECT try($$SELECT lancelsm_flush('emu', 'events')$$);
+SELECT calls('events');
+SELECT emu('POST', '/_emulator/faults/clear');
+-- 500 (and other 5xx): fail, one call
+SELECT emu('POST', '/_emulator/log/reset');
+SELECT emu_fault('events', 'flush_lsm', 500, 1, '{"json": {"code": 99, "error": "internal error"}}');
+SELECT try($$SELECT lancelsm_flush('emu', 'events')$$);
+SELECT emu_fault('events', 'get_lsm_stats', 502, 1, '{"body": "Bad Gateway\r\n\u0001"}');
+SELECT try($$SELECT * FROM lancelsm_stats('emu', 'events')$$);
+SELECT calls('events');
+-- other statuses the protocol does not list: protocol violation
+SELECT emu_fault('events', 'compact_lsm', 418, 1, '{"json": {"error": "teapot"}}');
+SELECT try($$SELECT lancelsm_compact('emu', 'events')$$);
+SELECT emu_fault('events', 'compact_lsm', 204, 1, '{"body": ""}');
+SELECT try($$SELECT lancelsm_compact('emu', 'events')$$);
+SELECT 1;
+-- no status: connection refused
+CREATE SERVER emu_closed FOREIGN DATA WRAPPER lancelsm
+  OPTIONS (database 'mydb', host_override 'http://127.0.0.1:1');
+CREATE USER MAPPING FOR PUBLIC SERVER emu_closed OPTIONS (api_key 'closed-port-key-0001');
+-- (curl's own text is in the detail: only its first words are shown)
+SELECT regexp_replace(try($$SELECT lancelsm_flush('emu_closed', 'events')$$),
+                      'Could not reach the server: [^\n]*', 'Could not reach the server: ...') AS refused;
+SELECT regexp_replace(try($$SELECT lancelsm_checkpoint('emu_closed', 'events')$$),
+                      'Could not reach the server: [^\n]*', 'Could not reach the server: ...') AS refused;
+SELECT regexp_replace(try($$SELECT * FROM lancelsm_stats('emu_closed', 'events')$$),
+                      'Could not reach the server: [^\n]*', 'Could not reach the server: ...') AS refused;
+\set VERBOSITY terse
+SELECT lancelsm_flush('emu_closed', 'events');
+\set VERBOSITY default
+SELECT 1;
+DROP SERVER emu_closed CASCADE;
+-- a connection closed before any answer.  On a fresh connection (a new
+-- server has its own): 08006 after exactly one call
+SELECT emu_reset();
+SELECT 'http://127.0.0.1:' || port AS emu_url FROM emu_conf \gset
+CREATE SERVER emu_fresh FOREIGN DATA WRAPPER lancelsm
+  OPTIONS (database 'mydb', host_override :'emu_url');
+CREATE USER MAPPING FOR PUBLIC SERVER emu_fresh OPTIONS (api_key :'emu_key');
+SELECT qfault('flush_lsm', '{"action": "close_before_headers", "apply": true}');
+SELECT try($$SELECT lancelsm_flush('emu_fresh', 'events')$$) ~ '^08006 could not flush LanceDB table "events"' AS failed;
+SELECT calls('events');
+DROP SERVER emu_fresh CASCADE;
+-- ... on a reused keep-alive connection libcurl sends the request again,
+-- once, on a new connection (a deliberate choice: flush is idempotent,
+-- compact only latches what is free; see src/http.c): two calls, success
+SELECT emu('POST', '/_emulator/tables/events/generations', '{"count": 1, "rows": 2}');
+SELECT count(*) FROM lancelsm_stats('emu', 'events');
+SELECT emu('POST', '/_emulator/log/reset');
+SELECT qfault('flush_lsm', '{"action": "close_before_headers", "apply": true}');
+SELECT try($$SELECT lancelsm_flush('emu', 'events')$$);
+SELECT calls('events');
+SELECT count(DISTINCT e->>'conn') AS connections FROM emu_log() e;
+SELECT emu('POST', '/_emulator/log/reset');
+SELECT qfault('compact_lsm', '{"action": "reset"}');
+SELECT try($$SELECT lancelsm_compact('emu', 'events')$$);
+SELECT calls('events');
+SELECT 1;
+-- strict decoding of stats: 08P01 naming the field
+SELECT emu_reset();
+SELECT emu('POST', '/_emulator/tables/events/generations', '{"count": 1, "rows": 3}');
+SELECT emu('POST', '/_emulator/tables/events/write', '{"rows": 2}');
+SELECT emu('POST', '/_emulator/log/reset');
+SELECT m AS mutate, mut(m) AS error
+  FROM unnest(ARRAY[
+            'truncate', 'not_json', 'html', 'nest:5000',
+            'missing:lsm_stats', 'mistype:lsm_stats',
+            'missing:lsm_stats.buckets', 'mistype:lsm_stats.buckets',
+            'mistype:lsm_stats.buckets.0',
+            'missing:lsm_stats.buckets.0.shard_id', 'mistype:lsm_stats.buckets.0.shard_id',
+            'missing:lsm_stats.buckets.0.status', 'mistype:lsm_stats.buckets.0.status',
+            'missing:lsm_stats.buckets.0.writer_epoch', 'mistype:lsm_stats.buckets.0.writer_epoch',
+            'negative:lsm_stats.buckets.0.writer_epoch', 'huge:lsm_stats.buckets.0.writer_epoch',
+            'missing:lsm_stats.buckets.0.manifest_version', 'huge:lsm_stats.buckets.0.manifest_version',
+            'missing:lsm_stats.buckets.0.current_generation', 'negative:lsm_stats.buckets.0.current_generation',
+            'missing:lsm_stats.buckets.0.replay_after_wal_entry_position',
+            'mistype:lsm_stats.buckets.0.wal_entry_position_last_seen',
+            'missing:lsm_stats.buckets.0.generations', 'mistype:lsm_stats.buckets.0.generations',
+            'missing:lsm_stats.buckets.0.generations.0.generation',
+            'mistype:lsm_stats.buckets.0.generations.0.bytes',
+            'missing:lsm_stats.buckets.0.generations.0.rows',
+            'negative:lsm_stats.buckets.0.generations.0.rows',
+            'missing:lsm_stats.buckets.0.compacting', 'mistype:lsm_stats.buckets.0.compacting',
+            'missing:lsm_stats.buckets.0.memtables', 'mistype:lsm_stats.buckets.0.memtables',
+            'missing:lsm_stats.buckets.0.memtables.0.generation',
+            'mistype:lsm_stats.buckets.0.memtables.0.rows',
+            'missing:lsm_stats.buckets.0.memtables.0.batches',
+            'missing:lsm_stats.buckets.0.memtables.0.indexes',
+            'mistype:lsm_stats.buckets.0.memtables.0.indexes',
+            'mistype:lsm_stats.buckets.0.memtables.0.indexes.0',
+            'duplicate:lsm_stats', 'duplicate:lsm_stats.buckets.0.shard_id',
+            'duplicate:lsm_stats.buckets.0.generations.0.bytes'
+          ]) WITH ORDINALITY AS u(m, n) ORDER BY n;
+SELECT calls('events');
+-- a status override on a mutated answer is still judged by its status
+SELECT qfault('get_lsm_stats', '{"mutate": "html", "status": 502}');
+SELECT try($$SELECT * FROM lancelsm_stats('emu', 'events')$$);
+-- extra fields everywhere are accepted, values unchanged
+SELECT qfault('get_lsm_stats', '{"mutate": "extra"}');
+SELECT shard_id, l0_generations, l0_rows, memtable_rows FROM lancelsm_stats('emu', 'events', true)
+ ORDER BY shard_id COLLATE "C";
+-- a checkpoint decodes strictly too (its first stats read)
+SELECT qfault('get_lsm_stats', '{"mutate": "missing:lsm_stats.buckets.1.compacting"}');
+SELECT try($$SELECT lancelsm_checkpoint('emu', 'events')$$);
+SELECT 1;
+-- 202 with a body, 200 where 202 is expected, 202 where 200 is expected
+SELECT emu_reset();
+SELECT emu_fault('events', 'flush_lsm', 202, 1, '{"json": {"ok": true}}');
+SELECT try($$SELECT lancelsm_flush('emu', 'events')$$);
+SELECT emu_fault('events', 'compact_lsm', 200, 1, '{"body": ""}');
+SELECT try($$SELECT lancelsm_compact('emu', 'events')$$);
+SELECT emu_fault('events', 'get_lsm_stats', 202, 1, '{"body": ""}');
+SELECT try($$SELECT * FROM lancelsm_stats('emu', 'events')$$);
+SELECT calls('events');
+-- an empty 202 that mutate cannot change stays a success
+SELECT qfault('flush_lsm', '{"mutate": "truncate"}');
+SELECT try($$SELECT lancelsm_flush('emu', 'events')$$);
+-- ... but not_json puts a body on it
+SELECT qfault('flush_lsm', '{"mutate": "not_json"}');
+SELECT try($$SELECT lancelsm_flush('emu', 'events')$$);
+SELECT 1;
+-- a redirect is not followed (its target, the emulator itself, sees no
+-- second request)
+SELECT emu('POST', '/_emulator/log/reset');
+SELECT emu_fault('events', 'flush_lsm', 302, 1,
+  jsonb_build_object('action', 'redirect',
+                     'location', 'http://127.0.0.1:' || port || '/v1/table/events/flush_lsm/?redirected=1'))
+  FROM emu_conf;
+SELECT try($$SELECT lancelsm_flush('emu', 'events')$$);
+SELECT emu_fault('events', 'get_lsm_stats', 307, 1,
+  jsonb_build_object('action', 'redirect',
+                     'location', 'http://127.0.0.1:' || port || '/v1/table/events/get_lsm_stats/?redirected=1'))
+  FROM emu_conf;
+SELECT try($$SELECT * FROM lancelsm_stats('emu', 'events')$$);
+SELECT e->>'route' AS route, e->>'query' AS query, e->>'status' AS status
+  FROM emu_log() e ORDER BY (e->>'seq')::int;
+\set VERBOSITY terse
+SELECT emu_fault('events', 'flush_lsm', 301, 1, '{"action": "redirect", "location": "http://127.0.0.1:1/"}');
+SELECT lancelsm_flush('emu', 'events');
+\set VERBOSITY default
+SELECT 1;
+-- an answer larger than lancelsm.max_response_size: 54000
+SET lancelsm.max_response_size = '1kB';
+SELECT emu('POST', '/_emulator/log/reset');
+SELECT qfault('get_lsm_stats', '{"body_bytes": 4096}');
+SELECT try($$SELECT * FROM lancelsm_stats('emu', 'events')$$);
+SELECT qfault('get_lsm_stats', '{"body_bytes": 4096, "chunked": true}');
+SELECT try($$SELECT * FROM lancelsm_stats('emu', 'events')$$);
+SELECT emu_fault('events', 'flush_lsm', 500, 1, '{"body_bytes": 4096}');
+SELECT try($$SELECT lancelsm_flush('emu', 'events')$$);
+\set VERBOSITY terse
+SELECT qfault('get_lsm_stats', '{"body_bytes": 4096}');
+SELECT * FROM lancelsm_stats('emu', 'events');
+\set VERBOSITY default
+SELECT 1;
+-- ... a body just under the limit is fine
+SELECT qfault('get_lsm_stats', '{"body_bytes": 1000}');
+SELECT count(*) FROM lancelsm_stats('emu', 'events');
+RESET lancelsm.max_response_size;
+SELECT qfault('get_lsm_stats', '{"body_bytes": 4096}');
+SELECT count(*) FROM lancelsm_stats('emu', 'events');
+SELECT calls('events');
+DROP FUNCTION mut(text);
+DROP FUNCTION qfault(text, jsonb);
+DROP FUNCTION try(text);
+DROP FUNCTION calls(text);

@@ -1,0 +1,129 @@
+-- options: the validator's rules, on servers, user mappings and the
+-- wrapper, and the lancelsm.* settings.
+SELECT emu_reset();
+\set VERBOSITY default
+-- database is required
+CREATE SERVER o_nodb FOREIGN DATA WRAPPER lancelsm;
+CREATE SERVER o_nodb FOREIGN DATA WRAPPER lancelsm OPTIONS (region 'eu-west-1');
+-- without host_override the database is a host-name label
+CREATE SERVER o_baddb FOREIGN DATA WRAPPER lancelsm OPTIONS (database 'my.db');
+CREATE SERVER o_baddb FOREIGN DATA WRAPPER lancelsm OPTIONS (database '');
+-- ... with host_override any non-empty name will do
+CREATE SERVER o_ok FOREIGN DATA WRAPPER lancelsm
+  OPTIONS (database 'my.db', host_override 'http://127.0.0.1:1');
+-- a complete, valid server
+CREATE SERVER o_full FOREIGN DATA WRAPPER lancelsm
+  OPTIONS (database 'mydb', region 'eu-west-1', id_delimiter '::',
+           connect_timeout '3600', ssl_ca_file '/etc/ssl/certs/ca.pem',
+           ssl_cert_file '/tmp/c.pem', ssl_key_file '/tmp/k.pem');
+CREATE SERVER o_https FOREIGN DATA WRAPPER lancelsm
+  OPTIONS (database 'mydb', host_override 'HTTPS://[::1]:8443/prefix/');
+-- unrecognized options: a close name is suggested, else the list is given
+CREATE SERVER o_x FOREIGN DATA WRAPPER lancelsm OPTIONS (database 'd', regoin 'x');
+CREATE SERVER o_x FOREIGN DATA WRAPPER lancelsm OPTIONS (database 'd', hostname 'x');
+CREATE SERVER o_x FOREIGN DATA WRAPPER lancelsm OPTIONS (database 'd', completely_unrelated 'x');
+-- api_key is refused on a server (it belongs in a user mapping)
+CREATE SERVER o_x FOREIGN DATA WRAPPER lancelsm OPTIONS (database 'd', api_key 'secret-1');
+-- server options are refused in a user mapping
+CREATE USER MAPPING FOR PUBLIC SERVER o_ok OPTIONS (database 'd');
+CREATE USER MAPPING FOR PUBLIC SERVER o_ok OPTIONS (api_ky 'secret-1');
+CREATE USER MAPPING FOR PUBLIC SERVER o_ok OPTIONS (user 'x');
+-- the wrapper takes no options
+ALTER FOREIGN DATA WRAPPER lancelsm OPTIONS (database 'd');
+-- host_override: http or https only
+CREATE SERVER o_x FOREIGN DATA WRAPPER lancelsm OPTIONS (database 'd', host_override 'ftp://h');
+CREATE SERVER o_x FOREIGN DATA WRAPPER lancelsm OPTIONS (database 'd', host_override 'file:///etc/passwd');
+CREATE SERVER o_x FOREIGN DATA WRAPPER lancelsm OPTIONS (database 'd', host_override '127.0.0.1:8080');
+-- ... no credentials (the value is not echoed)
+CREATE SERVER o_x FOREIGN DATA WRAPPER lancelsm OPTIONS (database 'd', host_override 'http://user:secret-2@h:80');
+-- ... no query, fragment or blank
+CREATE SERVER o_x FOREIGN DATA WRAPPER lancelsm OPTIONS (database 'd', host_override 'http://h/?a=b');
+CREATE SERVER o_x FOREIGN DATA WRAPPER lancelsm OPTIONS (database 'd', host_override 'http://h/#f');
+CREATE SERVER o_x FOREIGN DATA WRAPPER lancelsm OPTIONS (database 'd', host_override 'http://h /');
+-- ... a host and a valid port
+CREATE SERVER o_x FOREIGN DATA WRAPPER lancelsm OPTIONS (database 'd', host_override 'http://');
+CREATE SERVER o_x FOREIGN DATA WRAPPER lancelsm OPTIONS (database 'd', host_override 'http://h:0');
+CREATE SERVER o_x FOREIGN DATA WRAPPER lancelsm OPTIONS (database 'd', host_override 'http://h:65536');
+CREATE SERVER o_x FOREIGN DATA WRAPPER lancelsm OPTIONS (database 'd', host_override 'http://h:');
+-- region: letters, digits, hyphens
+CREATE SERVER o_x FOREIGN DATA WRAPPER lancelsm OPTIONS (database 'd', region 'us.east');
+CREATE SERVER o_x FOREIGN DATA WRAPPER lancelsm OPTIONS (database 'd', region 'us_east');
+CREATE SERVER o_x FOREIGN DATA WRAPPER lancelsm OPTIONS (database 'd', region '');
+-- id_delimiter: 1 to 8 bytes, no '/'
+CREATE SERVER o_x FOREIGN DATA WRAPPER lancelsm OPTIONS (database 'd', id_delimiter '');
+CREATE SERVER o_x FOREIGN DATA WRAPPER lancelsm OPTIONS (database 'd', id_delimiter '123456789');
+CREATE SERVER o_x FOREIGN DATA WRAPPER lancelsm OPTIONS (database 'd', id_delimiter '/');
+CREATE SERVER o_x FOREIGN DATA WRAPPER lancelsm OPTIONS (database 'd', id_delimiter 'a/b');
+CREATE SERVER o_d8 FOREIGN DATA WRAPPER lancelsm OPTIONS (database 'd', id_delimiter '12345678');
+-- connect_timeout: whole seconds, 1 to 3600
+CREATE SERVER o_x FOREIGN DATA WRAPPER lancelsm OPTIONS (database 'd', connect_timeout '0');
+CREATE SERVER o_x FOREIGN DATA WRAPPER lancelsm OPTIONS (database 'd', connect_timeout '-1');
+CREATE SERVER o_x FOREIGN DATA WRAPPER lancelsm OPTIONS (database 'd', connect_timeout 'abc');
+CREATE SERVER o_x FOREIGN DATA WRAPPER lancelsm OPTIONS (database 'd', connect_timeout '3601');
+CREATE SERVER o_x FOREIGN DATA WRAPPER lancelsm OPTIONS (database 'd', connect_timeout ' 5');
+CREATE SERVER o_x FOREIGN DATA WRAPPER lancelsm OPTIONS (database 'd', connect_timeout '5s');
+CREATE SERVER o_x FOREIGN DATA WRAPPER lancelsm OPTIONS (database 'd', connect_timeout '1.5');
+-- control characters, in any value
+CREATE SERVER o_x FOREIGN DATA WRAPPER lancelsm OPTIONS (database E'd\r');
+CREATE SERVER o_x FOREIGN DATA WRAPPER lancelsm OPTIONS (database 'd', region E'us\neast');
+CREATE SERVER o_x FOREIGN DATA WRAPPER lancelsm OPTIONS (database 'd', host_override E'http://h/\tx');
+CREATE SERVER o_x FOREIGN DATA WRAPPER lancelsm OPTIONS (database 'd', id_delimiter E'\t');
+CREATE SERVER o_x FOREIGN DATA WRAPPER lancelsm OPTIONS (database 'd', ssl_ca_file E'/a\x7fb');
+CREATE USER MAPPING FOR PUBLIC SERVER o_ok OPTIONS (api_key E'secret-3\r\nx-evil: 1');
+CREATE USER MAPPING FOR PUBLIC SERVER o_ok OPTIONS (api_key E'secret-3\n');
+CREATE USER MAPPING FOR PUBLIC SERVER o_ok OPTIONS (api_key E'secret\t3');
+CREATE USER MAPPING FOR PUBLIC SERVER o_ok OPTIONS (api_key 'secret-3');
+-- ALTER keeps validation, on the merged option list
+ALTER SERVER o_ok OPTIONS (DROP database);
+ALTER SERVER o_ok OPTIONS (SET host_override 'gopher://h');
+ALTER SERVER o_ok OPTIONS (ADD connect_timeout '0');
+ALTER SERVER o_ok OPTIONS (ADD regoin 'x');
+ALTER SERVER o_ok OPTIONS (DROP host_override);   -- 'my.db' is no label
+ALTER SERVER o_ok OPTIONS (ADD connect_timeout '30', SET host_override 'https://h.example:443');
+ALTER USER MAPPING FOR PUBLIC SERVER o_ok OPTIONS (SET api_key E'k\r');
+ALTER USER MAPPING FOR PUBLIC SERVER o_ok OPTIONS (ADD region 'x');
+ALTER USER MAPPING FOR PUBLIC SERVER o_ok OPTIONS (SET api_key 'secret-4');
+SELECT srvname, srvoptions FROM pg_foreign_server
+ WHERE srvname LIKE 'o\_%' ORDER BY srvname COLLATE "C";
+-- ssl_* options are superuser-only
+CREATE ROLE lancelsm_o_user;
+GRANT USAGE ON FOREIGN DATA WRAPPER lancelsm TO lancelsm_o_user;
+SET ROLE lancelsm_o_user;
+CREATE SERVER o_mine FOREIGN DATA WRAPPER lancelsm OPTIONS (database 'd', ssl_ca_file '/etc/ssl/x.pem');
+CREATE SERVER o_mine FOREIGN DATA WRAPPER lancelsm OPTIONS (database 'd', ssl_cert_file '/c');
+CREATE SERVER o_mine FOREIGN DATA WRAPPER lancelsm OPTIONS (database 'd', ssl_key_file '/k');
+CREATE SERVER o_mine FOREIGN DATA WRAPPER lancelsm OPTIONS (database 'd', connect_timeout '5');
+ALTER SERVER o_mine OPTIONS (ADD ssl_ca_file '/etc/ssl/x.pem');
+CREATE USER MAPPING FOR lancelsm_o_user SERVER o_mine OPTIONS (api_key 'secret-5');
+RESET ROLE;
+-- superuser may set them (empty values are refused)
+ALTER SERVER o_mine OPTIONS (ADD ssl_ca_file '/etc/ssl/x.pem');
+ALTER SERVER o_mine OPTIONS (ADD ssl_key_file '');
+SELECT srvname, srvoptions FROM pg_foreign_server WHERE srvname = 'o_mine';
+DROP SERVER o_mine CASCADE;
+REVOKE USAGE ON FOREIGN DATA WRAPPER lancelsm FROM lancelsm_o_user;
+DROP ROLE lancelsm_o_user;
+-- no secret value ever reached a message above: checked by the expected
+-- output (secret-1 .. secret-5 appear only in the statements)
+DROP SERVER o_ok, o_full, o_https, o_d8 CASCADE;
+-- the settings, with units and defaults
+LOAD 'lancelsm';
+SELECT name, setting, unit, boot_val, context, vartype, min_val, max_val
+  FROM pg_settings
+ WHERE name IN ('lancelsm.retry_budget', 'lancelsm.reissue_budget',
+                'lancelsm.backoff_base', 'lancelsm.backoff_max',
+                'lancelsm.poll_interval_min', 'lancelsm.poll_interval_max',
+                'lancelsm.max_idle_polls', 'lancelsm.max_response_size')
+ ORDER BY name COLLATE "C";
+-- every lancelsm setting (later versions add more) is described in a
+-- full sentence
+SELECT count(*) >= 8 AS at_least_eight,
+       bool_and(short_desc ~ '^[A-Z].*\.$') AS full_sentences
+  FROM pg_settings WHERE name LIKE 'lancelsm.%';
+-- the prefix is reserved
+SET lancelsm.no_such_setting = 1;
+SHOW lancelsm.retry_budget;
+SET lancelsm.retry_budget = -1;
+SET lancelsm.backoff_base = '2s';
+SHOW lancelsm.backoff_base;
+RESET lancelsm.backoff_base;
