@@ -1,0 +1,84 @@
+# bench/lib.sh: shared by the bench/*.sh scripts (sourced, not run).
+#
+# Each script runs in two stages.  Outer (root): install the pinned SDK into
+# bench/node_modules, start the emulator, then re-run itself as postgres
+# inside a throwaway cluster (pg_virtualenv) with BENCH_INNER=1.  Inner:
+# create the extension and the server, run the measurements.  bench/run.sh
+# does the outer stage once and runs every script's inner stage in it, so all
+# figures come from one emulator and one cluster.
+set -euo pipefail
+bench=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+root=$(cd "$bench/.." && pwd)
+BENCH_KEY=${BENCH_KEY:-lsm-bench-key-7c1e}
+SDK_VERSION=0.39.0
+
+# emulator tables that must survive /_emulator/reset (command-line tables)
+EMULATOR_FLAGS=(--api-key "$BENCH_KEY" --pass-ms 300 --pool 2 --quiet
+	--table conv:1 --table reuse:1 --table stall:1 --table conc:4:400)
+
+sdk_install() {
+	if [ ! -d "$bench/node_modules/@lancedb/lancedb" ]; then
+		echo "bench: installing @lancedb/lancedb@$SDK_VERSION into bench/node_modules" >&2
+		(cd "$bench" && timeout 600 npm i --prefix "$bench" -E --no-save --no-audit --no-fund \
+			"@lancedb/lancedb@$SDK_VERSION" >/dev/null)
+	fi
+}
+
+# outer_run SCRIPT: as root, start the emulator and a throwaway cluster and
+# run SCRIPT inside it as postgres with BENCH_INNER=1.
+outer_run() {
+	local script=$1
+	[ "$(id -u)" = 0 ] || { echo "bench: run as root" >&2; exit 1; }
+	command -v pg_virtualenv >/dev/null || { echo "bench: run scripts/demo.sh first" >&2; exit 1; }
+	sdk_install
+	work=$(mktemp -d /tmp/lancelsm-bench.XXXXXX)
+	chmod 755 "$work"
+	# BENCH_KEEP=1 keeps $work (per-run counts, logs, SQL) for a look later
+	trap 'kill "$(cat "$work/emulator.pid" 2>/dev/null)" 2>/dev/null || true; wait 2>/dev/null || true
+		if [ "${BENCH_KEEP:-0}" = 1 ]; then echo "bench: kept $work" >&2; else rm -rf "$work"; fi' EXIT
+	"$root/scripts/emulator.sh" "$work" "${EMULATOR_FLAGS[@]}"
+	chown -R postgres: "$work"
+	local rc=0 pgport preload=
+	# BENCH_PRELOAD=1 (default) loads the library at server start, so a
+	# build that defines PGC_POSTMASTER settings (shared memory) also works
+	[ "${BENCH_PRELOAD:-1}" = 1 ] && preload="-o shared_preload_libraries=${BENCH_SO:-lancelsm}"
+	# a port of our own: other sessions may run pg_virtualenv at the same time
+	pgport=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+	su postgres -c "cd '$work' && BENCH_INNER=1 BENCH_WORK='$work' BENCH_PORT=$(cat "$work/emulator.port") \
+		BENCH_KEY='$BENCH_KEY' BENCH_SDK_REPS='${BENCH_SDK_REPS:-}' BENCH_REPS='${BENCH_REPS:-}' BENCH_SO='${BENCH_SO:-}' \
+		timeout ${BENCH_TIMEOUT:-1200} pg_virtualenv -v 15 -c \"-p $pgport\" $preload bash '$script'" || rc=$?
+	mkdir -p "$bench/results"
+	[ -f "$work/results.txt" ] && cp "$work/results.txt" "$bench/results/latest-$(basename "$script" .sh).txt"
+	return $rc
+}
+
+# --- inner-stage helpers (as postgres, inside pg_virtualenv) ---
+EMU="http://127.0.0.1:${BENCH_PORT:-0}"
+ctl() { # ctl METHOD PATH [JSON]
+	curl -sS --max-time 60 -X "$1" "$EMU/_emulator/$2" ${3:+-H 'content-type: application/json' -d "$3"}
+}
+psqlq() { psql -X -q -v ON_ERROR_STOP=1 "$@"; }
+pyutil() { python3 "$bench/util.py" "$@"; }
+
+# BENCH_SO=/path/to/lancelsm.so (readable by postgres) benches that build
+# instead of the installed one: its tree's sql/lancelsm--1.0.sql is run with
+# MODULE_PATHNAME replaced, no CREATE EXTENSION (nothing is installed).
+setup_server() {
+	if [ -n "${BENCH_SO:-}" ]; then
+		if ! psqlq -Atc "SELECT 1 FROM pg_foreign_data_wrapper WHERE fdwname = 'lancelsm'" | grep -q 1; then
+			sed -e '/^\\echo/d' -e "s|MODULE_PATHNAME|$BENCH_SO|g" -e 's|@extschema@|public|g' \
+				"$(dirname "$BENCH_SO")/sql/lancelsm--1.0.sql" | psqlq
+		fi
+	else
+		psqlq -c "CREATE EXTENSION IF NOT EXISTS lancelsm"
+	fi
+	psqlq <<SQL
+DROP SERVER IF EXISTS lance CASCADE;
+CREATE SERVER lance FOREIGN DATA WRAPPER lancelsm
+  OPTIONS (database 'mydb', host_override 'http://127.0.0.1:$BENCH_PORT');
+CREATE USER MAPPING FOR CURRENT_USER SERVER lance OPTIONS (api_key '$BENCH_KEY');
+SQL
+}
+
+# report LINE...: print and keep in $BENCH_WORK/results.txt
+report() { printf '%s\n' "$@" | tee -a "$BENCH_WORK/results.txt"; }
