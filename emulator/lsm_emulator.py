@@ -10,7 +10,8 @@ Start:
     python3 emulator/lsm_emulator.py --port 0 --port-file PATH --api-key KEY \
         --table NAME:BUCKETS[:ROWS_PER_SECOND] [--table ...] \
         [--pass-ms MS] [--prefix-max N] [--pool N] [--replay-ms MS] \
-        [--seal-rows N] [--host 127.0.0.1]
+        [--seal-rows N] [--host 127.0.0.1] \
+        [--tls-cert FILE --tls-key FILE [--tls-client-ca FILE]]
 
 See emulator/README.md for the control API.
 """
@@ -22,6 +23,7 @@ import os
 import select
 import signal
 import socket
+import ssl
 import struct
 import sys
 import threading
@@ -251,8 +253,10 @@ class Emulator:
 
     def __init__(self, api_key, tables=(), pass_ms=300, prefix_max=1, pool=2,
                  replay_ms=200, seal_rows=1000, host="127.0.0.1", port=0,
-                 quiet=False):
+                 quiet=False, ssl_context=None):
         self.api_key = api_key
+        self.ssl_context = ssl_context
+        self.handlers = set()   # open client connections (Handler objects)
         self.initial = {"tables": list(tables), "pass_ms": pass_ms,
                         "prefix_max": prefix_max, "pool": pool,
                         "replay_ms": replay_ms, "seal_rows": seal_rows}
@@ -487,7 +491,7 @@ class Emulator:
 
     def start(self):
         """Bind and serve in a background thread; return the bound port."""
-        self.server = Server((self.host, self.port), Handler)
+        self.server = make_server(self.host, self.port, self.ssl_context)
         self.server.emu = self
         self.port = self.server.server_address[1]
         self._thread = threading.Thread(target=self.server.serve_forever,
@@ -495,6 +499,18 @@ class Emulator:
                                         daemon=True)
         self._thread.start()
         return self.port
+
+    def close_idle(self):
+        """Close (FIN) every client connection waiting between requests,
+        as a server's keep-alive timeout does; returns how many."""
+        with self.lock:
+            idle = [h for h in self.handlers if not h.busy]
+        for h in idle:
+            try:
+                h.connection.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+        return len(idle)
 
     def stop(self):
         self.stopping.set()
@@ -510,12 +526,73 @@ class Server(ThreadingHTTPServer):
     daemon_threads = True
     request_queue_size = 1024
     allow_reuse_address = True
+    ssl_context = None
+    dual_stack = False
+
+    def server_bind(self):
+        if self.dual_stack:
+            # "::" also accepts IPv4 (as ::ffff:a.b.c.d)
+            self.socket.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 0)
+        super().server_bind()
+
+    def finish_request(self, request, client_address):
+        """With TLS, the handshake runs here, in the connection's own
+        thread: a client that does not speak TLS (or refuses our
+        certificate) costs only its own connection."""
+        if self.ssl_context is not None:
+            try:
+                request.settimeout(10)
+                request = self.ssl_context.wrap_socket(request,
+                                                       server_side=True)
+                request.settimeout(None)
+            except (OSError, ssl.SSLError):
+                try:
+                    request.close()
+                except OSError:
+                    pass
+                return
+            try:
+                super().finish_request(request, client_address)
+            finally:
+                # the original socket was detached into the TLS one:
+                # shutdown_request() cannot close it for us
+                try:
+                    request.shutdown(socket.SHUT_RDWR)
+                except OSError:
+                    pass
+                request.close()
+            return
+        super().finish_request(request, client_address)
 
     def handle_error(self, request, client_address):
         """Stay quiet about clients that went away; report anything else."""
         if isinstance(sys.exc_info()[1], OSError):
             return
         super().handle_error(request, client_address)
+
+
+class Server6(Server):
+    address_family = socket.AF_INET6
+
+
+def make_server(host, port, ssl_context=None):
+    """A Server bound to host:port: IPv6 when host has a ':' ("::" is
+    dual-stack), with TLS when ssl_context is given."""
+    cls = Server6 if ":" in host else Server
+    cls = type(cls.__name__, (cls,), {"ssl_context": ssl_context,
+                                      "dual_stack": host == "::"})
+    return cls((host, port), Handler)
+
+
+def make_ssl_context(cert, key, client_ca=None):
+    """The server's TLS context; with client_ca, a client certificate
+    signed by it is required."""
+    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    ctx.load_cert_chain(cert, key)
+    if client_ca:
+        ctx.verify_mode = ssl.CERT_REQUIRED
+        ctx.load_verify_locations(client_ca)
+    return ctx
 
 
 # --------------------------------------------------------------------------
@@ -576,8 +653,9 @@ def mutate(body_obj, raw, spec):
         if kind == "extra":
             _add_extra(obj)
         elif kind == "nest":
-            for _ in range(int(arg or 1)):
-                obj = [obj]
+            # built as text: a recursive serializer overflows Python's stack
+            n = int(arg or 1)
+            return ("[" * n + _ser(obj) + "]" * n).encode(), "application/json"
         elif kind in ("missing", "mistype", "negative", "huge", "duplicate"):
             parts = _split_path(arg)
             parent = _resolve_parent(obj, parts)
@@ -622,6 +700,17 @@ class Handler(BaseHTTPRequestHandler):
         super().setup()
         self.emu = self.server.emu
         self.conn_id = self.emu.next_conn()
+        self.busy = False
+        with self.emu.lock:
+            self.emu.handlers.add(self)
+
+    def finish(self):
+        with self.emu.lock:
+            self.emu.handlers.discard(self)
+        try:
+            super().finish()
+        except OSError:
+            pass
 
     def log_message(self, fmt, *args):  # silence the default access log
         pass
@@ -725,6 +814,13 @@ class Handler(BaseHTTPRequestHandler):
     # ---- dispatch --------------------------------------------------------
 
     def _dispatch(self, method):
+        self.busy = True
+        try:
+            self._dispatch_inner(method)
+        finally:
+            self.busy = False
+
+    def _dispatch_inner(self, method):
         raw_path = self.path
         path, _, query = raw_path.partition("?")
         self._status = 0
@@ -984,7 +1080,12 @@ class Handler(BaseHTTPRequestHandler):
             try:
                 self.wfile.write(self._head(status, hdrs, raw_lines) + raw[: len(raw) // 2])
                 self.wfile.flush()
-                self.connection.shutdown(socket.SHUT_RDWR)
+                if f.get("rst"):
+                    self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER,
+                                               struct.pack("ii", 1, 0))
+                    self.connection.close()
+                else:
+                    self.connection.shutdown(socket.SHUT_RDWR)
             except OSError:
                 pass
             return
@@ -1021,6 +1122,26 @@ class Handler(BaseHTTPRequestHandler):
                 while not self.emu.stopping.is_set():
                     self.connection.sendall(frame)
                     time.sleep(0.001)
+            except OSError:
+                pass
+            return
+        if action == "large":
+            # a Content-Length of `length` bytes, streamed without ever
+            # being built in memory, until sent or the client goes away
+            n = int(f.get("length", 512 * 1024 * 1024))
+            head = b'{"lsm_stats": {"buckets": []}, "pad": "'
+            hdrs.append(("Content-Length", str(n)))
+            self.close_connection = True
+            self._mark(status)
+            try:
+                self.wfile.write(self._head(status, hdrs, raw_lines))
+                self.wfile.flush()
+                sent = 0
+                block = b"a" * 65536
+                while sent < n and not self.emu.stopping.is_set():
+                    part = (head if sent == 0 else block)[: n - sent]
+                    self.connection.sendall(part)
+                    sent += len(part)
             except OSError:
                 pass
             return
@@ -1132,6 +1253,8 @@ class Control:
             return 200, ok
         if parts == ["counts"] and method == "GET":
             return 200, emu.counts(q.get("table"))
+        if parts == ["connections", "close_idle"] and method == "POST":
+            return 200, {"ok": True, "closed": emu.close_idle()}
         raise ControlError("no control route %s %s" % (method, path), 404)
 
     def _create_table(self, req):
@@ -1164,7 +1287,7 @@ class Control:
     def _fault(self, req):
         action = req.get("action", "respond")
         if action not in ("respond", "hang", "close_before_headers",
-                          "close_mid_body", "reset", "drip", "endless",
+                          "close_mid_body", "reset", "drip", "endless", "large",
                           "redirect"):
             raise ControlError("unrecognized action %r" % action)
         count = req.get("count", 1)
@@ -1305,12 +1428,20 @@ def main(argv=None):
     ap.add_argument("--replay-ms", type=int, default=200)
     ap.add_argument("--seal-rows", type=int, default=1000)
     ap.add_argument("--quiet", action="store_true", help="no per-request log")
+    ap.add_argument("--tls-cert", help="serve HTTPS with this certificate (PEM)")
+    ap.add_argument("--tls-key", help="the certificate's private key (PEM)")
+    ap.add_argument("--tls-client-ca",
+                    help="require a client certificate signed by this CA")
     a = ap.parse_args(argv)
+    if bool(a.tls_cert) != bool(a.tls_key) or (a.tls_client_ca and not a.tls_cert):
+        ap.error("--tls-cert and --tls-key go together; --tls-client-ca needs them")
+    ctx = make_ssl_context(a.tls_cert, a.tls_key, a.tls_client_ca) \
+        if a.tls_cert else None
     emu = Emulator(a.api_key, a.table, pass_ms=a.pass_ms,
                    prefix_max=a.prefix_max, pool=a.pool, replay_ms=a.replay_ms,
                    seal_rows=a.seal_rows, host=a.host, port=a.port,
-                   quiet=a.quiet)
-    server = Server((a.host, a.port), Handler)
+                   quiet=a.quiet, ssl_context=ctx)
+    server = make_server(a.host, a.port, ctx)
     server.emu = emu
     emu.server = server
     port = server.server_address[1]

@@ -458,6 +458,125 @@ class HttpTest(unittest.TestCase):
         self.assertIn("error", body)
 
 
+class TransportAdditionsTest(unittest.TestCase):
+    """large, close_mid_body rst, close_idle, IPv6 / dual-stack, TLS."""
+
+    def start(self, **kw):
+        e = emu_mod.Emulator(KEY, [("events", 1, 0)], quiet=True, **kw)
+        port = e.start()
+        self.addCleanup(e.stop)
+        return e, port
+
+    def ctl(self, port, path, body=None, host="127.0.0.1"):
+        c = http.client.HTTPConnection(host, port, timeout=5)
+        c.request("POST" if body is not None else "GET", "/_emulator/" + path,
+                  body=None if body is None else json.dumps(body))
+        r = c.getresponse()
+        data = json.loads(r.read() or b"null")
+        c.close()
+        return r.status, data
+
+    def test_large_streams_content_length(self):
+        _, port = self.start()
+        self.ctl(port, "faults", {"route": "get_lsm_stats", "action": "large",
+                                  "length": 3000000})
+        c = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
+        c.request("POST", "/v1/table/events/get_lsm_stats/", headers={"x-api-key": KEY})
+        r = c.getresponse()
+        self.assertEqual(r.getheader("Content-Length"), "3000000")
+        data = r.read()
+        self.assertEqual(len(data), 3000000)
+        self.assertTrue(data.startswith(b'{"lsm_stats"'))
+        c.close()
+        # the default is 512 MiB, announced but only sent while read
+        self.ctl(port, "faults", {"route": "get_lsm_stats", "action": "large"})
+        c = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
+        c.request("POST", "/v1/table/events/get_lsm_stats/", headers={"x-api-key": KEY})
+        r = c.getresponse()
+        self.assertEqual(int(r.getheader("Content-Length")), 512 * 1024 * 1024)
+        self.assertEqual(len(r.read(100000)), 100000)
+        c.close()
+
+    def test_close_mid_body_rst(self):
+        _, port = self.start()
+        self.ctl(port, "faults", {"route": "get_lsm_stats",
+                                  "action": "close_mid_body", "rst": True})
+        c = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
+        c.request("POST", "/v1/table/events/get_lsm_stats/", headers={"x-api-key": KEY})
+        with self.assertRaises((http.client.HTTPException, ConnectionError)):
+            c.getresponse().read()
+        c.close()
+
+    def test_close_idle_connections(self):
+        _, port = self.start()
+        c = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
+        c.request("POST", "/v1/table/events/get_lsm_stats/", headers={"x-api-key": KEY})
+        self.assertEqual(c.getresponse().read()[:12], b'{"lsm_stats"')
+        status, data = self.ctl(port, "connections/close_idle", {})
+        self.assertEqual((status, data), (200, {"ok": True, "closed": 1}))
+        time.sleep(0.1)
+        self.assertEqual(c.sock.recv(10), b"")   # the server closed it
+        c.close()
+        self.assertEqual(self.ctl(port, "connections/close_idle", {})[1]["closed"], 0)
+
+    def test_ipv6_and_dual_stack(self):
+        if not socket.has_ipv6:
+            self.skipTest("no IPv6")
+        _, port = self.start(host="::1")
+        self.assertEqual(self.ctl(port, "counts", host="::1")[0], 200)
+        with self.assertRaises(OSError):
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+        _, port = self.start(host="::")
+        for host in ("::1", "127.0.0.1"):
+            self.assertEqual(self.ctl(port, "counts", host=host)[0], 200)
+
+    def test_tls_and_client_certificates(self):
+        import ssl
+        d = tempfile.mkdtemp()
+        self.addCleanup(lambda: subprocess.run(["rm", "-rf", d]))
+
+        def openssl(*args):
+            subprocess.run(["openssl"] + list(args), check=True,
+                           capture_output=True, cwd=d)
+        openssl("req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1",
+                "-subj", "/CN=ca", "-keyout", "ca.key", "-out", "ca.crt")
+        with open(os.path.join(d, "san"), "w") as fh:
+            fh.write("subjectAltName=DNS:localhost,IP:127.0.0.1\n")
+        for who in ("server", "client"):
+            openssl("req", "-newkey", "rsa:2048", "-nodes", "-subj", "/CN=" + who,
+                    "-keyout", who + ".key", "-out", who + ".csr")
+            openssl("x509", "-req", "-days", "1", "-in", who + ".csr",
+                    "-CA", "ca.crt", "-CAkey", "ca.key", "-CAcreateserial",
+                    "-out", who + ".crt", *(["-extfile", "san"] if who == "server" else []))
+        p = lambda f: os.path.join(d, f)  # noqa: E731
+        _, port = self.start(ssl_context=emu_mod.make_ssl_context(
+            p("server.crt"), p("server.key"), p("ca.crt")))
+        ctx = ssl.create_default_context(cafile=p("ca.crt"))
+        # untrusted: refused by the client
+        with self.assertRaises(ssl.SSLError):
+            c = http.client.HTTPSConnection("127.0.0.1", port, timeout=5,
+                                            context=ssl.create_default_context())
+            c.request("GET", "/_emulator/counts")
+        # no client certificate: refused by the server
+        with self.assertRaises((ssl.SSLError, ConnectionError, http.client.HTTPException)):
+            c = http.client.HTTPSConnection("127.0.0.1", port, timeout=5, context=ctx)
+            c.request("GET", "/_emulator/counts")
+            c.getresponse().read()
+        ctx.load_cert_chain(p("client.crt"), p("client.key"))
+        c = http.client.HTTPSConnection("127.0.0.1", port, timeout=5, context=ctx)
+        c.request("POST", "/v1/table/events/flush_lsm/", headers={"x-api-key": KEY})
+        self.assertEqual(c.getresponse().status, 202)
+        c.close()
+        # a plain-HTTP client costs only its own connection
+        s = socket.create_connection(("127.0.0.1", port), timeout=5)
+        s.sendall(b"GET / HTTP/1.1\r\n\r\n")
+        s.close()
+        c = http.client.HTTPSConnection("127.0.0.1", port, timeout=5, context=ctx)
+        c.request("POST", "/v1/table/events/flush_lsm/", headers={"x-api-key": KEY})
+        self.assertEqual(c.getresponse().status, 202)
+        c.close()
+
+
 class StartCommandTest(unittest.TestCase):
     def test_start_command_listens_fast_and_stops_on_sigterm(self):
         script = os.path.join(os.path.dirname(os.path.abspath(__file__)), "lsm_emulator.py")

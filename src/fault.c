@@ -20,12 +20,16 @@
 #include "postgres.h"
 
 #include "fault.h"
+#include "lib/stringinfo.h"
 #include "lancelsm.h"
 #include "lsm_json.h"
 #include "utils/elog.h"
 
 /* The error-body code a draining node puts on its 503 answers. */
 #define LSM_CODE_DRAINING 19
+
+/* Shortest API key redacted from failures (lsm_fault_redact). */
+#define FAULT_REDACT_MIN 4
 
 /* Longest piece of a non-JSON body quoted in a detail. */
 #define FAULT_BODY_SNIPPET 120
@@ -86,6 +90,8 @@ fault_sqlstate(const LsmRequest *req)
 			return ERRCODE_FDW_UNABLE_TO_ESTABLISH_CONNECTION;
 		case LSM_TRANSPORT_FAILED:
 			return ERRCODE_CONNECTION_FAILURE;
+		case LSM_TRANSPORT_PROTOCOL:
+			return ERRCODE_PROTOCOL_VIOLATION;
 		case LSM_TRANSPORT_TOO_LARGE:
 			return ERRCODE_PROGRAM_LIMIT_EXCEEDED;
 		case LSM_TRANSPORT_TIMEOUT:
@@ -218,6 +224,9 @@ fault_transport_text(const LsmRequest *req)
 							lsm_max_response_size_kb);
 		case LSM_TRANSPORT_TIMEOUT:
 			return pstrdup("The statement's deadline passed.");
+		case LSM_TRANSPORT_PROTOCOL:
+			return psprintf("The server's answer is not valid HTTP: %s.",
+							req->curl_error);
 		default:
 			return psprintf("The exchange with the server failed: %s.",
 							req->curl_error);
@@ -265,6 +274,52 @@ lsm_fault_from_request(const LsmRequest *req, const char *action,
 	pfree(text);
 	return lsm_fault_new(fault_sqlstate(req), action, table_name, detail,
 						 fault_hint(req));
+}
+
+/*
+ * fault_redact_text: text with every occurrence of secret replaced by
+ * "***"; text itself (may be NULL) when it holds none, else a new palloc'd
+ * copy, the old one wiped and freed.
+ */
+static char *
+fault_redact_text(char *text, const char *secret)
+{
+	size_t		slen = strlen(secret);
+	StringInfoData buf;
+	const char *p;
+	const char *hit;
+
+	if (text == NULL || strstr(text, secret) == NULL)
+		return text;
+	initStringInfo(&buf);
+	for (p = text; (hit = strstr(p, secret)) != NULL; p = hit + slen)
+	{
+		appendBinaryStringInfo(&buf, p, hit - p);
+		appendStringInfoString(&buf, "***");
+	}
+	appendStringInfoString(&buf, p);
+	explicit_bzero(text, strlen(text));
+	pfree(text);
+	return buf.data;
+}
+
+/*
+ * lsm_fault_redact: remove the API key (secret; NULL or empty: nothing to
+ * do) from a failure's message, detail and hint.  The server's own text
+ * and a decoder's quote of the body land in the detail, and a hostile or
+ * confused server may echo the key it was sent.  Keys shorter than
+ * FAULT_REDACT_MIN bytes are left alone: replacing every "k" or "ab" would
+ * garble the message's own words, and such a key protects nothing.
+ */
+void
+lsm_fault_redact(LsmFailure *failure, const char *secret)
+{
+	if (failure == NULL || secret == NULL ||
+		strlen(secret) < FAULT_REDACT_MIN)
+		return;
+	failure->message = fault_redact_text(failure->message, secret);
+	failure->detail = fault_redact_text(failure->detail, secret);
+	failure->hint = fault_redact_text(failure->hint, secret);
 }
 
 /*

@@ -34,6 +34,7 @@ typedef struct LsmFailure
 } LsmFailure;
 
 extern LsmVerdict lsm_fault_verdict(const LsmRequest *req);
+extern void lsm_fault_redact(LsmFailure *failure, const char *secret);
 extern LsmFailure *lsm_fault_from_request(const LsmRequest *req,
 										  const char *action,
 										  const char *table_name,

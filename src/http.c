@@ -155,6 +155,45 @@ lsm_http_prepare(LsmRequest *req, const LsmConfig *config, LsmRoute route,
 }
 
 /*
+ * http_grow_buffer: req->response resized to newcap bytes (allocated in
+ * req->cxt when there is none yet); NULL when out of memory, the old
+ * buffer then intact.  Never raises: called from a curl callback.
+ *
+ * The buffer is resized in place (repalloc: realloc(), which extends the
+ * block or mremap()s it) rather than copied into a new one: with
+ * allocate-copy-free, glibc kept the freed smaller buffers in its heap
+ * and an endless body peaked at twice lancelsm.max_response_size (t/004).
+ */
+static char *
+http_grow_buffer(LsmRequest *req, size_t newcap)
+{
+	MemoryContext oldcxt = CurrentMemoryContext;
+	char	   *volatile grown = NULL;
+
+	if (req->response == NULL)
+		return MemoryContextAllocExtended(req->cxt, newcap,
+										  MCXT_ALLOC_HUGE | MCXT_ALLOC_NO_OOM);
+
+	/*
+	 * repalloc_extended(MCXT_ALLOC_NO_OOM) is missing from older PG 15
+	 * minor releases: turn repalloc_huge's out-of-memory error into NULL
+	 * here, so that nothing is raised through libcurl.
+	 */
+	PG_TRY();
+	{
+		grown = repalloc_huge(req->response, newcap);
+	}
+	PG_CATCH();
+	{
+		MemoryContextSwitchTo(oldcxt);
+		FlushErrorState();
+		grown = NULL;
+	}
+	PG_END_TRY();
+	return grown;
+}
+
+/*
  * http_write_cb: curl's body callback.  Appends to req->response, enforcing
  * lancelsm.max_response_size while reading.  Never raises: on the cap or
  * out of memory it records why and returns 0, which makes curl abort the
@@ -179,17 +218,11 @@ http_write_cb(char *data, size_t size, size_t nmemb, void *userdata)
 
 		newcap = Max(newcap, 1024);
 		newcap = Min(newcap, cap_bytes + 1);
-		grown = MemoryContextAllocExtended(req->cxt, newcap,
-										   MCXT_ALLOC_HUGE | MCXT_ALLOC_NO_OOM);
+		grown = http_grow_buffer(req, newcap);
 		if (grown == NULL)
 		{
 			strlcpy(req->curl_error, "out of memory", LSM_CURL_ERROR_LEN);
 			return 0;
-		}
-		if (req->response)
-		{
-			memcpy(grown, req->response, req->response_len);
-			pfree(req->response);
 		}
 		req->response = grown;
 		req->response_cap = newcap;
@@ -408,6 +441,10 @@ lsm_http_finished(LsmRequest *req, int curl_code, TimestampTz deadline)
 			 code == CURLE_URL_MALFORMAT ||
 			 (code == CURLE_OPERATION_TIMEDOUT && req->status == 0))
 		req->transport = LSM_TRANSPORT_CONNECT;
+	else if (code == CURLE_WEIRD_SERVER_REPLY ||
+			 code == CURLE_BAD_CONTENT_ENCODING)
+		/* e.g. a header line without a colon, a bad status line */
+		req->transport = LSM_TRANSPORT_PROTOCOL;
 	else
 		req->transport = LSM_TRANSPORT_FAILED;
 	if (req->curl_error[0] == '\0' && code != CURLE_OK)

@@ -38,6 +38,7 @@ typedef enum LsmTransport
 	LSM_TRANSPORT_OK,			/* a complete HTTP answer was read */
 	LSM_TRANSPORT_CONNECT,		/* never reached the server: DNS, connect, TLS */
 	LSM_TRANSPORT_FAILED,		/* reached it, then the exchange broke */
+	LSM_TRANSPORT_PROTOCOL,		/* the answer is not valid HTTP */
 	LSM_TRANSPORT_TOO_LARGE,	/* the answer passed lancelsm.max_response_size */
 	LSM_TRANSPORT_TIMEOUT		/* the statement's deadline passed */
 } LsmTransport;

@@ -25,7 +25,9 @@ use Time::HiRes qw(time sleep);
 
 our @EXPORT = qw(start_emulator emu emu_reset emu_counts wait_for_request
   setup_node open_session timed_query send_query finish_query
-  backend_emulator_sockets $API_KEY);
+  backend_emulator_sockets $API_KEY
+  start_extra_emulator stop_extra_emulator emu_at backend_rss_kb
+  reset_peak_rss sqlstate_of setup_node_conf);
 
 our $API_KEY = 'tap-secret-key';
 
@@ -70,10 +72,130 @@ sub start_emulator
 	return $emu_port;
 }
 
+# Extra emulators (start_extra_emulator): a hash per instance with pid,
+# port, host and log; all still running are stopped in END.
+my @extra_emulators;
+
+# start_extra_emulator: start one more emulator with the options of
+# start_emulator plus @args (e.g. '--host', '::1', or '--tls-cert', FILE,
+# '--tls-key', FILE); (host => H) names the address its control API is
+# reached at, (port => P) asks for that port (a restart on the same port).
+# Returns the instance (a hash: pid, port, host, log).
+sub start_extra_emulator
+{
+	my (%opt) = @_;
+	my $root = File::Spec->rel2abs("$FindBin::RealBin/..");
+	my $tmp = PostgreSQL::Test::Utils::tempdir('emulator');
+	my $port_file = "$tmp/port";
+	my $log = "$tmp/emulator.log";
+	my @args = @{ $opt{args} || [] };
+	my $pid = fork();
+
+	die "fork: $!" unless defined $pid;
+	if ($pid == 0)
+	{
+		open(STDOUT, '>>', $log) or POSIX::_exit(127);
+		open(STDERR, '>>', $log) or POSIX::_exit(127);
+		exec('python3', "$root/emulator/lsm_emulator.py",
+			'--port', $opt{port} // 0, '--port-file', $port_file,
+			'--api-key', $opt{api_key} // $API_KEY, '--table', 'events:1',
+			'--pass-ms', '100', @args)
+		  or POSIX::_exit(127);
+	}
+	my $inst = { pid => $pid, host => $opt{host} // '127.0.0.1', log => $log };
+	push @extra_emulators, $inst;
+	my $until = time() + 10;
+	while (!-s $port_file && time() < $until)
+	{
+		die "emulator exited early, see $log: "
+		  . PostgreSQL::Test::Utils::slurp_file($log)
+		  if waitpid($pid, POSIX::WNOHANG()) == $pid;
+		sleep(0.02);
+	}
+	die "emulator did not write $port_file within 10 s, see $log"
+	  unless -s $port_file;
+	$inst->{port} = PostgreSQL::Test::Utils::slurp_file($port_file);
+	chomp $inst->{port};
+	note "extra emulator pid $pid on $inst->{host} port $inst->{port}";
+	return $inst;
+}
+
+# stop_extra_emulator: SIGTERM an extra emulator and wait (at most 5 s,
+# then SIGKILL) until it is gone.
+sub stop_extra_emulator
+{
+	my ($inst) = @_;
+
+	return unless $inst->{pid};
+	kill('TERM', $inst->{pid});
+	my $until = time() + 5;
+	while (waitpid($inst->{pid}, POSIX::WNOHANG()) == 0 && time() < $until)
+	{
+		sleep(0.02);
+	}
+	if (kill(0, $inst->{pid}))
+	{
+		kill('KILL', $inst->{pid});
+		waitpid($inst->{pid}, 0);
+	}
+	$inst->{pid} = 0;
+}
+
+# emu_at: a control API request to an extra (plain-HTTP) emulator.
+sub emu_at
+{
+	my ($inst, $method, $path, $body) = @_;
+	my %opt = (headers => { 'content-type' => 'application/json' });
+	my $host = $inst->{host} =~ /:/ ? "[$inst->{host}]" : $inst->{host};
+
+	$opt{content} = encode_json($body) if defined $body;
+	my $res = $http->request($method, "http://$host:$inst->{port}$path", \%opt);
+	die "emulator $method $path: $res->{status} $res->{content}"
+	  unless $res->{status} == 200;
+	return decode_json($res->{content});
+}
+
+# backend_rss_kb: (VmRSS, VmHWM) of a process in kB, from /proc.
+sub backend_rss_kb
+{
+	my ($pid) = @_;
+	my ($rss, $hwm);
+
+	open(my $fh, '<', "/proc/$pid/status") or die "/proc/$pid/status: $!";
+	while (<$fh>)
+	{
+		$rss = $1 if /^VmRSS:\s+(\d+)/;
+		$hwm = $1 if /^VmHWM:\s+(\d+)/;
+	}
+	close $fh;
+	return ($rss, $hwm);
+}
+
+# reset_peak_rss: reset VmHWM of a process to its current RSS (same user).
+sub reset_peak_rss
+{
+	my ($pid) = @_;
+
+	open(my $fh, '>', "/proc/$pid/clear_refs") or die "clear_refs: $!";
+	print $fh "5\n";
+	close $fh;
+}
+
+# sqlstate_of: the SQLSTATE of the first ERROR or FATAL in psql's
+# verbose stderr, or '' when there is none.
+sub sqlstate_of
+{
+	my ($err) = @_;
+
+	return $err =~ /(?:ERROR|FATAL):\s+([0-9A-Z]{5}):/ ? $1 : '';
+}
+
 END
 {
 	# keep the test's exit status: waitpid below sets $?
 	local $?;
+
+	stop_extra_emulator($_) for grep { $$ == $emu_owner } @extra_emulators;
 
 	if ($emu_pid && $$ == $emu_owner)
 	{
@@ -134,6 +256,27 @@ sub setup_node
 	my $node = PostgreSQL::Test::Cluster->new($name);
 
 	$node->init;
+	$node->start;
+	$node->safe_psql('postgres', qq{
+		CREATE EXTENSION lancelsm;
+		CREATE SERVER emu FOREIGN DATA WRAPPER lancelsm
+		  OPTIONS (database 'mydb', host_override 'http://127.0.0.1:$port');
+		CREATE USER MAPPING FOR PUBLIC SERVER emu OPTIONS (api_key '$API_KEY');
+	}, timeout => 30);
+	return $node;
+}
+
+# setup_node_conf: like setup_node, with $conf appended to
+# postgresql.conf before the first start, and lancelsm preloaded (so the
+# extension works whether or not it needs shared_preload_libraries).
+sub setup_node_conf
+{
+	my ($name, $port, $conf) = @_;
+	my $node = PostgreSQL::Test::Cluster->new($name);
+
+	$node->init;
+	$node->append_conf('postgresql.conf',
+		"shared_preload_libraries = 'lancelsm'\n" . ($conf // ''));
 	$node->start;
 	$node->safe_psql('postgres', qq{
 		CREATE EXTENSION lancelsm;
