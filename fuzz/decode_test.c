@@ -1,7 +1,8 @@
 /*-------------------------------------------------------------------------
  *
  * decode_test.c
- *		Standalone unit tests of src/lsm_json.c (no PostgreSQL backend).
+ *		Standalone unit tests of src/lsm_stats_json.c and src/lsm_json.c
+ *		(no PostgreSQL backend).
  *
  * Runs a table of get_lsm_stats bodies through lsm_json_decode_stats and
  * checks either the exact decoded values or that the decoder refuses the
@@ -9,7 +10,8 @@
  * lsm_json_decode_error and lsm_json_stats_request_body, and times the
  * decoding of a 10,000-bucket / 100,000-generation answer.  After every
  * case the palloc arena (harness_palloc.c) must be empty once freed, and
- * under valgrind nothing may leak (jansson's trees included).
+ * under valgrind nothing may leak (the JSON parser's state and jansson's
+ * trees included).
  *
  * Prints "N passed, M failed" and exits non-zero when a check fails.  Set
  * DECODE_TEST_NO_TIMING=1 to skip the timing bound (valgrind does).
@@ -481,10 +483,10 @@ test_bad_bodies(void)
 	expect_fail("two documents", "{\"lsm_stats\": null}{\"lsm_stats\": null}",
 				1, "response body is not valid JSON: end of file expected");
 	expect_fail("duplicate key", "{\"lsm_stats\": null, \"lsm_stats\": null}",
-				1, "response body is not valid JSON: duplicate object key");
+				1, "field \"lsm_stats\" is a duplicate object key");
 	expect_fail("duplicate nested key",
 				"{\"lsm_stats\": {\"buckets\": [], \"buckets\": []}}", 1,
-				"duplicate object key");
+				"field \"lsm_stats.buckets\" is a duplicate object key");
 	expect_fail("invalid UTF-8", "{\"lsm_stats\": null, \"x\": \"\xc3\x28\"}",
 				1, "response body is not valid JSON: ");
 	expect_fail("invalid UTF-8 key", "{\"lsm_\xff\": null}", 1,
@@ -498,11 +500,44 @@ test_bad_bodies(void)
 					"response body is not valid JSON: ");
 	expect_fail("NUL in key", "{\"lsm_stats\\u0000\": null}", 1,
 				"response body is not valid JSON: ");
-	expect_fail("too big", "{\"lsm_stats\": null, \"x\": 9223372036854775808}",
-				1, "response body holds an integer outside the supported range 0..9223372036854775807: too big integer");
-	expect_fail("too big negative",
-				"{\"lsm_stats\": null, \"x\": -9223372036854775809}", 1,
-				"response body holds an integer outside the supported range");
+	/* numbers of unrecognized members are not looked at */
+	{
+		LsmStats	s;
+
+		expect_ok("big unknown", "{\"lsm_stats\": null, \"x\": 1e999, "
+				  "\"y\": -99999999999999999999999, "
+				  "\"z\": 99999999999999999999999}", 1, &s);
+		end_case("big unknown");
+	}
+	/* duplicate unrecognized members are ignored */
+	{
+		LsmStats	s;
+
+		expect_ok("duplicate unknown", "{\"x\": 1, \"lsm_stats\": null, "
+				  "\"x\": [2]}", 1, &s);
+		end_case("duplicate unknown");
+	}
+	expect_fail("trailing garbage after array", "[] x", 1,
+				"response body is not valid JSON: end of file expected");
+	expect_fail("invalid escape", "{\"lsm_stats\": null, \"x\": \"\\q\"}", 1,
+				"response body is not valid JSON: ");
+	expect_fail("lone surrogate", "{\"lsm_stats\": null, \"x\": \"\\ud800\"}",
+				1, "response body is not valid JSON: ");
+	expect_fail("overlong UTF-8", "{\"lsm_stats\": null, \"x\": \"\xc0\xaf\"}",
+				1, "response body is not valid JSON: invalid UTF-8");
+	expect_fail("UTF-8 surrogate", "{\"lsm_stats\": null, \"x\": \"\xed\xa0\x80\"}",
+				1, "response body is not valid JSON: invalid UTF-8");
+	expect_fail("NUL in nested key",
+				"{\"lsm_stats\": null, \"x\": [{\"a\\u0000\": 1}]}", 1,
+				"response body is not valid JSON: NUL byte in object key");
+	{
+		LsmStats	s;
+
+		expect_ok("escaped backslash before u0000",
+				  "{\"lsm_stats\": {\"buckets\": []}, \"x\": \"\\\\u0000\"}",
+				  1, &s);
+		end_case("escaped backslash before u0000");
+	}
 
 	deep = malloc(100001);
 	for (i = 0; i < 100000; i++)
@@ -626,9 +661,54 @@ test_bad_fields(void)
 	expect_mutation_fails("NUL in index", 'm', "indexes", "[\"a\", \"b\\u0000\"]",
 						  "field \"lsm_stats.buckets[2].memtables[0].indexes[1]\" contains a NUL character");
 	expect_mutation_fails("too big in bucket", 'b', "writer_epoch",
-						  "18446744073709551615", "too big integer");
+						  "18446744073709551616",
+						  "field \"lsm_stats.buckets[2].writer_epoch\" is out of range for an unsigned 64-bit integer");
+	expect_mutation_fails("much too big in generation", 'g', "bytes",
+						  "123456789012345678901234567890",
+						  "field \"lsm_stats.buckets[2].generations[0].bytes\" is out of range for an unsigned 64-bit integer");
+	expect_mutation_fails("too small in memtable", 'm', "rows",
+						  "-18446744073709551616",
+						  "field \"lsm_stats.buckets[2].memtables[0].rows\" is not an unsigned 64-bit integer");
 	expect_mutation_fails("duplicate in bucket", 'b', "shard_id_x\": 1, \"writer_epoch",
-						  "3", "duplicate object key");
+						  "3", "field \"lsm_stats.buckets[2].writer_epoch\" is a duplicate object key");
+	expect_mutation_fails("duplicate in generation", 'g', "x\": 1, \"bytes",
+						  "3", "field \"lsm_stats.buckets[2].generations[0].bytes\" is a duplicate object key");
+	expect_mutation_fails("duplicate in memtable", 'm', "x\": [], \"batches",
+						  "3", "field \"lsm_stats.buckets[2].memtables[0].batches\" is a duplicate object key");
+	expect_mutation_fails("deep in unknown member", 'b', "future",
+						  "[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[["
+						  "]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]",
+						  "response body is not valid JSON: maximum parsing depth reached");
+	/* the full range of unsigned 64-bit integers, and "-0" (as before) */
+	{
+		Mutation	m = {'b', "writer_epoch", "18446744073709551615"};
+		Mutation	z = {'g', "bytes", "-0"};
+		char	   *body = standard_body(&m);
+		LsmStats	s;
+
+		if (expect_ok("UINT64_MAX", body, 1, &s))
+			check(s.buckets[2].writer_epoch == UINT64_MAX, "UINT64_MAX",
+				  "writer_epoch %" PRIu64, s.buckets[2].writer_epoch);
+		end_case("UINT64_MAX");
+		free(body);
+		body = standard_body(&z);
+		if (expect_ok("minus zero", body, 1, &s))
+			check(s.buckets[2].generations[0].bytes == 0, "minus zero",
+				  "bytes %" PRIu64, s.buckets[2].generations[0].bytes);
+		end_case("minus zero");
+		free(body);
+	}
+	/* an unrecognized member with a deep but allowed value is skipped */
+	{
+		Mutation	m = {'m', "future", "{\"a\": [[{\"b\": [1, {}]}]], \"c\": null}"};
+		char	   *body = standard_body(&m);
+		LsmStats	s;
+
+		if (expect_ok("unknown nested member", body, 1, &s))
+			check_standard_bucket("unknown nested member", &s.buckets[2], 2, 1);
+		end_case("unknown nested member");
+		free(body);
+	}
 
 	/* memtables null is an error for a Sealed bucket too */
 	expect_fail("sealed memtables null",

@@ -1,7 +1,8 @@
 /*-------------------------------------------------------------------------
  *
  * fuzz_decode.c
- *		libFuzzer target for the decoders of src/lsm_json.c.
+ *		libFuzzer target for the decoders of src/lsm_stats_json.c and
+ *		src/lsm_json.c.
  *
  * Feeds each input to lsm_json_decode_stats (with and without generation
  * rows) and to lsm_json_decode_error, walks every decoded value so that a
@@ -22,7 +23,7 @@ int			LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 /* Touch every decoded value; abort when a promise of lsm_json.h is broken. */
 static void
-fuzz_walk_stats(const LsmStats *s)
+fuzz_walk_stats(const LsmStats *s, bool with_rows)
 {
 	int			i,
 				j,
@@ -40,7 +41,8 @@ fuzz_walk_stats(const LsmStats *s)
 			(!b->has_memtables && strcmp(b->status, "Sealed") != 0))
 			abort();
 		for (j = 0; j < b->ngenerations; j++)
-			if (b->generations[j].bytes > INT64_MAX)
+			if (b->generations[j].has_rows != with_rows ||
+				(!with_rows && b->generations[j].rows != 0))
 				abort();
 		for (j = 0; j < b->nmemtables; j++)
 			for (k = 0; k < b->memtables[j].nindexes; k++)
@@ -57,7 +59,7 @@ fuzz_stats(const char *body, size_t size, bool with_rows)
 
 	if (lsm_json_decode_stats(body, size, with_rows, &s, errbuf,
 							  sizeof(errbuf)))
-		fuzz_walk_stats(&s);
+		fuzz_walk_stats(&s, with_rows);
 	else if (errbuf[0] == '\0' || strchr(errbuf, '\n') != NULL ||
 			 s.enabled || s.buckets != NULL)
 		abort();

@@ -1,12 +1,13 @@
 /*-------------------------------------------------------------------------
  *
  * harness_palloc.c
- *		A standalone palloc for linking src/lsm_json.c outside a backend.
+ *		A standalone palloc for linking the decoders outside a backend.
  *
- * The decoder calls palloc, palloc0 and pstrdup, and postgres.h (through
- * port.h) turns its snprintf calls into pg_snprintf.  This file provides
- * those symbols, plus pfree and repalloc for completeness, on top of malloc.
- * It includes postgres.h so the compiler checks every definition against
+ * src/lsm_stats_json.c, src/lsm_json.c and the frontend JSON parser of
+ * libpgcommon (common/jsonapi.c) call palloc, palloc0, pstrdup, pfree and
+ * repalloc.  This file provides them on top of malloc, in place of
+ * libpgcommon's fe_memutils (pg_snprintf comes from libpgport).  It also
+ * counts the bytes held, for the memory figure of decode_mem.c.  It includes postgres.h so the compiler checks every definition against
  * PostgreSQL's own prototype.  Allocation failure aborts, as palloc's
  * ERROR would end the statement.
  *
@@ -24,9 +25,7 @@
 
 #include "harness_palloc.h"
 
-/* Undo port.h's redirections: pg_snprintf is implemented with libc's. */
-#undef snprintf
-#undef vsnprintf
+/* Undo port.h's redirection: report with libc's fprintf. */
 #undef fprintf
 
 /* The header in front of every block; the union keeps blocks max-aligned. */
@@ -36,12 +35,15 @@ typedef union HarnessBlock
 	{
 		union HarnessBlock *prev;
 		union HarnessBlock *next;
+		size_t		size;		/* bytes requested by the caller */
 	}			link;
 	max_align_t align;
 } HarnessBlock;
 
 static HarnessBlock *harness_blocks = NULL;
 static size_t harness_nblocks = 0;
+static size_t harness_bytes = 0;	/* bytes requested by live blocks */
+static size_t harness_peak = 0; /* the high-water mark of harness_bytes */
 
 static void *harness_alloc(Size size, bool zero);
 static void harness_unlink(HarnessBlock *block);
@@ -57,6 +59,9 @@ harness_link(HarnessBlock *block)
 		harness_blocks->link.prev = block;
 	harness_blocks = block;
 	harness_nblocks++;
+	harness_bytes += block->link.size;
+	if (harness_bytes > harness_peak)
+		harness_peak = harness_bytes;
 }
 
 /* Remove block from the live list. */
@@ -70,6 +75,7 @@ harness_unlink(HarnessBlock *block)
 	if (block->link.next != NULL)
 		block->link.next->link.prev = block->link.prev;
 	harness_nblocks--;
+	harness_bytes -= block->link.size;
 }
 
 /* Allocate size bytes (zeroed if zero) in the arena; aborts on failure. */
@@ -86,6 +92,7 @@ harness_alloc(Size size, bool zero)
 				(size_t) size);
 		abort();
 	}
+	block->link.size = size;
 	harness_link(block);
 	return block + 1;
 }
@@ -141,20 +148,9 @@ repalloc(void *pointer, Size size)
 				(size_t) size);
 		abort();
 	}
+	moved->link.size = size;
 	harness_link(moved);
 	return moved + 1;
-}
-
-int
-pg_snprintf(char *str, size_t count, const char *fmt,...)
-{
-	va_list		args;
-	int			len;
-
-	va_start(args, fmt);
-	len = vsnprintf(str, count, fmt, args);
-	va_end(args);
-	return len;
 }
 
 void
@@ -168,10 +164,31 @@ harness_free_all(void)
 		free(block);
 	}
 	harness_nblocks = 0;
+	harness_bytes = 0;
 }
 
 size_t
 harness_live_blocks(void)
 {
 	return harness_nblocks;
+}
+
+/* Bytes requested by live blocks, and their high-water mark. */
+size_t
+harness_live_bytes(void)
+{
+	return harness_bytes;
+}
+
+size_t
+harness_peak_bytes(void)
+{
+	return harness_peak;
+}
+
+/* Restart the high-water mark from the current live bytes. */
+void
+harness_reset_peak(void)
+{
+	harness_peak = harness_bytes;
 }

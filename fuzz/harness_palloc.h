@@ -3,9 +3,9 @@
  * harness_palloc.h
  *		The arena of the standalone palloc used by the fuzz/ programs.
  *
- * harness_palloc.c implements palloc, palloc0, pstrdup, pfree, repalloc and
- * pg_snprintf on top of malloc, so that src/lsm_json.c links without a
- * PostgreSQL backend.  Every live allocation is kept in one list, which
+ * harness_palloc.c implements palloc, palloc0, pstrdup, pfree and repalloc
+ * on top of malloc, so that the decoders of src/ link without a PostgreSQL
+ * backend.  Every live allocation is kept in one list, which
  * harness_free_all releases in one go (the equivalent of resetting the
  * caller's memory context), so valgrind and LeakSanitizer see no leaks.
  *
@@ -21,5 +21,10 @@ extern void harness_free_all(void);
 
 /* Number of blocks currently allocated (for leak assertions). */
 extern size_t harness_live_blocks(void);
+
+/* Bytes requested by live blocks; their high-water mark; restart it. */
+extern size_t harness_live_bytes(void);
+extern size_t harness_peak_bytes(void);
+extern void harness_reset_peak(void);
 
 #endif							/* HARNESS_PALLOC_H */

@@ -3,7 +3,9 @@
  * lsm_json.h
  *		Strict decoding of get_lsm_stats answers and of error bodies.
  *
- * Implemented with jansson in src/lsm_json.c.  The functions allocate their
+ * lsm_json_decode_stats streams through PostgreSQL's JSON parser
+ * (src/lsm_stats_json.c); lsm_json_decode_error and the request body use
+ * jansson (src/lsm_json.c).  The functions allocate their
  * results with palloc in CurrentMemoryContext and never raise an error for
  * bad input: they return false and write a one-line description naming the
  * offending field into errbuf.  That keeps them usable from a standalone
