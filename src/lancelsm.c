@@ -4,9 +4,10 @@
  *		Module entry: _PG_init with the lancelsm.* settings, and the SQL
  *		functions lancelsm_flush, lancelsm_compact and lancelsm_checkpoint.
  *
- * The set-returning stats functions are in src/stats.c, option handling
- * in src/option.c, the checkpoint loop in src/checkpoint.c and src/task.c,
- * the HTTP client in src/http.c.
+ * The set-returning stats functions are in src/stats.c, the declared
+ * tables and the functions over all of them in src/declared.c, option
+ * handling in src/option.c, the checkpoint loop in src/checkpoint.c and
+ * src/task.c, the HTTP client in src/http.c.
  *
  *-------------------------------------------------------------------------
  */
@@ -17,6 +18,7 @@
 #include "fmgr.h"
 #include "lancelsm.h"
 #include "option.h"
+#include "progress.h"
 #include "task.h"
 #include "funcapi.h"
 #include "utils/array.h"
@@ -54,7 +56,10 @@ define_int_setting(const char *name, const char *description, int *var,
 
 /*
  * _PG_init: initialise libcurl once per process and define the settings.
- * Installs no signal handler.
+ * Installs no signal handler.  Loaded by shared_preload_libraries, it also
+ * defines lancelsm.max_progress_entries and lancelsm.max_history_entries
+ * and installs the shared memory hooks of progress and history
+ * (src/progress.c).
  */
 void
 _PG_init(void)
@@ -89,15 +94,16 @@ _PG_init(void)
 					   "Sets the largest response body accepted from a LanceDB server.",
 					   &lsm_max_response_size_kb, 64 * 1024, 1, 1024 * 1024,
 					   GUC_UNIT_KB);
+	lsm_progress_shmem_init();
 	MarkGUCPrefixReserved("lancelsm");
 }
 
 /*
  * lsm_table_name_problem: why a table identifier is refused (empty, or
  * over LSM_MAX_TABLE_NAME bytes) as a 22023 failure, or NULL when it is
- * acceptable.
+ * acceptable.  Raises nothing.
  */
-static LsmFailure *
+LsmFailure *
 lsm_table_name_problem(const char *name)
 {
 	size_t		len = strlen(name);
@@ -217,9 +223,6 @@ lancelsm_checkpoint(PG_FUNCTION_ARGS)
 	PG_RETURN_VOID();
 }
 
-/* Columns of lancelsm_checkpoint(text, text[]). */
-#define CHECKPOINT_MANY_COLS 7
-
 /*
  * checkpoint_many_tasks: one checkpoint task per distinct, non-NULL table
  * name of the array, in order of first appearance, without a config yet.
@@ -262,31 +265,56 @@ checkpoint_many_tasks(ArrayType *names, LsmTask ***tasks_out)
 }
 
 /*
- * checkpoint_many_row: the result row of one finished task.
+ * lsm_failure_columns: a failure as two text columns, its SQLSTATE and its
+ * message ("errmsg: errdetail"), into values/nulls[0..1]; both NULL when
+ * failure is NULL.
  */
-static void
-checkpoint_many_row(ReturnSetInfo *rsinfo, const LsmTask *task)
+void
+lsm_failure_columns(const LsmFailure *f, Datum *values, bool *nulls)
 {
-	Datum		values[CHECKPOINT_MANY_COLS];
-	bool		nulls[CHECKPOINT_MANY_COLS] = {0};
-	const LsmFailure *f = task->failure;
+	nulls[0] = nulls[1] = (f == NULL);
+	if (f == NULL)
+		return;
+	values[0] = CStringGetTextDatum(unpack_sql_state(f->sqlerrcode));
+	values[1] = CStringGetTextDatum(f->detail ?
+									psprintf("%s: %s", f->message, f->detail) :
+									f->message);
+}
 
+/*
+ * lsm_checkpoint_row_values: the LSM_CHECKPOINT_ROW_COLS columns of a finished
+ * checkpoint task (table_name, ok, sqlstate, message, elapsed, passes,
+ * polls) into values/nulls[0..6]; elapsed is NULL for a task that never
+ * started.
+ */
+void
+lsm_checkpoint_row_values(const LsmTask *task, Datum *values, bool *nulls)
+{
 	values[0] = CStringGetTextDatum(task->table_name);
-	values[1] = BoolGetDatum(f == NULL);
-	if (f)
-	{
-		values[2] = CStringGetTextDatum(unpack_sql_state(f->sqlerrcode));
-		values[3] = CStringGetTextDatum(f->detail ?
-										psprintf("%s: %s", f->message, f->detail) :
-										f->message);
-	}
-	nulls[2] = nulls[3] = (f == NULL);
+	nulls[0] = false;
+	values[1] = BoolGetDatum(task->failure == NULL);
+	nulls[1] = false;
+	lsm_failure_columns(task->failure, values + 2, nulls + 2);
 	values[4] = DirectFunctionCall2(timestamp_mi,
 									TimestampTzGetDatum(task->finished_at),
 									TimestampTzGetDatum(task->started_at));
 	nulls[4] = (task->started_at == 0);
 	values[5] = Int32GetDatum(task->passes);
+	nulls[5] = false;
 	values[6] = Int32GetDatum(task->polls);
+	nulls[6] = false;
+}
+
+/*
+ * checkpoint_many_row: the result row of one finished task.
+ */
+static void
+checkpoint_many_row(ReturnSetInfo *rsinfo, const LsmTask *task)
+{
+	Datum		values[LSM_CHECKPOINT_ROW_COLS];
+	bool		nulls[LSM_CHECKPOINT_ROW_COLS];
+
+	lsm_checkpoint_row_values(task, values, nulls);
 	tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 }
 

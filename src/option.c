@@ -37,6 +37,7 @@
 #include "utils/syscache.h"
 #include "utils/varlena.h"
 
+#include "fault.h"
 #include "option.h"
 
 /* Name of the foreign-data wrapper the extension script creates. */
@@ -585,46 +586,84 @@ lancelsm_fdw_validator(PG_FUNCTION_ARGS)
 }
 
 /*
- * option_get_server
- *		Look up server server_name, check that it belongs to the lancelsm
- *		wrapper and that the current role may use it.
- *
- * Errors: 42704 unknown server, 42809 server of another wrapper, 42501 no
- * USAGE privilege.
+ * option_failure
+ *		A failure (src/fault.h) with the given errmsg, detail and hint (the
+ *		latter two may be NULL), for the non-raising resolver.
  */
-static ForeignServer *
-option_get_server(const char *server_name)
+static LsmFailure *
+option_failure(int sqlerrcode, char *message, char *detail, char *hint)
 {
-	ForeignServer *server = GetForeignServerByName(server_name, false);
-	ForeignDataWrapper *fdw = GetForeignDataWrapper(server->fdwid);
-	AclResult	aclresult;
+	LsmFailure *failure = palloc0(sizeof(LsmFailure));
 
-	if (strcmp(fdw->fdwname, LSM_FDW_NAME) != 0)
-		ereport(ERROR,
-				errcode(ERRCODE_WRONG_OBJECT_TYPE),
-				errmsg("server \"%s\" is not a lancelsm server",
-					   server->servername),
-				errdetail("Server \"%s\" uses foreign-data wrapper \"%s\".",
-						  server->servername, fdw->fdwname));
-
-	aclresult = pg_foreign_server_aclcheck(server->serverid, GetUserId(),
-										   ACL_USAGE);
-	if (aclresult != ACLCHECK_OK)
-		aclcheck_error(aclresult, OBJECT_FOREIGN_SERVER, server->servername);
-
-	return server;
+	failure->sqlerrcode = sqlerrcode;
+	failure->message = message;
+	failure->detail = detail;
+	failure->hint = hint;
+	return failure;
 }
 
 /*
- * option_get_user_mapping
- *		The user mapping of the current role for server, else its PUBLIC
- *		mapping.
- *
- * PostgreSQL 15's GetUserMapping reports a missing mapping without naming
- * the server, so look for one first and raise 42704 naming both.
+ * option_server_problem
+ *		Look up server server_name and check that it belongs to the lancelsm
+ *		wrapper and, when check_usage, that the current role may use it.
+ *		Returns NULL and sets *server_out, or the failure without raising:
+ *		42704 unknown server, 42809 server of another wrapper, 42501 no USAGE
+ *		privilege.
  */
-static UserMapping *
-option_get_user_mapping(ForeignServer *server)
+static LsmFailure *
+option_server_problem(const char *server_name, bool check_usage,
+					  ForeignServer **server_out)
+{
+	ForeignServer *server = GetForeignServerByName(server_name, true);
+	ForeignDataWrapper *fdw;
+
+	if (server == NULL)
+		return option_failure(ERRCODE_UNDEFINED_OBJECT,
+							  psprintf("server \"%s\" does not exist",
+									   server_name),
+							  NULL, NULL);
+	fdw = GetForeignDataWrapper(server->fdwid);
+	if (strcmp(fdw->fdwname, LSM_FDW_NAME) != 0)
+		return option_failure(ERRCODE_WRONG_OBJECT_TYPE,
+							  psprintf("server \"%s\" is not a lancelsm server",
+									   server->servername),
+							  psprintf("Server \"%s\" uses foreign-data wrapper \"%s\".",
+									   server->servername, fdw->fdwname),
+							  NULL);
+	if (check_usage &&
+		pg_foreign_server_aclcheck(server->serverid, GetUserId(),
+								   ACL_USAGE) != ACLCHECK_OK)
+		return option_failure(ERRCODE_INSUFFICIENT_PRIVILEGE,
+							  psprintf("permission denied for foreign server %s",
+									   server->servername),
+							  NULL, NULL);
+	*server_out = server;
+	return NULL;
+}
+
+/*
+ * lsm_server_problem
+ *		Why server_name cannot be declared or used as a lancelsm server
+ *		(42704 unknown, 42809 another wrapper), or NULL.  Checks neither
+ *		USAGE nor user mappings, raises nothing.
+ */
+LsmFailure *
+lsm_server_problem(const char *server_name)
+{
+	ForeignServer *server;
+
+	return option_server_problem(server_name, false, &server);
+}
+
+/*
+ * option_user_mapping_problem
+ *		Check that the current role has a user mapping for server, or that
+ *		PUBLIC has one.  Returns NULL, or the 42704 failure naming the user
+ *		and the server (PostgreSQL 15's GetUserMapping names neither),
+ *		without raising.
+ */
+static LsmFailure *
+option_user_mapping_problem(ForeignServer *server)
 {
 	Oid			userid = GetUserId();
 	Oid			umid;
@@ -636,15 +675,15 @@ option_get_user_mapping(ForeignServer *server)
 		umid = GetSysCacheOid2(USERMAPPINGUSERSERVER, Anum_pg_user_mapping_oid,
 							   ObjectIdGetDatum(InvalidOid),
 							   ObjectIdGetDatum(server->serverid));
-	if (!OidIsValid(umid))
-		ereport(ERROR,
-				errcode(ERRCODE_UNDEFINED_OBJECT),
-				errmsg("user mapping not found for user \"%s\", server \"%s\"",
-					   GetUserNameFromId(userid, false), server->servername),
-				errhint("Create a user mapping for this user or for PUBLIC on server \"%s\".",
-						server->servername));
-
-	return GetUserMapping(userid, server->serverid);
+	if (OidIsValid(umid))
+		return NULL;
+	return option_failure(ERRCODE_UNDEFINED_OBJECT,
+						  psprintf("user mapping not found for user \"%s\", server \"%s\"",
+								   GetUserNameFromId(userid, false),
+								   server->servername),
+						  NULL,
+						  psprintf("Create a user mapping for this user or for PUBLIC on server \"%s\".",
+								   server->servername));
 }
 
 /*
@@ -730,22 +769,14 @@ option_fill_server(LsmConfig *config, ForeignServer *server)
 }
 
 /*
- * lsm_config_resolve
- *		Everything needed to send requests to server server_name as the
- *		current role, allocated in CurrentMemoryContext.
- *
- * Errors: 42704 unknown server or no user mapping (neither for the current
- * role nor PUBLIC), 42809 a server of another wrapper, 42501 no USAGE
- * privilege on the server, HV002 a server without database (only if its
- * options were stored without this validator).
- *
- * The caller owns config->api_key and must call lsm_config_wipe when done.
+ * option_config_build
+ *		The configuration for server with the current role's user mapping
+ *		(found by option_user_mapping_problem), in CurrentMemoryContext.
  */
-LsmConfig *
-lsm_config_resolve(const char *server_name)
+static LsmConfig *
+option_config_build(ForeignServer *server)
 {
-	ForeignServer *server = option_get_server(server_name);
-	UserMapping *um = option_get_user_mapping(server);
+	UserMapping *um = GetUserMapping(GetUserId(), server->serverid);
 	LsmConfig  *config = palloc0(sizeof(LsmConfig));
 	char	   *api_key;
 
@@ -765,6 +796,53 @@ lsm_config_resolve(const char *server_name)
 	list_free_deep(um->options);
 	pfree(um);
 
+	return config;
+}
+
+/*
+ * lsm_config_try_resolve
+ *		As lsm_config_resolve, but a server that cannot be used is reported
+ *		instead of raised: returns NULL and sets *failure (42704 unknown
+ *		server or no user mapping, 42809 a server of another wrapper, 42501
+ *		no USAGE privilege).  Only HV002, a server stored without database
+ *		(impossible through this validator), and PostgreSQL's own errors
+ *		still raise.
+ *
+ * The caller owns config->api_key and must call lsm_config_wipe when done.
+ */
+LsmConfig *
+lsm_config_try_resolve(const char *server_name, LsmFailure **failure)
+{
+	ForeignServer *server;
+
+	*failure = option_server_problem(server_name, true, &server);
+	if (*failure == NULL)
+		*failure = option_user_mapping_problem(server);
+	if (*failure != NULL)
+		return NULL;
+	return option_config_build(server);
+}
+
+/*
+ * lsm_config_resolve
+ *		Everything needed to send requests to server server_name as the
+ *		current role, allocated in CurrentMemoryContext.
+ *
+ * Errors: 42704 unknown server or no user mapping (neither for the current
+ * role nor PUBLIC), 42809 a server of another wrapper, 42501 no USAGE
+ * privilege on the server, HV002 a server without database (only if its
+ * options were stored without this validator).
+ *
+ * The caller owns config->api_key and must call lsm_config_wipe when done.
+ */
+LsmConfig *
+lsm_config_resolve(const char *server_name)
+{
+	LsmFailure *failure;
+	LsmConfig  *config = lsm_config_try_resolve(server_name, &failure);
+
+	if (config == NULL)
+		lsm_fault_raise(failure);
 	return config;
 }
 

@@ -33,7 +33,12 @@ typedef struct LsmConfig
 	char	   *api_key;
 } LsmConfig;
 
+struct LsmFailure;
+
 extern LsmConfig *lsm_config_resolve(const char *server_name);
+extern LsmConfig *lsm_config_try_resolve(const char *server_name,
+										 struct LsmFailure **failure);
+extern struct LsmFailure *lsm_server_problem(const char *server_name);
 extern void lsm_config_wipe(LsmConfig *config);
 
 #endif							/* LANCELSM_OPTION_H */

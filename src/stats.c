@@ -24,7 +24,6 @@
 #include "utils/builtins.h"
 #include "utils/tuplestore.h"
 
-#define STATS_COLS 17
 #define GENERATION_COLS 4
 #define MEMTABLE_COLS 6
 
@@ -41,12 +40,17 @@ stats_read(FunctionCallInfo fcinfo, bool include_generation_rows)
 }
 
 /*
- * stats_int8: a uint64 from the decoder as a bigint Datum.  The decoder
- * admits only 0..INT64_MAX, so this cannot overflow.
+ * stats_int8: a uint64 from the decoder as a bigint Datum, raising 22003
+ * above INT64_MAX (the decoder admits the protocol's whole 0..UINT64_MAX).
  */
 static Datum
 stats_int8(uint64 v)
 {
+	if (v > (uint64) PG_INT64_MAX)
+		ereport(ERROR,
+				(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
+				 errmsg("LanceDB statistic %llu is out of range for type bigint",
+						(unsigned long long) v)));
 	return Int64GetDatum((int64) v);
 }
 
@@ -88,10 +92,12 @@ stats_l0_columns(const LsmBucket *b, bool with_rows, Datum *values,
 	}
 	values[9] = Int64GetDatum(b->ngenerations);
 	values[10] = stats_int8(bytes);
-	values[11] = stats_int8(oldest);
-	nulls[11] = (b->ngenerations == 0);
-	values[12] = stats_int8(newest);
-	nulls[12] = (b->ngenerations == 0);
+	nulls[11] = nulls[12] = (b->ngenerations == 0);
+	if (b->ngenerations > 0)
+	{
+		values[11] = stats_int8(oldest);
+		values[12] = stats_int8(newest);
+	}
 	values[13] = stats_int8(rows);
 	nulls[13] = !with_rows;
 }
@@ -115,6 +121,30 @@ stats_memtable_columns(const LsmBucket *b, Datum *values, bool *nulls)
 	values[15] = stats_int8(rows);
 	values[16] = stats_int8(bytes);
 	nulls[14] = nulls[15] = nulls[16] = !b->has_memtables;
+}
+
+/*
+ * lsm_stats_bucket_values: the LSM_STATS_ROW_COLS columns of lancelsm_stats
+ * for bucket b into values/nulls[0..16] (see lancelsm_stats).  Raises 22003
+ * when a bucket's totals leave the bigint range.
+ */
+void
+lsm_stats_bucket_values(const LsmBucket *b, bool with_rows, Datum *values,
+						bool *nulls)
+{
+	memset(nulls, 0, LSM_STATS_ROW_COLS * sizeof(bool));
+	values[0] = CStringGetTextDatum(b->shard_id);
+	values[1] = CStringGetTextDatum(b->status);
+	values[2] = stats_int8(b->writer_epoch);
+	values[3] = stats_int8(b->manifest_version);
+	values[4] = stats_int8(b->current_generation);
+	values[5] = stats_int8(b->replay_after_wal_entry_position);
+	values[6] = stats_int8(b->wal_entry_position_last_seen);
+	values[7] = BoolGetDatum(b->compacting);
+	values[8] = Int64GetDatum((int64) b->wal_entry_position_last_seen -
+							  (int64) b->replay_after_wal_entry_position);
+	stats_l0_columns(b, with_rows, values, nulls);
+	stats_memtable_columns(b, values, nulls);
 }
 
 /*
@@ -150,22 +180,10 @@ lancelsm_stats(PG_FUNCTION_ARGS)
 	stats = stats_read(fcinfo, with_rows);
 	for (int i = 0; i < stats->nbuckets; i++)
 	{
-		const LsmBucket *b = &stats->buckets[i];
-		Datum		values[STATS_COLS];
-		bool		nulls[STATS_COLS] = {0};
+		Datum		values[LSM_STATS_ROW_COLS];
+		bool		nulls[LSM_STATS_ROW_COLS];
 
-		values[0] = CStringGetTextDatum(b->shard_id);
-		values[1] = CStringGetTextDatum(b->status);
-		values[2] = stats_int8(b->writer_epoch);
-		values[3] = stats_int8(b->manifest_version);
-		values[4] = stats_int8(b->current_generation);
-		values[5] = stats_int8(b->replay_after_wal_entry_position);
-		values[6] = stats_int8(b->wal_entry_position_last_seen);
-		values[7] = BoolGetDatum(b->compacting);
-		values[8] = Int64GetDatum((int64) b->wal_entry_position_last_seen -
-								  (int64) b->replay_after_wal_entry_position);
-		stats_l0_columns(b, with_rows, values, nulls);
-		stats_memtable_columns(b, values, nulls);
+		lsm_stats_bucket_values(&stats->buckets[i], with_rows, values, nulls);
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	}
 	return (Datum) 0;

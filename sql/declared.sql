@@ -1,0 +1,148 @@
+-- declared: the catalog of declared tables, the views lancelsm_bucket_stats
+-- and lancelsm_table_stats over it, and lancelsm_checkpoint_all()
+\getenv emu_port LANCELSM_EMULATOR_PORT
+\set emu_url 'http://127.0.0.1:' :emu_port
+SELECT emu_reset();
+SET statement_timeout = '20s';
+-- dt_try(sql): 'ok', or the SQLSTATE and message of the error
+CREATE FUNCTION dt_try(sql text) RETURNS text LANGUAGE plpgsql AS $fn$
+DECLARE
+  st text; msg text;
+BEGIN
+  EXECUTE sql;
+  RETURN 'ok';
+EXCEPTION WHEN OTHERS THEN
+  GET STACKED DIAGNOSTICS st = RETURNED_SQLSTATE, msg = MESSAGE_TEXT;
+  RETURN st || ' ' || msg;
+END
+$fn$;
+-- dt_calls(tbl): the route calls of a table since the last log reset
+CREATE FUNCTION dt_calls(tbl text) RETURNS text LANGUAGE sql AS $$
+  SELECT format('flush %s, compact %s, stats %s', c->>'flush_lsm',
+                c->>'compact_lsm', c->>'get_lsm_stats')
+    FROM emu_counts(tbl) c $$;
+
+-- nothing declared: no rows anywhere, nothing raised
+SELECT * FROM lancelsm_table;
+SELECT * FROM lancelsm_table_stats;
+SELECT * FROM lancelsm_bucket_stats;
+SELECT * FROM lancelsm_checkpoint_all();
+
+-- servers: one that refuses connections, one without a user mapping, one
+-- of another wrapper
+CREATE SERVER dt_dead FOREIGN DATA WRAPPER lancelsm
+  OPTIONS (database 'mydb', host_override 'http://127.0.0.1:1');
+CREATE USER MAPPING FOR PUBLIC SERVER dt_dead OPTIONS (api_key 'dt-dead-key');
+CREATE SERVER dt_nomap FOREIGN DATA WRAPPER lancelsm
+  OPTIONS (database 'mydb', host_override :'emu_url');
+CREATE FOREIGN DATA WRAPPER dt_other_fdw;
+CREATE SERVER dt_other FOREIGN DATA WRAPPER dt_other_fdw;
+
+-- add and remove
+SELECT lancelsm_add_table('emu', 'dt_a');
+SELECT lancelsm_add_table('emu', 'dt_a');
+SELECT server, table_name, added_at <= now() AS added FROM lancelsm_table;
+SELECT lancelsm_remove_table('emu', 'dt_a');
+SELECT lancelsm_remove_table('emu', 'dt_a');
+SELECT count(*) FROM lancelsm_table;
+-- errors: unknown server, another wrapper, refused names; nothing stored
+SELECT dt_try($$SELECT lancelsm_add_table('dt_nosuch', 'dt_a')$$);
+SELECT dt_try($$SELECT lancelsm_add_table('dt_other', 'dt_a')$$);
+SELECT dt_try($$SELECT lancelsm_add_table('emu', '')$$);
+SELECT dt_try($$SELECT lancelsm_add_table('emu', repeat('x', 1025))$$);
+SELECT lancelsm_add_table(NULL, 'dt_a') IS NULL AS strict;
+SELECT count(*) FROM lancelsm_table;
+
+-- grants: reading is public, changing is not
+CREATE ROLE regress_dt_reader;
+SET ROLE regress_dt_reader;
+SELECT count(*) FROM lancelsm_table;
+SELECT dt_try($$SELECT lancelsm_add_table('emu', 'dt_a')$$);
+SELECT dt_try($$SELECT lancelsm_remove_table('emu', 'dt_a')$$);
+SELECT dt_try($$INSERT INTO lancelsm_table VALUES ('emu', 'dt_a')$$);
+SELECT dt_try($$DELETE FROM lancelsm_table$$);
+RESET ROLE;
+SELECT f, has_function_privilege('regress_dt_reader', f, 'EXECUTE') AS execute
+  FROM unnest(ARRAY['lancelsm_add_table(text, text)',
+                    'lancelsm_remove_table(text, text)',
+                    'lancelsm_checkpoint_all()',
+                    'lancelsm_declared_bucket_stats()',
+                    'lancelsm_declared_table_stats()']) f;
+SELECT r, has_table_privilege('regress_dt_reader', r, 'SELECT') AS select,
+       has_table_privilege('regress_dt_reader', r, 'INSERT, UPDATE, DELETE, TRUNCATE') AS change
+  FROM unnest(ARRAY['lancelsm_table', 'lancelsm_bucket_stats',
+                    'lancelsm_table_stats']) r;
+
+-- the emulator's tables: dt_a has two generations of 10 rows in b0 and
+-- 5 unflushed rows in b1 (one WAL entry after the last flush); dt_b has
+-- no LSM write path; dt_gone does not exist
+SELECT emu('POST', '/_emulator/tables', '{"name": "dt_a", "buckets": 2}');
+SELECT emu('POST', '/_emulator/tables/dt_a/generations', '{"count": 2, "rows": 10, "buckets": ["b0"]}');
+SELECT emu('POST', '/_emulator/tables/dt_a/write', '{"rows": 5, "bucket": "b1"}');
+SELECT emu('POST', '/_emulator/tables', '{"name": "dt_b", "buckets": 1, "lsm": false}');
+SELECT lancelsm_add_table('emu', 'dt_a');
+SELECT lancelsm_add_table('emu', 'dt_b');
+SELECT lancelsm_add_table('emu', 'dt_gone');
+SELECT lancelsm_add_table('dt_dead', 'events');
+SELECT lancelsm_add_table('dt_nomap', 'events');
+-- a name the functions refuse, stored by hand
+INSERT INTO lancelsm_table (server, table_name) VALUES ('emu', '');
+
+-- one row per declared table; the failures are rows, not errors; the
+-- message is shown up to its detail (which carries request ids)
+SELECT emu('POST', '/_emulator/log/reset');
+SELECT server, table_name, lsm_enabled, buckets, l0_generations, l0_bytes,
+       memtable_rows, wal_lag_total, wal_lag_max, compacting_buckets,
+       error_sqlstate, split_part(error, ': ', 1) AS error
+  FROM lancelsm_table_stats;
+-- exactly one stats request per table, no other call
+SELECT dt_calls('dt_a'), dt_calls('dt_b'), dt_calls('dt_gone');
+SELECT count(*) FROM emu_log() e WHERE e->>'table' = 'events';
+
+-- one row per bucket of the tables that answered
+SELECT emu('POST', '/_emulator/log/reset');
+SELECT server, table_name, shard_id, status, writer_epoch, manifest_version,
+       current_generation, replay_after_wal_entry_position,
+       wal_entry_position_last_seen, compacting, wal_lag, l0_generations,
+       l0_bytes, oldest_l0_generation, newest_l0_generation, l0_rows,
+       memtables, memtable_rows, memtable_bytes
+  FROM lancelsm_bucket_stats;
+SELECT dt_calls('dt_a'), dt_calls('dt_b'), dt_calls('dt_gone');
+
+-- a compacting bucket and the WAL lag of two buckets
+SELECT emu('POST', '/_emulator/tables/dt_a/latch', '{"bucket": "b0", "held": true}');
+SELECT emu('POST', '/_emulator/tables/dt_a/write', '{"rows": 3, "bucket": "b0"}');
+SELECT emu('POST', '/_emulator/tables/dt_a/write', '{"rows": 3, "bucket": "b0"}');
+SELECT table_name, l0_generations, memtable_rows, wal_lag_total,
+       wal_lag_max, compacting_buckets
+  FROM lancelsm_table_stats WHERE table_name = 'dt_a';
+SELECT emu('POST', '/_emulator/tables/dt_a/latch', '{"bucket": "b0", "held": false}');
+
+-- a role without USAGE on the servers sees its failure on each row
+SET ROLE regress_dt_reader;
+SELECT server, table_name, error_sqlstate, error FROM lancelsm_table_stats;
+SELECT count(*) FROM lancelsm_bucket_stats;
+RESET ROLE;
+
+-- checkpoint every declared table at once: dt_a drains four generations
+-- (three in b0, the one flushed from b1) with three compact calls, one
+-- pass per bucket and then two more in b0; every other table fails alone,
+-- dt_b (no LSM write path) at its flush
+SELECT emu('POST', '/_emulator/log/reset');
+SELECT server, table_name, ok, sqlstate, split_part(message, ': ', 1) AS message,
+       elapsed IS NOT NULL AS started, passes, polls > 0 AS polled
+  FROM lancelsm_checkpoint_all();
+SELECT dt_calls('dt_a') ~ '^flush 1, compact 3, stats ' AS dt_a_calls,
+       dt_calls('dt_b'), dt_calls('dt_gone');
+SELECT table_name, l0_generations, memtable_rows, wal_lag_total
+  FROM lancelsm_table_stats WHERE error IS NULL;
+
+-- clean up
+SELECT lancelsm_remove_table(server, table_name) FROM lancelsm_table
+ ORDER BY server COLLATE "C", table_name COLLATE "C";
+SELECT count(*) FROM lancelsm_table;
+DROP SERVER dt_dead CASCADE;
+DROP SERVER dt_nomap;
+DROP SERVER dt_other;
+DROP FOREIGN DATA WRAPPER dt_other_fdw;
+DROP ROLE regress_dt_reader;

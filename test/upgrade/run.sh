@@ -1,0 +1,92 @@
+#!/usr/bin/env bash
+# The upgrade chain as a test (shared/docs/style.md, "Tests"): in a
+# throwaway cluster (pg_virtualenv), CREATE EXTENSION lancelsm VERSION '1.0'
+# then ALTER EXTENSION lancelsm UPDATE in one database, CREATE EXTENSION
+# lancelsm (the default version) in another, and compare what each holds:
+# the \dx+ member list, every member function's definition and ACL, every
+# member relation's columns, indexes, view definition and ACL, and the
+# extension's version and dumped configuration tables.  Any difference
+# fails the test with a diff.  Then a pg_dump round trip: declared tables
+# (lancelsm_table rows) survive pg_dump and a restore into a new database.
+#
+# Run as the postgres user, with lancelsm built and installed; scripts/test.sh
+# calls it.  No emulator needed: nothing here contacts a LanceDB server.
+set -euo pipefail
+
+if [ "${1:-}" != inside ]; then
+	exec pg_virtualenv -v 15 "$0" inside
+fi
+
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+psql_q() { psql -X -q -v ON_ERROR_STOP=1 "$@"; }
+
+# describe DB: the extension's objects, one sorted, stable listing
+describe() {
+	psql_q -d "$1" -A -t <<'SQL'
+\dx+ lancelsm
+SELECT 'version ' || extversion || ' config ' || coalesce(extconfig::regclass[]::text, '-')
+       || ' ' || coalesce(extcondition::text, '-')
+  FROM pg_extension WHERE extname = 'lancelsm';
+WITH members AS (
+  SELECT classid, objid FROM pg_depend
+   WHERE refclassid = 'pg_extension'::regclass AND deptype = 'e'
+     AND refobjid = (SELECT oid FROM pg_extension WHERE extname = 'lancelsm'))
+SELECT def FROM (
+  SELECT p.oid::regprocedure::text AS k,
+         pg_get_functiondef(p.oid) || E'\nACL ' || coalesce(p.proacl::text, 'default') AS def
+    FROM pg_proc p JOIN members m ON m.classid = 'pg_proc'::regclass AND m.objid = p.oid
+  UNION ALL
+  SELECT c.oid::regclass::text,
+         format(E'relation %s kind %s ACL %s\n', c.oid::regclass, c.relkind,
+                coalesce(c.relacl::text, 'default'))
+         || (SELECT string_agg(format('  %s %s%s%s', a.attname,
+                                      format_type(a.atttypid, a.atttypmod),
+                                      CASE WHEN a.attnotnull THEN ' NOT NULL' ELSE '' END,
+                                      coalesce(' DEFAULT ' || pg_get_expr(ad.adbin, ad.adrelid), '')),
+                               E'\n' ORDER BY a.attnum)
+               FROM pg_attribute a
+               LEFT JOIN pg_attrdef ad ON ad.adrelid = a.attrelid AND ad.adnum = a.attnum
+              WHERE a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped)
+         || coalesce(E'\n' || (SELECT string_agg(pg_get_indexdef(i.indexrelid), E'\n' ORDER BY i.indexrelid::regclass::text COLLATE "C")
+                                FROM pg_index i WHERE i.indrelid = c.oid), '')
+         || CASE WHEN c.relkind = 'v' THEN E'\n' || pg_get_viewdef(c.oid) ELSE '' END
+    FROM pg_class c JOIN members m ON m.classid = 'pg_class'::regclass AND m.objid = c.oid
+) d ORDER BY k COLLATE "C";
+SQL
+}
+
+createdb upgraded
+createdb fresh
+psql_q -d upgraded -c "CREATE EXTENSION lancelsm VERSION '1.0'" \
+	-c "ALTER EXTENSION lancelsm UPDATE"
+psql_q -d fresh -c "CREATE EXTENSION lancelsm"
+describe upgraded >"$tmp/upgraded.txt"
+describe fresh >"$tmp/fresh.txt"
+if ! diff -u "$tmp/fresh.txt" "$tmp/upgraded.txt"; then
+	echo "upgrade: 1.0 + ALTER EXTENSION UPDATE differs from a fresh install (diff above: - fresh, + upgraded)" >&2
+	exit 1
+fi
+echo "upgrade: 1.0 -> $(psql_q -d upgraded -A -t -c "SELECT extversion FROM pg_extension WHERE extname = 'lancelsm'") matches a fresh install ($(grep -c . "$tmp/fresh.txt") lines compared)"
+
+# pg_dump round trip of the declared tables
+psql_q -d fresh -o /dev/null <<'SQL'
+CREATE SERVER dump_srv FOREIGN DATA WRAPPER lancelsm
+  OPTIONS (database 'mydb', host_override 'http://127.0.0.1:1');
+SELECT lancelsm_add_table('dump_srv', 'events');
+SELECT lancelsm_add_table('dump_srv', 'ns$orders');
+SQL
+rows() {
+	psql_q -d "$1" -A -t -c "SELECT server || ' ' || table_name || ' ' || added_at FROM lancelsm_table ORDER BY server COLLATE \"C\", table_name COLLATE \"C\""
+}
+pg_dump fresh >"$tmp/dump.sql"
+createdb restored
+psql_q -d restored -f "$tmp/dump.sql" >/dev/null
+rows fresh >"$tmp/rows.fresh"
+rows restored >"$tmp/rows.restored"
+if [ "$(wc -l <"$tmp/rows.fresh")" != 2 ] || ! diff -u "$tmp/rows.fresh" "$tmp/rows.restored"; then
+	echo "upgrade: declared tables did not survive pg_dump and restore" >&2
+	cat "$tmp/rows.fresh" >&2
+	exit 1
+fi
+echo "upgrade: pg_dump round trip kept $(wc -l <"$tmp/rows.restored") declared tables"
