@@ -37,6 +37,7 @@ lsm_watermark_set(LsmWatermark *wm, const LsmStats *stats)
 	int			n = 0;
 
 	wm->ntargets = 0;
+	wm->initial_outstanding = 0;
 	wm->last_outstanding = PG_UINT64_MAX;
 	wm->idle_polls = 0;
 	wm->interval_ms = lsm_poll_interval_min_ms;
@@ -55,6 +56,8 @@ lsm_watermark_set(LsmWatermark *wm, const LsmStats *stats)
 			newest = Max(newest, b->generations[g].generation);
 		wm->shard_ids[n] = pstrdup(b->shard_id);
 		wm->targets[n] = newest;
+		/* every generation is at or below the newest one */
+		wm->initial_outstanding += b->ngenerations;
 		n++;
 	}
 	wm->ntargets = n;

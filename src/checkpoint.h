@@ -20,6 +20,8 @@ typedef struct LsmWatermark
 	int			ntargets;
 	char	  **shard_ids;		/* buckets whose L0 was not empty */
 	uint64		*targets;		/* newest L0 generation of each */
+	uint64		initial_outstanding;	/* generations at or below the
+										 * targets when they were set */
 	uint64		last_outstanding;	/* at the previous poll */
 	int			idle_polls;		/* consecutive polls without progress */
 	int			interval_ms;	/* current poll interval */

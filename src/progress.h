@@ -14,6 +14,10 @@
 
 #include "task.h"
 
+/* Settings read at server start (PGC_POSTMASTER), defined in _PG_init. */
+extern int	lsm_max_progress_entries;	/* running checkpoints shown */
+extern int	lsm_max_history_entries;	/* tables whose last outcome is kept */
+
 /* The phase a running checkpoint shows in lancelsm_progress. */
 extern const char *lsm_progress_phase_name(const LsmTask *task);
 

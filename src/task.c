@@ -36,6 +36,15 @@
 static void task_issue(LsmTask *task, TimestampTz deadline);
 
 /*
+ * A checkpoint sends at most LSM_RATE_BURST requests at once and
+ * LSM_RATE_PER_SECOND on average (a token bucket), so that no window of one
+ * second ever holds more than 20 requests to one table, however often its
+ * polls see progress.
+ */
+#define LSM_RATE_BURST 4
+#define LSM_RATE_PER_SECOND 16
+
+/*
  * lsm_statement_deadline: when statement_timeout ends the current
  * statement, or 0 without a timeout.  Used to clamp every request and wait
  * even where PostgreSQL's own timer is not armed.
@@ -60,6 +69,7 @@ lsm_task_init(LsmTask *task, LsmTaskKind kind, const LsmConfig *config,
 {
 	memset(task, 0, sizeof(LsmTask));
 	task->progress_slot = -1;
+	task->rate_tokens = LSM_RATE_BURST;
 	task->kind = kind;
 	task->config = config;
 	task->table_name = table_name;
@@ -126,11 +136,15 @@ task_sleep(LsmTask *task, long ms)
 }
 
 /*
- * task_finish: the task is over; failure is NULL on success.
+ * task_finish: the task is over; failure is NULL on success.  The
+ * failure is redacted of the API key before anyone sees it.
  */
 static void
 task_finish(LsmTask *task, LsmFailure *failure)
 {
+	/* no failure may carry the API key, whatever the server sent */
+	if (failure && task->req.config)
+		lsm_fault_redact(failure, task->req.config->api_key);
 	task->phase = LSM_PHASE_DONE;
 	task->failure = failure;
 	task->wake_at = 0;
@@ -372,13 +386,43 @@ task_on_answer(LsmTask *task, TimestampTz deadline)
 }
 
 /*
- * task_issue: send the request of the task's current phase now.
+ * task_rate_wait_ms: for a checkpoint, take one token from its request
+ * budget and return 0, or return how many milliseconds to wait for one.
+ */
+static long
+task_rate_wait_ms(LsmTask *task)
+{
+	TimestampTz now = GetCurrentTimestamp();
+
+	if (task->kind != LSM_TASK_CHECKPOINT)
+		return 0;
+	if (task->rate_at != 0)
+		task->rate_tokens = Min((double) LSM_RATE_BURST,
+								task->rate_tokens +
+								(now - task->rate_at) / 1e6 * LSM_RATE_PER_SECOND);
+	task->rate_at = now;
+	if (task->rate_tokens < 1.0)
+		return (long) ((1.0 - task->rate_tokens) * 1000 / LSM_RATE_PER_SECOND) + 1;
+	task->rate_tokens -= 1.0;
+	return 0;
+}
+
+/*
+ * task_issue: send the request of the task's current phase now, or as soon
+ * as its request budget allows.
  */
 static void
 task_issue(LsmTask *task, TimestampTz deadline)
 {
 	LsmRoute	route = LSM_ROUTE_STATS;
 	const char *body = NULL;
+	long		wait_ms = task_rate_wait_ms(task);
+
+	if (wait_ms > 0)
+	{
+		task_sleep(task, wait_ms);
+		return;
+	}
 
 	if (task->phase == LSM_PHASE_FLUSH)
 		route = LSM_ROUTE_FLUSH;
@@ -419,7 +463,9 @@ task_wake_due(LsmTask **tasks, int ntasks, TimestampTz deadline)
 			task_issue(task, deadline);
 			lsm_progress_update(task);
 		}
-		else if (next == 0 || task->wake_at < next)
+		/* still asleep, or put back to sleep by its request budget */
+		if (!task->in_flight && task->wake_at != 0 &&
+			(next == 0 || task->wake_at < next))
 			next = task->wake_at;
 	}
 	return next;

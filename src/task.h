@@ -54,6 +54,8 @@ typedef struct LsmTask
 	bool		backing_off;	/* sleeping before a retry or re-issue */
 	int			total_retries;	/* over the whole task */
 	int			progress_slot;	/* shared progress entry; -1: none */
+	double		rate_tokens;	/* checkpoint request budget (task.c) */
+	TimestampTz rate_at;		/* when rate_tokens was last refilled */
 
 	/* outcome */
 	LsmFailure *failure;		/* NULL: succeeded (once phase is DONE) */
@@ -74,5 +76,21 @@ extern TimestampTz lsm_statement_deadline(void);
 /* src/lancelsm.c: resolve a server and run one task, raising its failure */
 extern LsmTask *lsm_run_on_table(LsmTaskKind kind, text *server,
 								 text *table, bool include_generation_rows);
+
+/* Columns of lancelsm_checkpoint(text, text[]), one row per table. */
+#define LSM_CHECKPOINT_ROW_COLS 7
+/* Columns of lancelsm_stats, one row per bucket. */
+#define LSM_STATS_ROW_COLS 17
+
+/* src/lancelsm.c: table names and result rows shared by the SQL functions */
+extern LsmFailure *lsm_table_name_problem(const char *name);
+extern void lsm_failure_columns(const LsmFailure *f, Datum *values,
+								bool *nulls);
+extern void lsm_checkpoint_row_values(const LsmTask *task, Datum *values,
+									  bool *nulls);
+
+/* src/stats.c: the columns of one lancelsm_stats row */
+extern void lsm_stats_bucket_values(const LsmBucket *b, bool with_rows,
+									Datum *values, bool *nulls);
 
 #endif							/* LANCELSM_TASK_H */

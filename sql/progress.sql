@@ -1,0 +1,45 @@
+-- progress: lancelsm_progress and lancelsm_checkpoint_history without
+-- shared_preload_libraries (this suite's cluster has none): every reader
+-- raises 55000 with a hint saying what to change, checkpoints still work,
+-- and the settings are fixed at server start.  With the preload, see
+-- t/003_progress.pl.
+SELECT emu_reset();
+SELECT emu('POST', '/_emulator/tables/events/generations', '{"count": 1}');
+SELECT lancelsm_checkpoint('emu', 'events');
+SELECT (emu_counts('events') ->> 'flush_lsm')::int AS flushes,
+       (emu_counts('events') ->> 'compact_lsm')::int >= 1 AS compacted,
+       (SELECT sum(l0_generations) FROM lancelsm_stats('emu', 'events')) AS l0;
+\set VERBOSITY default
+SELECT * FROM lancelsm_progress;
+SELECT * FROM lancelsm_checkpoint_history;
+SELECT count(*) FROM lancelsm_progress();
+SELECT lancelsm_progress_skipped();
+SELECT lancelsm_checkpoint_history_reset();
+\set VERBOSITY terse
+-- the pool sizes are read at server start only
+SHOW lancelsm.max_progress_entries;
+SHOW lancelsm.max_history_entries;
+SET lancelsm.max_progress_entries = 10;
+-- readers are for pg_read_all_stats, the reset for superusers
+SELECT p.proname,
+       has_function_privilege('public', p.oid, 'EXECUTE') AS public_exec,
+       has_function_privilege('pg_read_all_stats', p.oid, 'EXECUTE') AS stats_exec,
+       p.provolatile, p.proparallel
+FROM pg_proc p
+WHERE p.proname IN ('lancelsm_progress', 'lancelsm_progress_skipped',
+                    'lancelsm_checkpoint_history',
+                    'lancelsm_checkpoint_history_reset')
+ORDER BY p.proname COLLATE "C";
+SELECT c.relname,
+       has_table_privilege('pg_read_all_stats', c.oid, 'SELECT') AS stats_select,
+       has_table_privilege('public', c.oid, 'SELECT') AS public_select
+FROM pg_class c
+WHERE c.relname IN ('lancelsm_progress', 'lancelsm_checkpoint_history')
+ORDER BY c.relname COLLATE "C";
+-- the views' columns, in order
+SELECT attrelid::regclass AS view, string_agg(attname, ', ' ORDER BY attnum) AS columns
+FROM pg_attribute
+WHERE attrelid IN ('lancelsm_progress'::regclass,
+                   'lancelsm_checkpoint_history'::regclass) AND attnum > 0
+GROUP BY attrelid
+ORDER BY attrelid::regclass::text COLLATE "C";
