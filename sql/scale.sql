@@ -1,0 +1,44 @@
+-- scale: the multi-table checkpoint, connection reuse and invalidation,
+-- and the adaptive poller's lightness (polls per pass within bounds).
+SELECT emu_reset();
+-- the shipped poll intervals, not the fast ones of the test database
+SET lancelsm.poll_interval_min = '50ms';
+SET lancelsm.poll_interval_max = '5s';
+SELECT count(emu('POST', '/_emulator/tables', jsonb_build_object('name', 't' || i, 'buckets', 1)))
+  FROM generate_series(1, 4) i;
+SELECT count(emu('POST', '/_emulator/tables/t' || i || '/generations', '{"count": 3}'))
+  FROM generate_series(1, 4) i;
+-- four tables drained concurrently, one missing, one refused, one NULL,
+-- one duplicate: a row per distinct name, in order, nothing raised
+SELECT table_name, ok, sqlstate, passes,
+       polls BETWEEN passes AND 4 * passes + 2 AS light,
+       elapsed IS NOT NULL AS timed
+  FROM lancelsm_checkpoint('emu', ARRAY['t1', 't2', 'nope', 't3', '', NULL, 't4', 't1']);
+-- exactly three compaction passes per table, one flush per table
+SELECT emu_counts('t' || i) - 'get_lsm_stats' - 'total' AS counts
+  FROM generate_series(1, 4) i;
+SELECT count(*) AS l0_left
+  FROM generate_series(1, 4) i, lancelsm_generations('emu', 't' || i);
+-- the failing table's message carries the status and the request id
+SELECT message ~ '^could not checkpoint LanceDB table "nope": The server answered HTTP status 404, code 3: .* Request ID: [0-9a-f-]{36}\.$' AS detailed
+  FROM lancelsm_checkpoint('emu', ARRAY['nope']);
+-- all of it on the connections first opened: five tables at once need five
+SELECT (emu('GET', '/_emulator/counts') ->> 'connections')::int BETWEEN 1 AND 5 AS reused;
+-- 200 calls in one session reuse one keep-alive connection
+SELECT emu_reset();
+SELECT count(lancelsm_flush('emu', 'events')) FROM generate_series(1, 200);
+SELECT emu('GET', '/_emulator/counts?table=events') -> 'connections' AS connections;
+-- changing the server's options drops its cached connections
+ALTER SERVER emu OPTIONS (ADD connect_timeout '30');
+SELECT lancelsm_flush('emu', 'events');
+SELECT emu('GET', '/_emulator/counts?table=events') -> 'connections' AS connections;
+-- and so does changing the user mapping
+\getenv emu_key LANCELSM_EMULATOR_KEY
+ALTER USER MAPPING FOR PUBLIC SERVER emu OPTIONS (SET api_key :'emu_key');
+SELECT lancelsm_flush('emu', 'events');
+SELECT lancelsm_flush('emu', 'events');
+SELECT emu('GET', '/_emulator/counts?table=events') -> 'connections' AS connections;
+ALTER SERVER emu OPTIONS (DROP connect_timeout);
+-- an empty array, and an array of NULLs: no rows
+SELECT count(*) FROM lancelsm_checkpoint('emu', ARRAY[]::text[]);
+SELECT count(*) FROM lancelsm_checkpoint('emu', ARRAY[NULL]::text[]);
