@@ -10,5 +10,5 @@ apt-get update -qq
 apt-get install -y -qq --no-install-recommends \
 	postgresql-15 postgresql-server-dev-15 postgresql-common postgresql-15-cron \
 	libcurl4-openssl-dev libjansson-dev pkg-config make gcc \
-	libipc-run-perl curl python3 ca-certificates >/dev/null
+	libipc-run-perl curl openssl python3 ca-certificates >/dev/null
 command -v node >/dev/null || apt-get install -y -qq nodejs npm >/dev/null
