@@ -36,3 +36,9 @@ override autodepend = yes
 PG_CONFIG ?= pg_config
 PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
+
+# The whole pg_regress + TAP suite against an ASan + UBSan build (issue 4);
+# as root, see scripts/sanitize.sh.  scripts/test.sh runs it in CI.
+.PHONY: sanitize-check
+sanitize-check:
+	bash $(srcdir)/scripts/sanitize.sh

@@ -7,9 +7,10 @@
 # faults (429, 503, 404, 421, hang ended by statement_timeout, malformed
 # JSON, truncated JSON, close_mid_body).  Each backend samples its own RSS
 # (/proc/self/status) and open file descriptors (/proc/self/fd) after its
-# 125th call (about call 1,000 overall) and after its 1,250th (call
-# 10,000); the script prints the figures, whether they are flat within 5 %,
-# and how many backends crashed (server log lines "terminated by signal").
+# 1st call (warm-up), its 125th (about call 1,000 overall), its 625th and
+# its 1,250th (call 10,000); the script prints the figures, whether they
+# are flat within 5 %, and how many backends crashed (server log lines
+# "terminated by signal").
 #
 # Benchmark-style, not part of CI: as root, from a clean clone, after
 # `bash scripts/demo.sh` installed lancelsm.  It starts and stops its own
@@ -221,13 +222,19 @@ SQL
 flat=$(psqlq -d soak -At <<SQL
 SELECT count(*) = $clients
        AND bool_and(abs(b.vmrss_kb - a.vmrss_kb) <= 0.05 * a.vmrss_kb)
-       AND bool_and(abs(b.fds - a.fds) <= 0.05 * a.fds)
+       AND bool_and(b.fds_not_relation - a.fds_not_relation
+                    <= greatest(0.05 * a.fds_not_relation, 1))
   FROM soak_sample a JOIN soak_sample b ON a.pid = b.pid AND b.at_call = $per_client
  WHERE a.at_call = $((per_client / 10));
 SQL
 )
 crashes=$(grep -c 'terminated by signal' "$work/server.log")
-echo "soak: RSS and fds flat within 5 %: $([ "$flat" = t ] && echo yes || echo NO)"
+# Descriptors of relation files (data/base, global, pg_wal) are
+# PostgreSQL's own file cache and vary with the tables the soak itself
+# writes; the others (sockets, pipes, eventfd/epoll, log) are what lancelsm
+# could leak.  One socket more or less is the cached keep-alive connection
+# being open or not at the moment of the sample.
+echo "soak: VmRSS within 5 % and non-relation fds grown by at most 5 % (at least 1 fd) from call ~1k to ~10k: $([ "$flat" = t ] && echo yes || echo NO)"
 echo "soak: crashed backends: $crashes"
 grep -E 'terminated by signal|PANIC' "$work/server.log" | head -5
 [ $rc = 0 ] && [ "$flat" = t ] && [ "$crashes" = 0 ]

@@ -51,6 +51,7 @@ installcheck() {
 }
 suite "pg_regress and TAP" installcheck
 suite "upgrade 1.0 to 1.1" su postgres -c "$work/tree/test/upgrade/run.sh"
+suite "ASan and UBSan" make -C "$work/tree" -s sanitize-check
 suite "emulator unit tests" python3 -m unittest discover -s "$here/emulator" -p 'test_*.py'
 [ -f "$here/fuzz/Makefile" ] && suite "decoder tests" make -C "$work/tree/fuzz" -s test
 if [ "${LANCELSM_SKIP_CONFORMANCE:-0}" != 1 ] && [ -x "$here/test/conformance/run.sh" ]; then
