@@ -42,3 +42,22 @@ ALTER SERVER emu OPTIONS (DROP connect_timeout);
 -- an empty array, and an array of NULLs: no rows
 SELECT count(*) FROM lancelsm_checkpoint('emu', ARRAY[]::text[]);
 SELECT count(*) FROM lancelsm_checkpoint('emu', ARRAY[NULL]::text[]);
+-- a Sealed bucket (a drop in flight) gets no target: its L0 will never be
+-- merged, and the checkpoint drains the other buckets and returns
+SELECT emu_reset();
+SELECT emu('POST', '/_emulator/tables', '{"name": "sl", "buckets": 2}') IS NOT NULL AS created;
+SELECT emu('POST', '/_emulator/tables/sl/generations', '{"count": 2}') IS NOT NULL AS sealed_l0;
+SELECT emu('POST', '/_emulator/tables/sl/bucket', '{"bucket": "b0", "status": "Sealed"}') IS NOT NULL AS sealed;
+SET statement_timeout = '20s';
+SELECT lancelsm_checkpoint('emu', 'sl');
+RESET statement_timeout;
+SELECT emu_counts('sl') - 'get_lsm_stats' - 'total' AS counts;
+SELECT shard_id, status, l0_generations FROM lancelsm_stats('emu', 'sl') ORDER BY shard_id COLLATE "C";
+-- 20,000 over-long names and 100,000 duplicates: refused or merged fast,
+-- in order, with no request sent
+SELECT (emu('GET', '/_emulator/counts') ->> 'total')::int AS calls_before \gset
+SELECT sqlstate, count(*) FROM lancelsm_checkpoint('emu',
+  (SELECT array_agg(repeat('y', 1100) || g) FROM generate_series(1, 20000) g)) GROUP BY 1;
+SELECT length(table_name), sqlstate FROM lancelsm_checkpoint('emu',
+  (SELECT array_agg(repeat('z', 1100)) FROM generate_series(1, 100000) g));
+SELECT (emu('GET', '/_emulator/counts') ->> 'total')::int - :calls_before AS calls_sent;

@@ -27,6 +27,17 @@
 #include "lancelsm.h"
 
 /*
+ * watermark_sealed: whether a bucket is Sealed.  A Sealed bucket is being
+ * dropped: no pass will ever merge its L0 (compact cannot latch it), so it
+ * gets no target, and a bucket sealed during the loop stops counting.
+ */
+static bool
+watermark_sealed(const LsmBucket *b)
+{
+	return strcmp(b->status, "Sealed") == 0;
+}
+
+/*
  * lsm_watermark_set: set the targets from the stats read after the flush.
  * Returns the number of buckets with a target (0: already converged).
  * Allocates in CurrentMemoryContext.
@@ -50,7 +61,7 @@ lsm_watermark_set(LsmWatermark *wm, const LsmStats *stats)
 		const LsmBucket *b = &stats->buckets[i];
 		uint64		newest = 0;
 
-		if (b->ngenerations == 0)
+		if (b->ngenerations == 0 || watermark_sealed(b))
 			continue;
 		for (int g = 0; g < b->ngenerations; g++)
 			newest = Max(newest, b->generations[g].generation);
@@ -118,7 +129,8 @@ lsm_watermark_evaluate(LsmWatermark *wm, const LsmStats *stats,
 	for (int i = 0; i < wm->ntargets; i++)
 	{
 		const LsmBucket *b = watermark_find_bucket(stats, wm->shard_ids[i], i);
-		uint64		n = b ? watermark_outstanding(b, wm->targets[i]) : 0;
+		uint64		n = (b && !watermark_sealed(b)) ?
+			watermark_outstanding(b, wm->targets[i]) : 0;
 
 		if (n == 0)
 			continue;

@@ -252,6 +252,38 @@ lsm_fault_new(int sqlerrcode, const char *action, const char *table_name,
 }
 
 /*
+ * fault_redact_body: the answer's body with every occurrence of the API key
+ * replaced by "***" (binary-safe), and its length in *len; the body itself
+ * when there is nothing to redact.  Excerpts and the server's message are
+ * taken from this, so a key straddling an excerpt's cut never leaks half.
+ */
+static char *
+fault_redact_body(const LsmRequest *req, size_t *len)
+{
+	const char *secret = req->config ? req->config->api_key : NULL;
+	size_t		slen = secret ? strlen(secret) : 0;
+	const char *p = req->response;
+	const char *end = req->response + req->response_len;
+	const char *hit;
+	StringInfoData buf;
+
+	*len = req->response_len;
+	if (req->response == NULL || slen < FAULT_REDACT_MIN ||
+		memmem(p, end - p, secret, slen) == NULL)
+		return req->response;
+	initStringInfo(&buf);
+	while ((hit = memmem(p, end - p, secret, slen)) != NULL)
+	{
+		appendBinaryStringInfo(&buf, p, hit - p);
+		appendStringInfoString(&buf, "***");
+		p = hit + slen;
+	}
+	appendBinaryStringInfo(&buf, p, end - p);
+	*len = buf.len;
+	return buf.data;
+}
+
+/*
  * lsm_fault_from_request: the failure a finished request stands for, as
  * itself (after retries too: its own status and message, not a summary).
  * action names what failed ("flush", "checkpoint", ...); retries is how
@@ -261,11 +293,14 @@ LsmFailure *
 lsm_fault_from_request(const LsmRequest *req, const char *action,
 					   const char *table_name, int retries)
 {
+	LsmRequest	redacted = *req;
 	char	   *text;
 	char	   *detail;
 
+	/* redact the body before any excerpt can cut a key in two */
+	redacted.response = fault_redact_body(req, &redacted.response_len);
 	text = req->transport == LSM_TRANSPORT_OK ?
-		fault_answer_text(req) : fault_transport_text(req);
+		fault_answer_text(&redacted) : fault_transport_text(req);
 	if (retries > 0)
 		detail = psprintf("%s Request ID: %s. Gave up after %d retries.",
 						  text, req->request_id, retries);

@@ -17,6 +17,7 @@
 
 #include "fmgr.h"
 #include "lancelsm.h"
+#include "miscadmin.h"
 #include "option.h"
 #include "progress.h"
 #include "task.h"
@@ -223,6 +224,49 @@ lancelsm_checkpoint(PG_FUNCTION_ARGS)
 	PG_RETURN_VOID();
 }
 
+/* A table name of the array and where it stood, for finding duplicates. */
+typedef struct NamePos
+{
+	const char *name;
+	int			pos;
+} NamePos;
+
+/*
+ * namepos_cmp: qsort order of NamePos: by name, then by position.
+ */
+static int
+namepos_cmp(const void *a, const void *b)
+{
+	const NamePos *x = (const NamePos *) a;
+	const NamePos *y = (const NamePos *) b;
+	int			c = strcmp(x->name, y->name);
+
+	return c != 0 ? c : (x->pos > y->pos) - (x->pos < y->pos);
+}
+
+/*
+ * checkpoint_many_duplicates: for each element of names[0..n), whether an
+ * earlier element has the same name.  Sorting keeps this O(n log n): an
+ * array of 100,000 names must not take a quadratic, uninterruptible loop.
+ */
+static bool *
+checkpoint_many_duplicates(char **names, int n)
+{
+	NamePos    *sorted = palloc(Max(n, 1) * sizeof(NamePos));
+	bool	   *dup = palloc0(Max(n, 1) * sizeof(bool));
+	int			m = 0;
+
+	for (int i = 0; i < n; i++)
+		if (names[i])
+			sorted[m++] = (NamePos) {names[i], i};
+	qsort(sorted, m, sizeof(NamePos), namepos_cmp);
+	for (int i = 1; i < m; i++)
+		if (strcmp(sorted[i].name, sorted[i - 1].name) == 0)
+			dup[sorted[i].pos] = true;
+	pfree(sorted);
+	return dup;
+}
+
 /*
  * checkpoint_many_tasks: one checkpoint task per distinct, non-NULL table
  * name of the array, in order of first appearance, without a config yet.
@@ -237,26 +281,28 @@ checkpoint_many_tasks(ArrayType *names, LsmTask ***tasks_out)
 	bool	   *elem_nulls;
 	int			nelems;
 	int			ntasks = 0;
+	char	  **cnames;
+	bool	   *dup;
 	LsmTask   **tasks;
 
 	deconstruct_array(names, TEXTOID, -1, false, TYPALIGN_INT,
 					  &elems, &elem_nulls, &nelems);
+	cnames = palloc(Max(nelems, 1) * sizeof(char *));
+	for (int i = 0; i < nelems; i++)
+	{
+		CHECK_FOR_INTERRUPTS();
+		cnames[i] = elem_nulls[i] ? NULL : TextDatumGetCString(elems[i]);
+	}
+	dup = checkpoint_many_duplicates(cnames, nelems);
 	tasks = palloc0(Max(nelems, 1) * sizeof(LsmTask *));
 	for (int i = 0; i < nelems; i++)
 	{
-		char	   *name;
-		bool		seen = false;
-
-		if (elem_nulls[i])
-			continue;
-		name = TextDatumGetCString(elems[i]);
-		for (int j = 0; j < ntasks && !seen; j++)
-			seen = strcmp(tasks[j]->table_name, name) == 0;
-		if (seen)
+		if (cnames[i] == NULL || dup[i])
 			continue;
 		tasks[ntasks] = palloc(sizeof(LsmTask));
-		lsm_task_init(tasks[ntasks], LSM_TASK_CHECKPOINT, NULL, name, false);
-		if ((tasks[ntasks]->failure = lsm_table_name_problem(name)) != NULL)
+		lsm_task_init(tasks[ntasks], LSM_TASK_CHECKPOINT, NULL, cnames[i],
+					  false);
+		if ((tasks[ntasks]->failure = lsm_table_name_problem(cnames[i])))
 			tasks[ntasks]->phase = LSM_PHASE_DONE;
 		ntasks++;
 	}

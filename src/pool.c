@@ -57,6 +57,14 @@ typedef struct HttpSocket
 	HttpPool   *pool;
 } HttpSocket;
 
+/*
+ * Connections one pool may hold, busy or idle.  A checkpoint of 1,500
+ * tables must not open 1,500 sockets: the backend's descriptors are
+ * budgeted by PostgreSQL (max_files_per_process), and requests past this
+ * wait in libcurl's queue, still bounded by the statement's deadline.
+ */
+#define POOL_MAX_CONNECTIONS 32
+
 static HttpPool *pools = NULL;
 static bool pool_callbacks_registered = false;
 
@@ -213,6 +221,11 @@ pool_create(Oid serverid, Oid umid)
 	curl_multi_setopt(pool->multi, CURLMOPT_SOCKETDATA, pool);
 	curl_multi_setopt(pool->multi, CURLMOPT_TIMERFUNCTION, pool_timer_cb);
 	curl_multi_setopt(pool->multi, CURLMOPT_TIMERDATA, pool);
+	/* beyond this libcurl queues requests: sockets stay few (see above) */
+	curl_multi_setopt(pool->multi, CURLMOPT_MAX_TOTAL_CONNECTIONS,
+					  (long) POOL_MAX_CONNECTIONS);
+	curl_multi_setopt(pool->multi, CURLMOPT_MAXCONNECTS,
+					  (long) POOL_MAX_CONNECTIONS);
 	pool->next = pools;
 	pools = pool;
 	return pool;

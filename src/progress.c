@@ -30,6 +30,7 @@
 
 #include <unistd.h>
 
+#include "common/hashfn.h"
 #include "fmgr.h"
 #include "funcapi.h"
 #include "mb/pg_wchar.h"
@@ -57,7 +58,7 @@
 /* The history file, written at shutdown and read (then removed) at start. */
 #define HISTORY_FILE PGSTAT_STAT_PERMANENT_DIRECTORY "/lancelsm_history.stat"
 #define HISTORY_FILE_MAGIC 0x4C534D48	/* "LSMH" */
-#define HISTORY_FILE_VERSION 1
+#define HISTORY_FILE_VERSION 2
 
 /* Message of a checkpoint that its statement's interruption ended. */
 #define HISTORY_INTERRUPTED_MESSAGE \
@@ -98,6 +99,7 @@ typedef struct HistoryEntry
 	char		sqlstate[6];
 	char		server[NAMEDATALEN];
 	char		table_name[PROGRESS_NAME_LEN];
+	uint64		name_hash;		/* of the whole name: clipped ones differ */
 	char		message[HISTORY_MESSAGE_LEN];
 	TimestampTz started_at;
 	TimestampTz finished_at;
@@ -230,13 +232,14 @@ progress_shmem_first_init(void)
 }
 
 /*
- * history_find_slot: the history entry to (over)write for server and
- * table: the one already kept for them, else a free one, else the one
+ * history_find_slot: the history entry to (over)write for the server and
+ * table of entry (names clipped, so the whole name's hash must match too):
+ * the one already kept for them, else a free one, else the one
  * with the oldest finished_at.  The caller holds the LWLock exclusively
  * (or is the postmaster, alone).
  */
 static HistoryEntry *
-history_find_slot(const char *server, const char *table_name)
+history_find_slot(const HistoryEntry *entry)
 {
 	HistoryEntry *free_slot = NULL;
 	HistoryEntry *oldest = NULL;
@@ -251,8 +254,9 @@ history_find_slot(const char *server, const char *table_name)
 				free_slot = h;
 			continue;
 		}
-		if (strcmp(h->server, server) == 0 &&
-			strcmp(h->table_name, table_name) == 0)
+		if (h->name_hash == entry->name_hash &&
+			strcmp(h->server, entry->server) == 0 &&
+			strcmp(h->table_name, entry->table_name) == 0)
 			return h;
 		if (oldest == NULL || h->finished_at < oldest->finished_at)
 			oldest = h;
@@ -271,7 +275,7 @@ history_store(const HistoryEntry *entry)
 
 	if (progress_shared->nhistory == 0)
 		return;
-	slot = history_find_slot(entry->server, entry->table_name);
+	slot = history_find_slot(entry);
 	*slot = *entry;
 	slot->in_use = true;
 }
@@ -599,6 +603,8 @@ history_entry_fill(HistoryEntry *h, const LsmTask *task, int interrupted_by)
 					   sizeof(h->server));
 	progress_clip_copy(h->table_name, task->table_name,
 					   sizeof(h->table_name));
+	h->name_hash = hash_bytes_extended((const unsigned char *) task->table_name,
+									   strlen(task->table_name), 0);
 	h->ok = finished && f == NULL;
 	h->started_at = task->started_at;
 	h->finished_at = finished ? task->finished_at : GetCurrentTimestamp();
