@@ -101,8 +101,10 @@ declared_modify(FunctionCallInfo fcinfo, const char *template,
 	rc = SPI_execute_with_args(psprintf(template, declared_relation(fcinfo)),
 							   2, argtypes, args, NULL, false, 0);
 	if (rc != SPI_OK_INSERT && rc != SPI_OK_DELETE)
-		elog(ERROR, "SPI_execute_with_args failed: %s",
-			 SPI_result_code_string(rc));
+		ereport(ERROR,
+				(errcode(ERRCODE_INTERNAL_ERROR),
+				 errmsg_internal("SPI_execute_with_args failed: %s",
+								 SPI_result_code_string(rc))));
 	processed = SPI_processed;
 	SPI_finish();
 	return processed;
@@ -136,7 +138,7 @@ lancelsm_add_table(PG_FUNCTION_ARGS)
 						server, table_name) == 0)
 		ereport(NOTICE,
 				(errcode(ERRCODE_DUPLICATE_OBJECT),
-				 errmsg("LanceDB table \"%s\" of server \"%s\" is already declared, skipping",
+				 errmsg("table \"%s\" of server \"%s\" is already declared, skipping",
 						table_name, server)));
 	PG_RETURN_VOID();
 }
@@ -178,7 +180,10 @@ declared_read(FunctionCallInfo fcinfo, DeclaredSet *set)
 	SPI_connect();
 	rc = SPI_execute(query, true, 0);
 	if (rc != SPI_OK_SELECT)
-		elog(ERROR, "SPI_execute failed: %s", SPI_result_code_string(rc));
+		ereport(ERROR,
+				(errcode(ERRCODE_INTERNAL_ERROR),
+				 errmsg_internal("SPI_execute failed: %s",
+								 SPI_result_code_string(rc))));
 	set->ntables = (int) SPI_processed;
 	set->servers = MemoryContextAlloc(outer,
 									  Max(set->ntables, 1) * sizeof(char *));

@@ -760,8 +760,10 @@ option_fill_server(LsmConfig *config, ForeignServer *server)
 	config->id_delimiter = option_server_string(server, "id_delimiter",
 												LSM_DEFAULT_ID_DELIMITER);
 	if (timeout != NULL && !option_parse_timeout(timeout, &seconds))
-		elog(ERROR, "stored connect_timeout of server \"%s\" is invalid",
-			 server->servername);
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("stored option \"connect_timeout\" of server \"%s\" is invalid",
+						server->servername)));
 	config->connect_timeout_ms = seconds * 1000L;
 	config->ssl_ca_file = option_server_string(server, "ssl_ca_file", NULL);
 	config->ssl_cert_file = option_server_string(server, "ssl_cert_file", NULL);

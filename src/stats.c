@@ -49,7 +49,7 @@ stats_int8(uint64 v)
 	if (v > (uint64) PG_INT64_MAX)
 		ereport(ERROR,
 				(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
-				 errmsg("LanceDB statistic %llu is out of range for type bigint",
+				 errmsg("statistic %llu from LanceDB is out of range for type bigint",
 						(unsigned long long) v)));
 	return Int64GetDatum((int64) v);
 }
@@ -63,7 +63,7 @@ stats_add(uint64 a, uint64 b)
 	if (b > (uint64) PG_INT64_MAX - a)
 		ereport(ERROR,
 				(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
-				 errmsg("LanceDB bucket totals are out of range for type bigint")));
+				 errmsg("bucket totals from LanceDB are out of range for type bigint")));
 	return a + b;
 }
 
