@@ -821,6 +821,25 @@ lsm_stats_string_value(LsmStatsParse *st, char *token)
 }
 
 /*
+ * lsm_stats_container_ignored: whether an object or array that starts now
+ * is of no interest: the parse has failed, or it lies inside (or is) an
+ * unrecognized member, in which case it is counted so that its end is
+ * skipped too.
+ */
+static bool
+lsm_stats_container_ignored(LsmStatsParse *st)
+{
+	if (st->failed)
+		return true;
+	if (st->skip > 0 || (st->depth > 0 && st->pending == LSV_UNKNOWN))
+	{
+		st->skip++;
+		return true;
+	}
+	return false;
+}
+
+/*
  * Semantic action: an object starts.  Enters the root, "lsm_stats" or an
  * element of buckets, generations or memtables; skips an unrecognized
  * member's object; fails for any other member.
@@ -831,13 +850,8 @@ lsm_stats_object_start(void *state)
 	LsmStatsParse *st = state;
 	void	   *obj;
 
-	if (st->failed)
+	if (lsm_stats_container_ignored(st))
 		return;
-	if (st->skip > 0 || (st->depth > 0 && st->pending == LSV_UNKNOWN))
-	{
-		st->skip++;
-		return;
-	}
 	if (st->depth == 0)
 	{
 		st->pending_name = NULL;
@@ -922,13 +936,8 @@ lsm_stats_array_start(void *state)
 	LsmStatsParse *st = state;
 	LsmStatsFrame *f;
 
-	if (st->failed)
+	if (lsm_stats_container_ignored(st))
 		return;
-	if (st->skip > 0 || (st->depth > 0 && st->pending == LSV_UNKNOWN))
-	{
-		st->skip++;
-		return;
-	}
 	if (st->depth == 0)
 	{
 		st->failed = true;
