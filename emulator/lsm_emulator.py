@@ -1031,8 +1031,13 @@ class Handler(BaseHTTPRequestHandler):
                 self._real(table, route, body)
             self.close_connection = True
             if action == "hang":
+                # bounded: "max_ms" ends the hang by closing (default never)
+                until = time.monotonic() + int(f.get("max_ms", 0)) / 1000.0 \
+                    if f.get("max_ms") else None
                 while not self.emu.stopping.is_set():
                     if self._client_gone(0.1):
+                        break
+                    if until is not None and time.monotonic() >= until:
                         break
             elif action == "reset":
                 self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER,
@@ -1304,6 +1309,8 @@ class Control:
                 raise ControlError("unrecognized mutate %r" % m)
         if "headers" in req and not isinstance(req["headers"], dict):
             raise ControlError("headers must be an object")
+        if "max_ms" in req:
+            _int(req["max_ms"], "max_ms", 1)
         route = str(req.get("route", "*"))
         if route not in ROUTES + ("*",):
             raise ControlError("unrecognized route %r" % route)

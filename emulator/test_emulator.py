@@ -419,6 +419,21 @@ class HttpTest(unittest.TestCase):
         self.assertEqual(log["requests"][0]["status"], 0)
         self.assertIn("ms", log["requests"][0])  # the hung thread finished
 
+    def test_hang_max_ms_closes_by_itself(self):
+        self.ctl("faults", {"table": "events", "route": "flush_lsm",
+                            "action": "hang", "max_ms": 300})
+        c = self.conn(timeout=5)
+        t0 = time.time()
+        c.request("POST", "/v1/table/events/flush_lsm/", headers={"x-api-key": KEY})
+        with self.assertRaises(http.client.RemoteDisconnected):
+            c.getresponse()
+        elapsed = time.time() - t0
+        c.close()
+        self.assertGreaterEqual(elapsed, 0.3)
+        self.assertLess(elapsed, 1.5)
+        status, _ = self.ctl("faults", {"action": "hang", "max_ms": 0})
+        self.assertEqual(status, 400)
+
     def test_latency_and_reset(self):
         self.ctl("latency", {"table": "*", "route": "flush_lsm", "ms": 200})
         t0 = time.time()
