@@ -1228,17 +1228,21 @@ class Control:
                     for k in ("pass_ms", "prefix_max", "seal_rows", "replay_ms"):
                         if k in req:
                             setattr(emu, k, _int(req[k], k, 1 if k == "seal_rows" else 0))
-                    if "stats_keys" in req:
-                        if req["stats_keys"] not in STATS_KEYS:
-                            raise ControlError("stats_keys must be one of %s"
-                                               % ", ".join(sorted(STATS_KEYS)))
-                        emu.stats_keys = req["stats_keys"]
             with emu.lock:
                 return 200, {"ok": True, "pass_ms": emu.pass_ms,
                              "prefix_max": emu.prefix_max,
                              "seal_rows": emu.seal_rows,
-                             "replay_ms": emu.replay_ms,
-                             "stats_keys": emu.stats_keys}
+                             "replay_ms": emu.replay_ms}
+        if parts == ["stats_keys"]:
+            if method == "POST":
+                keys = req.get("keys")
+                if keys not in STATS_KEYS:
+                    raise ControlError("keys must be one of %s"
+                                       % ", ".join(sorted(STATS_KEYS)))
+                with emu.lock:
+                    emu.stats_keys = keys
+            with emu.lock:
+                return 200, {"ok": True, "keys": emu.stats_keys}
         if parts == ["latency"] and method == "POST":
             ms = _int(req.get("ms", 0), "ms")
             k = (str(req.get("table", "*")), str(req.get("route", "*")))

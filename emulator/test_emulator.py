@@ -422,8 +422,8 @@ class HttpTest(unittest.TestCase):
     def test_stats_keys_renamed_spelling(self):
         self.ctl("tables/events/generations", {"count": 1, "rows": 3})
         old = self.stats(rows=True)["lsm_stats"]["buckets"]
-        status, conf = self.ctl("config", {"stats_keys": "sstables"})
-        self.assertEqual((status, conf["stats_keys"]), (200, "sstables"))
+        status, conf = self.ctl("stats_keys", {"keys": "sstables"})
+        self.assertEqual((status, conf), (200, {"ok": True, "keys": "sstables"}))
         # the old flag is an unrecognized member now: no rows
         new = self.stats(rows=True)["lsm_stats"]
         self.assertEqual(list(new), ["table_shards"])
@@ -440,10 +440,11 @@ class HttpTest(unittest.TestCase):
                            json.dumps({"include_sstable_rows": 1}))
         self.assertEqual((r.status, json.loads(data)["error"]),
                          (400, "include_sstable_rows must be a boolean"))
-        status, err = self.ctl("config", {"stats_keys": "buckets"})
-        self.assertEqual(status, 400)
+        status, err = self.ctl("stats_keys", {"keys": "buckets"})
+        self.assertEqual((status, err["error"]),
+                         (400, "keys must be one of generations, sstables"))
         self.ctl("reset", {})
-        self.assertEqual(self.ctl("config")[1]["stats_keys"], "generations")
+        self.assertEqual(self.ctl("stats_keys")[1]["keys"], "generations")
 
     def test_hang_max_ms_closes_by_itself(self):
         self.ctl("faults", {"table": "events", "route": "flush_lsm",

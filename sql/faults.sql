@@ -326,7 +326,7 @@ CREATE USER MAPPING FOR PUBLIC SERVER emu_keys2 OPTIONS (api_key :'emu_key');
 -- released spelling
 SELECT * FROM lancelsm_generations('emu', 'events', true)
  ORDER BY shard_id COLLATE "C", generation;
-SELECT emu('POST', '/_emulator/config', '{"stats_keys": "sstables"}') ->> 'stats_keys';
+SELECT emu('POST', '/_emulator/stats_keys', '{"keys": "sstables"}') ->> 'keys';
 SELECT emu('POST', '/_emulator/log/reset');
 -- a server not asked before is asked in the released spelling; its answer
 -- comes renamed and without rows, so the request is sent again, once, in
@@ -349,7 +349,7 @@ SELECT stats_bodies();
 SELECT lancelsm_checkpoint('emu_keys', 'events');
 SELECT count(*) FROM lancelsm_generations('emu_keys', 'events');
 -- the server goes back: the request follows it again
-SELECT emu('POST', '/_emulator/config', '{"stats_keys": "generations"}') ->> 'stats_keys';
+SELECT emu('POST', '/_emulator/stats_keys', '{"keys": "generations"}') ->> 'keys';
 SELECT emu('POST', '/_emulator/tables/events/generations', '{"count": 1, "rows": 7}');
 SELECT emu('POST', '/_emulator/log/reset');
 SELECT * FROM lancelsm_generations('emu_keys', 'events', true)
