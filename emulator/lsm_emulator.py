@@ -32,6 +32,12 @@ import urllib.parse
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 ROUTES = ("flush_lsm", "compact_lsm", "get_lsm_stats")
+# The two spellings of get_lsm_stats (a pending upstream rename): the
+# bucket list, the L0 list of a bucket, and the request's rows flag.
+STATS_KEYS = {
+    "generations": ("buckets", "generations", "include_generation_rows"),
+    "sstables": ("table_shards", "sstables", "include_sstable_rows"),
+}
 BYTES_PER_ROW = 64
 HUGE = 18446744073709551616
 LOG_MAX = 100000       # request log entries kept (oldest dropped)
@@ -132,7 +138,7 @@ class Bucket:
         self.manifest_version += 1
         return True
 
-    def stats(self, include_rows):
+    def stats(self, include_rows, keys="generations"):
         d = collections.OrderedDict()
         d["shard_id"] = self.shard_id
         d["status"] = self.status
@@ -149,7 +155,7 @@ class Bucket:
             if include_rows:
                 e["rows"] = g["rows"]
             gens.append(e)
-        d["generations"] = gens
+        d[STATS_KEYS[keys][1]] = gens
         d["compacting"] = self.compacting
         if self.status != "Sealed":
             d["memtables"] = [collections.OrderedDict(
@@ -253,13 +259,14 @@ class Emulator:
 
     def __init__(self, api_key, tables=(), pass_ms=300, prefix_max=1, pool=2,
                  replay_ms=200, seal_rows=1000, host="127.0.0.1", port=0,
-                 quiet=False, ssl_context=None):
+                 quiet=False, ssl_context=None, stats_keys="generations"):
         self.api_key = api_key
         self.ssl_context = ssl_context
         self.handlers = set()   # open client connections (Handler objects)
         self.initial = {"tables": list(tables), "pass_ms": pass_ms,
                         "prefix_max": prefix_max, "pool": pool,
-                        "replay_ms": replay_ms, "seal_rows": seal_rows}
+                        "replay_ms": replay_ms, "seal_rows": seal_rows,
+                        "stats_keys": stats_keys}
         self.lock = threading.RLock()
         self.host, self.port = host, port
         self.quiet = quiet
@@ -279,6 +286,7 @@ class Emulator:
             self.prefix_max = self.initial["prefix_max"]
             self.replay_ms = self.initial["replay_ms"]
             self.seal_rows = self.initial["seal_rows"]
+            self.stats_keys = self.initial["stats_keys"]
             self.pool = Pool(self.initial["pool"])
             self.draining = False
             self.faults = {}
@@ -957,10 +965,12 @@ class Handler(BaseHTTPRequestHandler):
                 return err(400, CODE_BAD_REQUEST, "request body is not valid JSON")
             if not isinstance(req, dict):
                 return err(400, CODE_BAD_REQUEST, "request body must be a JSON object")
-            v = req.get("include_generation_rows", False)
+            # a server of one spelling ignores the other's key, as unknown
+            rows_key = STATS_KEYS[emu.stats_keys][2]
+            v = req.get(rows_key, False)
             if v is not None and not isinstance(v, bool):
                 return err(400, CODE_BAD_REQUEST,
-                           "include_generation_rows must be a boolean")
+                           "%s must be a boolean" % rows_key)
             include_rows = bool(v)
         with emu.lock:
             if emu.draining:
@@ -1001,8 +1011,8 @@ class Handler(BaseHTTPRequestHandler):
                            "no bucket could be latched for compaction")
             return 202, None
         with emu.lock:
-            return 200, {"lsm_stats": {"buckets": [
-                b.stats(include_rows) for b in t.buckets]}}
+            return 200, {"lsm_stats": {STATS_KEYS[emu.stats_keys][0]: [
+                b.stats(include_rows, emu.stats_keys) for b in t.buckets]}}
 
     # ---- faults ----------------------------------------------------------
 
@@ -1031,8 +1041,13 @@ class Handler(BaseHTTPRequestHandler):
                 self._real(table, route, body)
             self.close_connection = True
             if action == "hang":
+                # bounded: "max_ms" ends the hang by closing (default never)
+                until = time.monotonic() + int(f.get("max_ms", 0)) / 1000.0 \
+                    if f.get("max_ms") else None
                 while not self.emu.stopping.is_set():
                     if self._client_gone(0.1):
+                        break
+                    if until is not None and time.monotonic() >= until:
                         break
             elif action == "reset":
                 self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER,
@@ -1218,6 +1233,16 @@ class Control:
                              "prefix_max": emu.prefix_max,
                              "seal_rows": emu.seal_rows,
                              "replay_ms": emu.replay_ms}
+        if parts == ["stats_keys"]:
+            if method == "POST":
+                keys = req.get("keys")
+                if keys not in STATS_KEYS:
+                    raise ControlError("keys must be one of %s"
+                                       % ", ".join(sorted(STATS_KEYS)))
+                with emu.lock:
+                    emu.stats_keys = keys
+            with emu.lock:
+                return 200, {"ok": True, "keys": emu.stats_keys}
         if parts == ["latency"] and method == "POST":
             ms = _int(req.get("ms", 0), "ms")
             k = (str(req.get("table", "*")), str(req.get("route", "*")))
@@ -1304,6 +1329,8 @@ class Control:
                 raise ControlError("unrecognized mutate %r" % m)
         if "headers" in req and not isinstance(req["headers"], dict):
             raise ControlError("headers must be an object")
+        if "max_ms" in req:
+            _int(req["max_ms"], "max_ms", 1)
         route = str(req.get("route", "*"))
         if route not in ROUTES + ("*",):
             raise ControlError("unrecognized route %r" % route)
@@ -1427,6 +1454,10 @@ def main(argv=None):
     ap.add_argument("--pool", type=int, default=2)
     ap.add_argument("--replay-ms", type=int, default=200)
     ap.add_argument("--seal-rows", type=int, default=1000)
+    ap.add_argument("--stats-keys", choices=sorted(STATS_KEYS),
+                    default="generations",
+                    help="spell get_lsm_stats keys as released (generations) "
+                         "or renamed (sstables)")
     ap.add_argument("--quiet", action="store_true", help="no per-request log")
     ap.add_argument("--tls-cert", help="serve HTTPS with this certificate (PEM)")
     ap.add_argument("--tls-key", help="the certificate's private key (PEM)")
@@ -1440,7 +1471,7 @@ def main(argv=None):
     emu = Emulator(a.api_key, a.table, pass_ms=a.pass_ms,
                    prefix_max=a.prefix_max, pool=a.pool, replay_ms=a.replay_ms,
                    seal_rows=a.seal_rows, host=a.host, port=a.port,
-                   quiet=a.quiet, ssl_context=ctx)
+                   quiet=a.quiet, ssl_context=ctx, stats_keys=a.stats_keys)
     server = make_server(a.host, a.port, ctx)
     server.emu = emu
     emu.server = server

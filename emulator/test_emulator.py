@@ -419,6 +419,48 @@ class HttpTest(unittest.TestCase):
         self.assertEqual(log["requests"][0]["status"], 0)
         self.assertIn("ms", log["requests"][0])  # the hung thread finished
 
+    def test_stats_keys_renamed_spelling(self):
+        self.ctl("tables/events/generations", {"count": 1, "rows": 3})
+        old = self.stats(rows=True)["lsm_stats"]["buckets"]
+        status, conf = self.ctl("stats_keys", {"keys": "sstables"})
+        self.assertEqual((status, conf), (200, {"ok": True, "keys": "sstables"}))
+        # the old flag is an unrecognized member now: no rows
+        new = self.stats(rows=True)["lsm_stats"]
+        self.assertEqual(list(new), ["table_shards"])
+        self.assertNotIn("generations", new["table_shards"][0])
+        self.assertEqual(new["table_shards"][0]["sstables"],
+                         [{"generation": 1, "bytes": 192}])
+        r, data = self.req("get_lsm_stats", "events",
+                           json.dumps({"include_sstable_rows": True}))
+        shards = json.loads(data)["lsm_stats"]["table_shards"]
+        self.assertEqual([b["sstables"] for b in shards],
+                         [b["generations"] for b in old])
+        self.assertEqual(shards[0]["sstables"][0]["rows"], 3)
+        r, data = self.req("get_lsm_stats", "events",
+                           json.dumps({"include_sstable_rows": 1}))
+        self.assertEqual((r.status, json.loads(data)["error"]),
+                         (400, "include_sstable_rows must be a boolean"))
+        status, err = self.ctl("stats_keys", {"keys": "buckets"})
+        self.assertEqual((status, err["error"]),
+                         (400, "keys must be one of generations, sstables"))
+        self.ctl("reset", {})
+        self.assertEqual(self.ctl("stats_keys")[1]["keys"], "generations")
+
+    def test_hang_max_ms_closes_by_itself(self):
+        self.ctl("faults", {"table": "events", "route": "flush_lsm",
+                            "action": "hang", "max_ms": 300})
+        c = self.conn(timeout=5)
+        t0 = time.time()
+        c.request("POST", "/v1/table/events/flush_lsm/", headers={"x-api-key": KEY})
+        with self.assertRaises(http.client.RemoteDisconnected):
+            c.getresponse()
+        elapsed = time.time() - t0
+        c.close()
+        self.assertGreaterEqual(elapsed, 0.3)
+        self.assertLess(elapsed, 1.5)
+        status, _ = self.ctl("faults", {"action": "hang", "max_ms": 0})
+        self.assertEqual(status, 400)
+
     def test_latency_and_reset(self):
         self.ctl("latency", {"table": "*", "route": "flush_lsm", "ms": 200})
         t0 = time.time()

@@ -442,6 +442,146 @@ test_valid(void)
 	}
 }
 
+/*
+ * A malloc'd copy of body with the first n occurrences of from (n < 0:
+ * all of them) replaced by to.
+ */
+static char *
+replace_text(const char *body, const char *from, const char *to, int n)
+{
+	Buf			buf;
+	const char *p = body;
+	const char *hit;
+
+	buf_init(&buf);
+	while (n != 0 && (hit = strstr(p, from)) != NULL)
+	{
+		buf_printf(&buf, "%.*s%s", (int) (hit - p), p, to);
+		p = hit + strlen(from);
+		n--;
+	}
+	buf_printf(&buf, "%s", p);
+	return buf.data;
+}
+
+/*
+ * Decode body with its third key "from" (that of bucket 2) spelled "to"
+ * instead, and expect failure with a message containing expect.
+ */
+static void
+expect_third_respelled(const char *name, const char *body, const char *from,
+					   const char *to, const char *expect)
+{
+	char		qfrom[64];
+	char		qto[64];
+	char	   *all;
+	char	   *third;
+
+	snprintf(qfrom, sizeof(qfrom), "\"%s\"", from);
+	snprintf(qto, sizeof(qto), "\"%s\"", to);
+	all = replace_text(body, qfrom, qto, 3);
+	third = replace_text(all, qto, qfrom, 2);
+	expect_fail(name, third, 1, expect);
+	free(all);
+	free(third);
+}
+
+/*
+ * The standard body (mutation m, may be NULL) with the stats keys renamed
+ * as upstream plans: "table_shards" for "buckets", "sstables" for
+ * "generations" (the key "generation" of a generation stays).
+ */
+static char *
+renamed_body(const Mutation *m)
+{
+	char	   *body = standard_body(m);
+	char	   *shards = replace_text(body, "\"buckets\"", "\"table_shards\"", -1);
+	char	   *renamed = replace_text(shards, "\"generations\"", "\"sstables\"", -1);
+
+	free(body);
+	free(shards);
+	return renamed;
+}
+
+/*
+ * Both spellings of the renamed keys decode to the same values; the
+ * spelling is reported in keys; an answer mixing them is refused, naming
+ * the field; a missing member is named as the answer spells it.
+ */
+static void
+test_renamed_keys(void)
+{
+	LsmStats	s;
+	char	   *old_body = standard_body(NULL);
+	char	   *new_body = renamed_body(NULL);
+	char	   *mixed;
+	char		errbuf[LSM_JSON_ERRBUF_SIZE];
+	int			i;
+
+	if (expect_ok("old spelling", old_body, 1, &s))
+		check(s.keys == LSM_KEYS_GENERATION, "old spelling", "keys %d", s.keys);
+	end_case("old spelling");
+	if (expect_ok("new spelling", new_body, 1, &s))
+	{
+		check(s.keys == LSM_KEYS_SSTABLE, "new spelling", "keys %d", s.keys);
+		check(s.enabled && s.nbuckets == 3, "new spelling", "header");
+		for (i = 0; i < s.nbuckets; i++)
+			check_standard_bucket("new spelling", &s.buckets[i], i, 1);
+	}
+	end_case("new spelling");
+	if (expect_ok("new spelling, no buckets",
+				  "{\"lsm_stats\": {\"table_shards\": []}}", 0, &s))
+		check(s.enabled && s.nbuckets == 0 && s.keys == LSM_KEYS_SSTABLE,
+			  "new spelling, no buckets", "keys %d", s.keys);
+	end_case("new spelling, no buckets");
+	if (expect_ok("lsm_stats null: no spelling", "{\"lsm_stats\": null}", 0, &s))
+		check(s.keys == LSM_KEYS_UNSEEN, "lsm_stats null: no spelling",
+			  "keys %d", s.keys);
+	end_case("lsm_stats null: no spelling");
+
+	/* new, then an old key in the third bucket; and the other way round */
+	expect_third_respelled("new then old", new_body, "sstables", "generations",
+						   "field \"lsm_stats.table_shards[2].generations\" mixes key spellings: the answer used \"table_shards\" before");
+	expect_third_respelled("old then new", old_body, "generations", "sstables",
+						   "field \"lsm_stats.buckets[2].sstables\" mixes key spellings: the answer used \"buckets\" before");
+
+	/* both spellings in one bucket */
+	expect_mutation_fails("both in one bucket", 'b', "sstables", "[]",
+						  "field \"lsm_stats.buckets[2].sstables\" mixes key spellings: the answer used \"buckets\" before");
+	expect_fail("both at the top",
+				"{\"lsm_stats\": {\"table_shards\": [], \"buckets\": []}}", 0,
+				"field \"lsm_stats.buckets\" mixes key spellings: the answer used \"table_shards\" before");
+
+	/* a missing member is named in the answer's spelling */
+	{
+		Mutation	m = {'b', "generations", NULL};
+
+		mixed = renamed_body(&m);
+		expect_fail("new spelling, missing", mixed, 1,
+					"field \"lsm_stats.table_shards[2].sstables\" is missing");
+		free(mixed);
+	}
+	expect_fail("new spelling, lsm_stats empty", "{\"lsm_stats\": {}}", 1,
+				"field \"lsm_stats.buckets\" is missing");
+
+	/* on failure, keys still tells the spelling seen (rows not sent) */
+	{
+		Mutation	m = {'g', "rows", NULL};
+
+		mixed = renamed_body(&m);
+		memset(&s, 0, sizeof(s));
+		check(!lsm_json_decode_stats(mixed, strlen(mixed), 1, &s, errbuf,
+									 sizeof(errbuf)) &&
+			  s.keys == LSM_KEYS_SSTABLE && s.nbuckets == 0 &&
+			  strstr(errbuf, "field \"lsm_stats.table_shards[2].sstables[0].rows\" is missing") != NULL,
+			  "keys on failure", "keys %d, %s", s.keys, errbuf);
+		end_case("keys on failure");
+		free(mixed);
+	}
+	free(old_body);
+	free(new_body);
+}
+
 /* Bodies that are not a get_lsm_stats answer at all. */
 static void
 test_bad_bodies(void)
@@ -818,13 +958,19 @@ test_error_bodies(void)
 static void
 test_request_body(void)
 {
-	char	   *f = lsm_json_stats_request_body(0);
-	char	   *t = lsm_json_stats_request_body(1);
+	char	   *f = lsm_json_stats_request_body(0, LSM_KEYS_GENERATION);
+	char	   *t = lsm_json_stats_request_body(1, LSM_KEYS_GENERATION);
+	char	   *sf = lsm_json_stats_request_body(0, LSM_KEYS_SSTABLE);
+	char	   *st = lsm_json_stats_request_body(1, LSM_KEYS_SSTABLE);
 
 	check(strcmp(f, "{\"include_generation_rows\": false}") == 0,
 		  "request body false", "%s", f);
 	check(strcmp(t, "{\"include_generation_rows\": true}") == 0,
 		  "request body true", "%s", t);
+	check(strcmp(sf, "{\"include_sstable_rows\": false}") == 0,
+		  "request body false, renamed", "%s", sf);
+	check(strcmp(st, "{\"include_sstable_rows\": true}") == 0,
+		  "request body true, renamed", "%s", st);
 	end_case("request body");
 }
 
@@ -901,6 +1047,7 @@ main(void)
 	test_valid();
 	test_bad_bodies();
 	test_bad_fields();
+	test_renamed_keys();
 	test_error_bodies();
 	test_request_body();
 	test_performance();

@@ -309,6 +309,59 @@ RESET lancelsm.max_response_size;
 SELECT qfault('get_lsm_stats', '{"body_bytes": 4096}');
 SELECT count(*) FROM lancelsm_stats('emu', 'events');
 SELECT calls('events');
+-- renamed stats keys (a pending upstream rename: table_shards, sstables,
+-- include_sstable_rows): both spellings decode to the same rows, and the
+-- request key follows the spelling the server last answered with
+SELECT emu_reset();
+SELECT emu('POST', '/_emulator/tables/events/generations', '{"count": 2, "rows": 5}');
+CREATE FUNCTION stats_bodies() RETURNS SETOF text LANGUAGE sql AS
+$$ SELECT e->>'body' FROM emu_log() e WHERE e->>'route' = 'get_lsm_stats'
+   ORDER BY (e->>'seq')::int $$;
+CREATE SERVER emu_keys FOREIGN DATA WRAPPER lancelsm
+  OPTIONS (database 'mydb', host_override :'emu_url');
+CREATE USER MAPPING FOR PUBLIC SERVER emu_keys OPTIONS (api_key :'emu_key');
+CREATE SERVER emu_keys2 FOREIGN DATA WRAPPER lancelsm
+  OPTIONS (database 'mydb', host_override :'emu_url');
+CREATE USER MAPPING FOR PUBLIC SERVER emu_keys2 OPTIONS (api_key :'emu_key');
+-- released spelling
+SELECT * FROM lancelsm_generations('emu', 'events', true)
+ ORDER BY shard_id COLLATE "C", generation;
+SELECT emu('POST', '/_emulator/stats_keys', '{"keys": "sstables"}') ->> 'keys';
+SELECT emu('POST', '/_emulator/log/reset');
+-- a server not asked before is asked in the released spelling; its answer
+-- comes renamed and without rows, so the request is sent again, once, in
+-- the server's spelling: the same rows
+SELECT * FROM lancelsm_generations('emu_keys', 'events', true)
+ ORDER BY shard_id COLLATE "C", generation;
+SELECT stats_bodies();
+-- from then on that server is asked in its spelling
+SELECT emu('POST', '/_emulator/log/reset');
+SELECT shard_id, l0_generations, l0_bytes FROM lancelsm_stats('emu_keys', 'events')
+ ORDER BY shard_id COLLATE "C";
+SELECT * FROM lancelsm_generations('emu_keys', 'events', true)
+ ORDER BY shard_id COLLATE "C", generation;
+SELECT stats_bodies();
+-- without rows the spelling of the request changes nothing: no resend
+SELECT emu('POST', '/_emulator/log/reset');
+SELECT count(*) FROM lancelsm_stats('emu_keys2', 'events');
+SELECT stats_bodies();
+-- a checkpoint drains L0 against the renamed answers
+SELECT lancelsm_checkpoint('emu_keys', 'events');
+SELECT count(*) FROM lancelsm_generations('emu_keys', 'events');
+-- the server goes back: the request follows it again
+SELECT emu('POST', '/_emulator/stats_keys', '{"keys": "generations"}') ->> 'keys';
+SELECT emu('POST', '/_emulator/tables/events/generations', '{"count": 1, "rows": 7}');
+SELECT emu('POST', '/_emulator/log/reset');
+SELECT * FROM lancelsm_generations('emu_keys', 'events', true)
+ ORDER BY shard_id COLLATE "C", generation;
+SELECT stats_bodies();
+-- an answer mixing the spellings is refused, naming the field
+SELECT qfault('get_lsm_stats', jsonb_build_object('json', '{"lsm_stats": {"table_shards": [{"shard_id": "b0", "status": "Active", "writer_epoch": 1, "manifest_version": 1, "current_generation": 1, "replay_after_wal_entry_position": 0, "wal_entry_position_last_seen": 0, "generations": [], "compacting": false, "memtables": []}]}}'::jsonb));
+SELECT try($$SELECT * FROM lancelsm_stats('emu_keys', 'events')$$);
+SELECT qfault('get_lsm_stats', '{"json": {"lsm_stats": {"buckets": [], "table_shards": []}}}');
+SELECT try($$SELECT * FROM lancelsm_stats('emu_keys', 'events')$$);
+DROP SERVER emu_keys, emu_keys2 CASCADE;
+DROP FUNCTION stats_bodies();
 DROP FUNCTION mut(text);
 DROP FUNCTION qfault(text, jsonb);
 DROP FUNCTION try(text);

@@ -63,6 +63,13 @@ CREATE SERVER o_x FOREIGN DATA WRAPPER lancelsm OPTIONS (database 'd', connect_t
 CREATE SERVER o_x FOREIGN DATA WRAPPER lancelsm OPTIONS (database 'd', connect_timeout ' 5');
 CREATE SERVER o_x FOREIGN DATA WRAPPER lancelsm OPTIONS (database 'd', connect_timeout '5s');
 CREATE SERVER o_x FOREIGN DATA WRAPPER lancelsm OPTIONS (database 'd', connect_timeout '1.5');
+-- read_timeout: whole seconds, 0 (off) to 86400
+CREATE SERVER o_x FOREIGN DATA WRAPPER lancelsm OPTIONS (database 'd', read_timeout '-1');
+CREATE SERVER o_x FOREIGN DATA WRAPPER lancelsm OPTIONS (database 'd', read_timeout '86401');
+CREATE SERVER o_x FOREIGN DATA WRAPPER lancelsm OPTIONS (database 'd', read_timeout '30s');
+CREATE SERVER o_x FOREIGN DATA WRAPPER lancelsm OPTIONS (database 'd', read_timeout '');
+CREATE SERVER o_rt0 FOREIGN DATA WRAPPER lancelsm OPTIONS (database 'd', read_timeout '0');
+CREATE SERVER o_rtmax FOREIGN DATA WRAPPER lancelsm OPTIONS (database 'd', read_timeout '86400');
 -- control characters, in any value
 CREATE SERVER o_x FOREIGN DATA WRAPPER lancelsm OPTIONS (database E'd\r');
 CREATE SERVER o_x FOREIGN DATA WRAPPER lancelsm OPTIONS (database 'd', region E'us\neast');
@@ -105,7 +112,7 @@ REVOKE USAGE ON FOREIGN DATA WRAPPER lancelsm FROM lancelsm_o_user;
 DROP ROLE lancelsm_o_user;
 -- no secret value ever reached a message above: checked by the expected
 -- output (secret-1 .. secret-5 appear only in the statements)
-DROP SERVER o_ok, o_full, o_https, o_d8 CASCADE;
+DROP SERVER o_ok, o_full, o_https, o_d8, o_rt0, o_rtmax CASCADE;
 -- the settings, with units and defaults
 LOAD 'lancelsm';
 SELECT name, setting, unit, boot_val, context, vartype, min_val, max_val

@@ -89,6 +89,8 @@ fault_sqlstate(const LsmRequest *req)
 		case LSM_TRANSPORT_CONNECT:
 			return ERRCODE_FDW_UNABLE_TO_ESTABLISH_CONNECTION;
 		case LSM_TRANSPORT_FAILED:
+		case LSM_TRANSPORT_READ_TIMEOUT:
+		case LSM_TRANSPORT_HEADER_TOO_LARGE:
 			return ERRCODE_CONNECTION_FAILURE;
 		case LSM_TRANSPORT_PROTOCOL:
 			return ERRCODE_PROTOCOL_VIOLATION;
@@ -134,6 +136,8 @@ fault_hint(const LsmRequest *req)
 		return pstrdup("Check the server's host_override, database and region options, its TLS options, and that the host is reachable.");
 	if (req->transport == LSM_TRANSPORT_TOO_LARGE)
 		return pstrdup("Raise lancelsm.max_response_size if the answer is legitimately this large.");
+	if (req->transport == LSM_TRANSPORT_READ_TIMEOUT)
+		return pstrdup("Raise the server's read_timeout option if the server legitimately takes longer to answer.");
 	if (req->transport != LSM_TRANSPORT_OK)
 		return NULL;
 	switch (req->status)
@@ -226,6 +230,12 @@ fault_transport_text(const LsmRequest *req)
 			return pstrdup("The statement's deadline passed.");
 		case LSM_TRANSPORT_PROTOCOL:
 			return psprintf("The server's answer is not valid HTTP: %s.",
+							req->curl_error);
+		case LSM_TRANSPORT_READ_TIMEOUT:
+			return psprintf("The server sent no data for longer than its read_timeout (%ld s): %s.",
+							req->config->read_timeout_s, req->curl_error);
+		case LSM_TRANSPORT_HEADER_TOO_LARGE:
+			return psprintf("The server's response header is larger than libcurl accepts (libcurl reports: %s).",
 							req->curl_error);
 		default:
 			return psprintf("The exchange with the server failed: %s.",

@@ -31,9 +31,26 @@
 #include "utils/timestamp.h"
 #include "utils/wait_event.h"
 
-#if LIBCURL_VERSION_NUM < 0x075500
-#error "lancelsm needs libcurl 7.85.0 or later (CURLOPT_PROTOCOLS_STR)"
+/*
+ * The newest libcurl symbol used is CURLE_WEIRD_SERVER_REPLY (7.51.0);
+ * scripts/check-old-curl.sh keeps the list of every symbol with the
+ * version that introduced it.  CURLOPT_PROTOCOLS_STR (7.85.0) replaces
+ * the bitmask option CURLOPT_PROTOCOLS, deprecated since: the newer one
+ * is used where it exists, with the same http/https-only policy.
+ */
+#if LIBCURL_VERSION_NUM < 0x073300
+#error "lancelsm needs libcurl 7.51.0 or later (CURLE_WEIRD_SERVER_REPLY)"
 #endif
+
+/*
+ * TCP keepalive on every connection: the first probe after this many
+ * seconds without traffic, then one every LSM_TCP_KEEPINTVL_S seconds.
+ * With Linux's default of 9 unanswered probes (net.ipv4.tcp_keepalive_probes)
+ * a peer that vanished without FIN or RST is noticed after 60 + 9 * 10 =
+ * 150 s, on an idle pooled connection as on one awaiting an answer.
+ */
+#define LSM_TCP_KEEPIDLE_S 60L
+#define LSM_TCP_KEEPINTVL_S 10L
 
 
 /*
@@ -143,6 +160,7 @@ lsm_http_prepare(LsmRequest *req, const LsmConfig *config, LsmRoute route,
 	req->transport = LSM_TRANSPORT_PENDING;
 	req->status = 0;
 	req->curl_error[0] = '\0';
+	req->header_done = false;
 	if (req->response)
 		pfree(req->response);
 	req->response = NULL;
@@ -234,6 +252,23 @@ http_write_cb(char *data, size_t size, size_t nmemb, void *userdata)
 }
 
 /*
+ * http_header_cb: curl's header callback, called once per complete header
+ * line; notes when the blank line that ends the header arrives.  Never
+ * raises.
+ */
+static size_t
+http_header_cb(char *data, size_t size, size_t nmemb, void *userdata)
+{
+	LsmRequest *req = (LsmRequest *) userdata;
+	size_t		n = size * nmemb;
+
+	if ((n == 2 && data[0] == '\r' && data[1] == '\n') ||
+		(n == 1 && data[0] == '\n'))
+		req->header_done = true;
+	return n;
+}
+
+/*
  * http_header_list: the request headers of req.  The x-api-key line holds
  * the secret: http_free_headers() wipes it.  Returns NULL when libcurl runs
  * out of memory.
@@ -300,6 +335,40 @@ http_remaining_ms(TimestampTz deadline)
 }
 
 /*
+ * http_configure_liveness: the bounds that hold without statement_timeout
+ * (pg_cron's jobs run without one unless they set it): TCP keepalive, and
+ * the server's read_timeout, the longest the server may stay silent.
+ *
+ * read_timeout is libcurl's low-speed check: the transfer is aborted with
+ * CURLE_OPERATION_TIMEDOUT once it has moved less than 1 byte per second
+ * for read_timeout seconds.  That was chosen over tracking the last byte
+ * of each request in the wait loop of src/pool.c: libcurl applies the
+ * check only while a transfer is sending or reading (not while it is
+ * queued behind POOL_MAX_CONNECTIONS, nor while connecting, which
+ * connect_timeout bounds), and it arms its own 1-second timer through
+ * the pool's timer callback, so the wait loop wakes up for it unchanged;
+ * the wait loop, on the other hand, sees sockets, not requests, and a
+ * reused connection changes hands between requests.  The price: libcurl
+ * measures the rate over its last few 1-second samples, so the bound is
+ * read_timeout plus up to about 2 seconds, and a body that trickles in at
+ * under 1 byte per second is cut off like a silent one.  Whichever of
+ * this and the statement's deadline (CURLOPT_TIMEOUT_MS) comes first ends
+ * the request.
+ */
+static void
+http_configure_liveness(CURL *easy, const LsmConfig *config)
+{
+	curl_easy_setopt(easy, CURLOPT_TCP_KEEPALIVE, 1L);
+	curl_easy_setopt(easy, CURLOPT_TCP_KEEPIDLE, LSM_TCP_KEEPIDLE_S);
+	curl_easy_setopt(easy, CURLOPT_TCP_KEEPINTVL, LSM_TCP_KEEPINTVL_S);
+	if (config->read_timeout_s > 0)
+	{
+		curl_easy_setopt(easy, CURLOPT_LOW_SPEED_LIMIT, 1L);
+		curl_easy_setopt(easy, CURLOPT_LOW_SPEED_TIME, config->read_timeout_s);
+	}
+}
+
+/*
  * http_configure: set every option of an easy handle for req.  Secure
  * defaults: http and https only, no redirects, verified TLS, no signals.
  */
@@ -311,8 +380,15 @@ http_configure(CURL *easy, LsmRequest *req, TimestampTz deadline)
 	curl_easy_setopt(easy, CURLOPT_URL, req->url);
 	curl_easy_setopt(easy, CURLOPT_PRIVATE, req);
 	curl_easy_setopt(easy, CURLOPT_NOSIGNAL, 1L);
+#if LIBCURL_VERSION_NUM >= 0x075500
 	curl_easy_setopt(easy, CURLOPT_PROTOCOLS_STR, "http,https");
 	curl_easy_setopt(easy, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
+#else
+	curl_easy_setopt(easy, CURLOPT_PROTOCOLS,
+					 (long) (CURLPROTO_HTTP | CURLPROTO_HTTPS));
+	curl_easy_setopt(easy, CURLOPT_REDIR_PROTOCOLS,
+					 (long) (CURLPROTO_HTTP | CURLPROTO_HTTPS));
+#endif
 	curl_easy_setopt(easy, CURLOPT_FOLLOWLOCATION, 0L);
 	curl_easy_setopt(easy, CURLOPT_PATH_AS_IS, 1L);
 	curl_easy_setopt(easy, CURLOPT_HTTP_VERSION, (long) CURL_HTTP_VERSION_1_1);
@@ -323,6 +399,8 @@ http_configure(CURL *easy, LsmRequest *req, TimestampTz deadline)
 	curl_easy_setopt(easy, CURLOPT_ERRORBUFFER, req->curl_error);
 	curl_easy_setopt(easy, CURLOPT_WRITEFUNCTION, http_write_cb);
 	curl_easy_setopt(easy, CURLOPT_WRITEDATA, req);
+	curl_easy_setopt(easy, CURLOPT_HEADERFUNCTION, http_header_cb);
+	curl_easy_setopt(easy, CURLOPT_HEADERDATA, req);
 	curl_easy_setopt(easy, CURLOPT_HTTPHEADER, req->headers);
 	curl_easy_setopt(easy, CURLOPT_POST, 1L);
 	curl_easy_setopt(easy, CURLOPT_POSTFIELDS, req->body ? req->body : "");
@@ -342,6 +420,7 @@ http_configure(CURL *easy, LsmRequest *req, TimestampTz deadline)
 	curl_easy_setopt(easy, CURLOPT_MAXFILESIZE_LARGE,
 					 (curl_off_t) lsm_max_response_size_kb * 1024);
 	curl_easy_setopt(easy, CURLOPT_TIMEOUT_MS, http_remaining_ms(deadline));
+	http_configure_liveness(easy, config);
 	if (config->connect_timeout_ms > 0)
 		curl_easy_setopt(easy, CURLOPT_CONNECTTIMEOUT_MS,
 						 config->connect_timeout_ms);
@@ -406,47 +485,85 @@ lsm_http_start(LsmRequest *req, TimestampTz deadline)
 }
 
 /*
+ * http_header_too_large: curl refused the answer because its header grew
+ * past libcurl's limit (CURL_MAX_HTTP_HEADER, 100 kB per header line).  Before 8.6.0
+ * libcurl reports that as CURLE_OUT_OF_MEMORY with an empty error buffer;
+ * from 8.6.0 on as CURLE_TOO_LARGE.  A real allocation failure of ours
+ * leaves "out of memory" in the error buffer instead (http_write_cb).
+ */
+static bool
+http_header_too_large(const LsmRequest *req, CURLcode code)
+{
+	if (req->header_done || req->curl_error[0] != '\0')
+		return false;
+#if LIBCURL_VERSION_NUM >= 0x080600
+	if (code == CURLE_TOO_LARGE)
+		return true;
+#endif
+	return code == CURLE_OUT_OF_MEMORY;
+}
+
+/*
+ * http_classify: how a transfer curl has finished with code ended.
+ * deadline is the statement's (0: none).
+ */
+static LsmTransport
+http_classify(const LsmRequest *req, CURLcode code, TimestampTz deadline)
+{
+	long		sent = 0;
+
+	if (req->transport == LSM_TRANSPORT_TOO_LARGE ||
+		code == CURLE_FILESIZE_EXCEEDED)
+		return LSM_TRANSPORT_TOO_LARGE;
+	if (code == CURLE_OK)
+		return LSM_TRANSPORT_OK;
+	if (http_header_too_large(req, code))
+		return LSM_TRANSPORT_HEADER_TOO_LARGE;
+	if (code == CURLE_OPERATION_TIMEDOUT && deadline != 0 &&
+		GetCurrentTimestamp() >=
+		TimestampTzPlusMilliseconds(deadline, -LSM_DEADLINE_GRACE_MS))
+		/* curl's clock is not ours: a timeout this close is the deadline */
+		return LSM_TRANSPORT_TIMEOUT;
+	if (code == CURLE_OPERATION_TIMEDOUT && req->config->read_timeout_s > 0)
+	{
+		/* with the request sent, only the low-speed check times out */
+		curl_easy_getinfo(req->easy, CURLINFO_REQUEST_SIZE, &sent);
+		if (sent > 0)
+			return LSM_TRANSPORT_READ_TIMEOUT;
+	}
+	if (code == CURLE_COULDNT_RESOLVE_HOST ||
+		code == CURLE_COULDNT_CONNECT ||
+		code == CURLE_SSL_CONNECT_ERROR ||
+		code == CURLE_PEER_FAILED_VERIFICATION ||
+		code == CURLE_SSL_CACERT_BADFILE ||
+		code == CURLE_SSL_CERTPROBLEM ||
+		code == CURLE_SSL_ISSUER_ERROR ||
+		code == CURLE_SSL_CIPHER ||
+		code == CURLE_UNSUPPORTED_PROTOCOL ||
+		code == CURLE_URL_MALFORMAT ||
+		(code == CURLE_OPERATION_TIMEDOUT && req->status == 0))
+		return LSM_TRANSPORT_CONNECT;
+	if (code == CURLE_WEIRD_SERVER_REPLY ||
+		code == CURLE_BAD_CONTENT_ENCODING)
+		/* e.g. a header line without a colon, a bad status line */
+		return LSM_TRANSPORT_PROTOCOL;
+	return LSM_TRANSPORT_FAILED;
+}
+
+/*
  * lsm_http_finished: classify a transfer curl has finished (the request is
  * off its pool) into req->transport and req->status, then free its curl
- * objects.  deadline is the statement's (0: none).
+ * objects.  deadline is the statement's (0: none).  req->curl_error keeps
+ * libcurl's error buffer, or curl_easy_strerror()'s text when libcurl left
+ * the buffer empty.
  */
 void
 lsm_http_finished(LsmRequest *req, int curl_code, TimestampTz deadline)
 {
 	CURLcode	code = (CURLcode) curl_code;
 
-	long		connect_code = 0;
-
 	curl_easy_getinfo(req->easy, CURLINFO_RESPONSE_CODE, &req->status);
-	curl_easy_getinfo(req->easy, CURLINFO_HTTP_CONNECTCODE, &connect_code);
-	if (req->transport == LSM_TRANSPORT_TOO_LARGE ||
-		code == CURLE_FILESIZE_EXCEEDED)
-		req->transport = LSM_TRANSPORT_TOO_LARGE;
-	else if (code == CURLE_OK)
-		req->transport = LSM_TRANSPORT_OK;
-	else if (code == CURLE_OPERATION_TIMEDOUT && deadline != 0 &&
-			 GetCurrentTimestamp() >=
-			 TimestampTzPlusMilliseconds(deadline, -LSM_DEADLINE_GRACE_MS))
-		/* curl's clock is not ours: a timeout this close is the deadline */
-		req->transport = LSM_TRANSPORT_TIMEOUT;
-	else if (code == CURLE_COULDNT_RESOLVE_HOST ||
-			 code == CURLE_COULDNT_CONNECT ||
-			 code == CURLE_SSL_CONNECT_ERROR ||
-			 code == CURLE_PEER_FAILED_VERIFICATION ||
-			 code == CURLE_SSL_CACERT_BADFILE ||
-			 code == CURLE_SSL_CERTPROBLEM ||
-			 code == CURLE_SSL_ISSUER_ERROR ||
-			 code == CURLE_SSL_CIPHER ||
-			 code == CURLE_UNSUPPORTED_PROTOCOL ||
-			 code == CURLE_URL_MALFORMAT ||
-			 (code == CURLE_OPERATION_TIMEDOUT && req->status == 0))
-		req->transport = LSM_TRANSPORT_CONNECT;
-	else if (code == CURLE_WEIRD_SERVER_REPLY ||
-			 code == CURLE_BAD_CONTENT_ENCODING)
-		/* e.g. a header line without a colon, a bad status line */
-		req->transport = LSM_TRANSPORT_PROTOCOL;
-	else
-		req->transport = LSM_TRANSPORT_FAILED;
+	req->transport = http_classify(req, code, deadline);
 	if (req->curl_error[0] == '\0' && code != CURLE_OK)
 		strlcpy(req->curl_error, curl_easy_strerror(code), LSM_CURL_ERROR_LEN);
 	if (req->transport != LSM_TRANSPORT_OK)

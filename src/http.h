@@ -40,7 +40,9 @@ typedef enum LsmTransport
 	LSM_TRANSPORT_FAILED,		/* reached it, then the exchange broke */
 	LSM_TRANSPORT_PROTOCOL,		/* the answer is not valid HTTP */
 	LSM_TRANSPORT_TOO_LARGE,	/* the answer passed lancelsm.max_response_size */
-	LSM_TRANSPORT_TIMEOUT		/* the statement's deadline passed */
+	LSM_TRANSPORT_TIMEOUT,		/* the statement's deadline passed */
+	LSM_TRANSPORT_READ_TIMEOUT, /* the server was silent for read_timeout */
+	LSM_TRANSPORT_HEADER_TOO_LARGE	/* the header passed libcurl's limit */
 } LsmTransport;
 
 /*
@@ -68,6 +70,7 @@ typedef struct LsmRequest
 
 	/* private to http.c */
 	size_t		response_cap;
+	bool		header_done;	/* the header's closing blank line came */
 	void	   *easy;			/* CURL * while in flight */
 	void	   *headers;		/* struct curl_slist * while in flight */
 	void	   *pool;			/* HttpPool * while in flight (src/pool.c) */

@@ -96,11 +96,17 @@ lsm_json_decode_error(const char *body, size_t len, LsmErrorBody *out)
 
 /*
  * Return the palloc'd body of a get_lsm_stats request, in the exact form of
- * shared/docs/lsm-protocol.md: {"include_generation_rows": false}.
+ * the protocol: {"include_generation_rows": false}, or with the renamed key
+ * include_sstable_rows when keys is LSM_KEYS_SSTABLE.
  */
 char *
-lsm_json_stats_request_body(bool include_generation_rows)
+lsm_json_stats_request_body(bool include_generation_rows,
+							LsmKeySpelling keys)
 {
+	if (keys == LSM_KEYS_SSTABLE)
+		return pstrdup(include_generation_rows ?
+					   "{\"include_sstable_rows\": true}" :
+					   "{\"include_sstable_rows\": false}");
 	return pstrdup(include_generation_rows ?
 				   "{\"include_generation_rows\": true}" :
 				   "{\"include_generation_rows\": false}");

@@ -25,6 +25,7 @@ extern bool lsm_json_decode_stats(const char *body, size_t len,
 								  char *errbuf, size_t errlen);
 extern bool lsm_json_decode_error(const char *body, size_t len,
 								  LsmErrorBody *out);
-extern char *lsm_json_stats_request_body(bool include_generation_rows);
+extern char *lsm_json_stats_request_body(bool include_generation_rows,
+										 LsmKeySpelling keys);
 
 #endif							/* LSM_JSON_H */

@@ -14,6 +14,13 @@
  * when its object ends.  Duplicate unrecognized members are ignored, like
  * unrecognized members themselves.
  *
+ * Two keys have a second spelling, from a pending upstream rename
+ * ("table_shards" for "buckets", "sstables" for "generations"): either
+ * decodes to the same structs, the first one seen sets the answer's
+ * spelling (LsmStats.keys), and the other spelling later in the same
+ * answer is refused, naming the field.  Paths in messages use the names
+ * the answer used.
+ *
  * Nothing here raises an error: bad input makes lsm_json_decode_stats
  * return false with a one-line message naming the offending field by its
  * path, e.g. field "lsm_stats.buckets[2].generations[0].bytes" is missing.
@@ -99,12 +106,16 @@ typedef enum LsmStatsKind
 	LSK_ARRAY					/* buckets, generations, memtables, indexes */
 } LsmStatsKind;
 
-/* A known member of an object: its name, its value and where it goes. */
+/*
+ * A known member of an object: its name, its value and where it goes, and
+ * the name it has after the pending upstream rename (NULL: not renamed).
+ */
 typedef struct LsmStatsField
 {
 	const char *name;
 	LsmStatsValue value;
 	size_t		offset;			/* of a uint64_t or bool in the object */
+	const char *renamed;
 } LsmStatsField;
 
 /*
@@ -112,36 +123,36 @@ typedef struct LsmStatsField
  * ones are reported (that of the former tree decoder).
  */
 static const LsmStatsField lsm_stats_root_fields[] = {
-	{"lsm_stats", LSV_STATS, 0}
+	{"lsm_stats", LSV_STATS, 0, NULL}
 };
 static const LsmStatsField lsm_stats_stats_fields[] = {
-	{"buckets", LSV_BUCKETS, 0}
+	{"buckets", LSV_BUCKETS, 0, "table_shards"}
 };
 static const LsmStatsField lsm_stats_bucket_fields[] = {
-	{"shard_id", LSV_SHARD_ID, 0},
-	{"status", LSV_STATUS, 0},
-	{"writer_epoch", LSV_U64, offsetof(LsmBucket, writer_epoch)},
-	{"manifest_version", LSV_U64, offsetof(LsmBucket, manifest_version)},
-	{"current_generation", LSV_U64, offsetof(LsmBucket, current_generation)},
+	{"shard_id", LSV_SHARD_ID, 0, NULL},
+	{"status", LSV_STATUS, 0, NULL},
+	{"writer_epoch", LSV_U64, offsetof(LsmBucket, writer_epoch), NULL},
+	{"manifest_version", LSV_U64, offsetof(LsmBucket, manifest_version), NULL},
+	{"current_generation", LSV_U64, offsetof(LsmBucket, current_generation), NULL},
 	{"replay_after_wal_entry_position", LSV_U64,
-	offsetof(LsmBucket, replay_after_wal_entry_position)},
+	offsetof(LsmBucket, replay_after_wal_entry_position), NULL},
 	{"wal_entry_position_last_seen", LSV_U64,
-	offsetof(LsmBucket, wal_entry_position_last_seen)},
-	{"generations", LSV_GENERATIONS, 0},
-	{"compacting", LSV_BOOL, offsetof(LsmBucket, compacting)},
-	{"memtables", LSV_MEMTABLES, 0}
+	offsetof(LsmBucket, wal_entry_position_last_seen), NULL},
+	{"generations", LSV_GENERATIONS, 0, "sstables"},
+	{"compacting", LSV_BOOL, offsetof(LsmBucket, compacting), NULL},
+	{"memtables", LSV_MEMTABLES, 0, NULL}
 };
 static const LsmStatsField lsm_stats_generation_fields[] = {
-	{"generation", LSV_U64, offsetof(LsmGeneration, generation)},
-	{"bytes", LSV_U64, offsetof(LsmGeneration, bytes)},
-	{"rows", LSV_U64, offsetof(LsmGeneration, rows)}
+	{"generation", LSV_U64, offsetof(LsmGeneration, generation), NULL},
+	{"bytes", LSV_U64, offsetof(LsmGeneration, bytes), NULL},
+	{"rows", LSV_U64, offsetof(LsmGeneration, rows), NULL}
 };
 static const LsmStatsField lsm_stats_memtable_fields[] = {
-	{"generation", LSV_U64, offsetof(LsmMemtable, generation)},
-	{"rows", LSV_U64, offsetof(LsmMemtable, rows)},
-	{"bytes", LSV_U64, offsetof(LsmMemtable, bytes)},
-	{"batches", LSV_U64, offsetof(LsmMemtable, batches)},
-	{"indexes", LSV_INDEXES, 0}
+	{"generation", LSV_U64, offsetof(LsmMemtable, generation), NULL},
+	{"rows", LSV_U64, offsetof(LsmMemtable, rows), NULL},
+	{"bytes", LSV_U64, offsetof(LsmMemtable, bytes), NULL},
+	{"batches", LSV_U64, offsetof(LsmMemtable, batches), NULL},
+	{"indexes", LSV_INDEXES, 0, NULL}
 };
 
 /* Indexes of members in the tables above, for the rules that need them. */
@@ -200,6 +211,7 @@ typedef struct LsmStatsParse
 	const char *pending_name;	/* its member name; NULL: array element */
 	size_t		pending_offset; /* LSV_U64, LSV_BOOL: where it goes */
 	const char *value_start;	/* first byte of the next value in input */
+	const char *keys_first;		/* the renamed key that set result.keys */
 	LsmStats	result;
 	LsmStatsArray buckets;		/* result.buckets while being filled */
 	LsmStatsArray generations;	/* scratch of the current bucket */
@@ -714,7 +726,12 @@ lsm_stats_check_missing(LsmStatsParse *st, uint32_t skip_mask)
 		if ((f->seen & (UINT32_C(1) << i)) == 0 &&
 			(skip_mask & (UINT32_C(1) << i)) == 0)
 		{
-			lsm_stats_fail(st, lsm_stats_tables[f->kind].fields[i].name,
+			const LsmStatsField *field = &lsm_stats_tables[f->kind].fields[i];
+
+			/* named as the rest of the answer spells it */
+			lsm_stats_fail(st, st->result.keys == LSM_KEYS_SSTABLE &&
+						   field->renamed != NULL ?
+						   field->renamed : field->name,
 						   "is missing");
 			return false;
 		}
@@ -1021,10 +1038,36 @@ lsm_stats_array_end(void *state)
 }
 
 /*
+ * A renamed member spelled as name (the old spelling unless renamed): the
+ * first one sets the answer's spelling (result.keys); a later one spelled
+ * the other way fails, naming it.  Returns false on that failure.
+ */
+static bool
+lsm_stats_spelling(LsmStatsParse *st, const char *name, bool renamed)
+{
+	LsmKeySpelling keys = renamed ? LSM_KEYS_SSTABLE : LSM_KEYS_GENERATION;
+	char		what[LSM_JSON_ERRBUF_SIZE];
+
+	if (st->result.keys == LSM_KEYS_UNSEEN)
+	{
+		st->result.keys = keys;
+		st->keys_first = name;
+	}
+	if (st->result.keys == keys)
+		return true;
+	snprintf(what, sizeof(what),
+			 "mixes key spellings: the answer used \"%s\" before",
+			 st->keys_first);
+	lsm_stats_fail(st, name, what);
+	return false;
+}
+
+/*
  * Semantic action: a member of an object starts.  Looks fname up among the
- * known members of the innermost object (refusing one seen twice) and sets
- * what its value must be; an unrecognized member's value will be skipped.
- * fname is palloc'd by the parser and freed here.
+ * known members of the innermost object, under either spelling of a
+ * renamed one (refusing one seen twice, or a spelling other than the
+ * answer's), and sets what its value must be; an unrecognized member's
+ * value will be skipped.  fname is palloc'd by the parser and freed here.
  */
 static void
 lsm_stats_field_start(void *state, char *fname, bool isnull)
@@ -1047,16 +1090,26 @@ lsm_stats_field_start(void *state, char *fname, bool isnull)
 	st->value_start = st->lex->token_start;
 	for (i = 0; fname != NULL && i < lsm_stats_tables[f->kind].nfields; i++)
 	{
+		bool		renamed = false;
+
 		if (fields[i].name[0] != fname[0] || strcmp(fields[i].name, fname) != 0)
-			continue;
+		{
+			if (fields[i].renamed == NULL ||
+				strcmp(fields[i].renamed, fname) != 0)
+				continue;
+			renamed = true;
+		}
 		if (f->kind == LSK_GENERATION && i == LSM_STATS_GENERATION_ROWS &&
 			!st->with_rows)
 			break;				/* "rows" not asked for: ignored */
 		st->pending = fields[i].value;
-		st->pending_name = fields[i].name;
+		st->pending_name = renamed ? fields[i].renamed : fields[i].name;
 		st->pending_offset = fields[i].offset;
+		if (fields[i].renamed != NULL &&
+			!lsm_stats_spelling(st, st->pending_name, renamed))
+			break;
 		if ((f->seen & (UINT32_C(1) << i)) != 0)
-			lsm_stats_fail(st, fields[i].name, "is a duplicate object key");
+			lsm_stats_fail(st, st->pending_name, "is a duplicate object key");
 		f->seen |= UINT32_C(1) << i;
 		break;
 	}
@@ -1132,7 +1185,9 @@ lsm_stats_scalar(void *state, char *token, JsonTokenType tokentype)
 /*
  * Decode a get_lsm_stats answer (see lsm_json.h).  with_rows says whether
  * the request asked for generation rows.  On success *out holds the palloc'd
- * result; on failure *out is zeroed and errbuf (errlen > 0) holds the reason.
+ * result; on failure *out is zeroed but for out->keys, the spelling of the
+ * renamed keys seen before the failure, and errbuf (errlen > 0) holds the
+ * reason.
  */
 bool
 lsm_json_decode_stats(const char *body, size_t len, bool with_rows,
@@ -1199,7 +1254,10 @@ lsm_json_decode_stats(const char *body, size_t len, bool with_rows,
 	if (st.indexes.data != NULL)
 		pfree(st.indexes.data);
 	if (st.failed)
+	{
+		out->keys = st.result.keys;
 		return false;
+	}
 	*out = st.result;
 	return true;
 }

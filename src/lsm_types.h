@@ -56,10 +56,23 @@ typedef struct LsmBucket
 	LsmMemtable *memtables;
 } LsmBucket;
 
+/*
+ * How an answer spells the stats keys that a pending upstream rename
+ * changes: buckets / generations / include_generation_rows, or
+ * table_shards / sstables / include_sstable_rows.
+ */
+typedef enum LsmKeySpelling
+{
+	LSM_KEYS_UNSEEN = 0,		/* no renamed key in the answer */
+	LSM_KEYS_GENERATION,		/* the released names */
+	LSM_KEYS_SSTABLE			/* the new names */
+} LsmKeySpelling;
+
 /* A decoded get_lsm_stats answer. */
 typedef struct LsmStats
 {
 	bool		enabled;		/* false: "lsm_stats": null */
+	LsmKeySpelling keys;		/* the spelling the answer used */
 	int			nbuckets;
 	LsmBucket  *buckets;
 } LsmStats;

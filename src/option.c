@@ -47,6 +47,8 @@
 #define LSM_DEFAULT_ID_DELIMITER "$"
 #define LSM_MAX_DELIMITER_BYTES 8
 #define LSM_MAX_CONNECT_TIMEOUT 3600	/* seconds */
+#define LSM_MAX_READ_TIMEOUT 86400	/* seconds */
+#define LSM_DEFAULT_READ_TIMEOUT 300	/* seconds, as the SDKs */
 
 /* Largest edit distance for which "Perhaps you meant ..." is offered. */
 #define LSM_MAX_SUGGESTION_DISTANCE 3
@@ -72,6 +74,7 @@ static void option_check_region(DefElem *def);
 static void option_check_url(DefElem *def);
 static void option_check_delimiter(DefElem *def);
 static void option_check_timeout(DefElem *def);
+static void option_check_read_timeout(DefElem *def);
 
 static const LsmOption lsm_options[] = {
 	{"database", ForeignServerRelationId, option_check_nonempty, false},
@@ -79,6 +82,7 @@ static const LsmOption lsm_options[] = {
 	{"host_override", ForeignServerRelationId, option_check_url, false},
 	{"id_delimiter", ForeignServerRelationId, option_check_delimiter, false},
 	{"connect_timeout", ForeignServerRelationId, option_check_timeout, false},
+	{"read_timeout", ForeignServerRelationId, option_check_read_timeout, false},
 	{"ssl_ca_file", ForeignServerRelationId, option_check_nonempty, true},
 	{"ssl_cert_file", ForeignServerRelationId, option_check_nonempty, true},
 	{"ssl_key_file", ForeignServerRelationId, option_check_nonempty, true},
@@ -311,12 +315,12 @@ option_check_delimiter(DefElem *def)
 
 /*
  * option_parse_timeout
- *		Parse value as a whole number of seconds between 1 and
- *		LSM_MAX_CONNECT_TIMEOUT: digits only, nothing else.  Returns false
- *		when it is not one; *seconds is set only on success.
+ *		Parse value as a whole number of seconds between min and max:
+ *		digits only, nothing else.  Returns false when it is not one;
+ *		*seconds is set only on success.
  */
 static bool
-option_parse_timeout(const char *value, long *seconds)
+option_parse_timeout(const char *value, long min, long max, long *seconds)
 {
 	char	   *end;
 	long		v;
@@ -326,7 +330,7 @@ option_parse_timeout(const char *value, long *seconds)
 		return false;
 	errno = 0;
 	v = strtol(value, &end, 10);
-	if (errno != 0 || *end != '\0' || v < 1 || v > LSM_MAX_CONNECT_TIMEOUT)
+	if (errno != 0 || *end != '\0' || v < min || v > max)
 		return false;
 	*seconds = v;
 	return true;
@@ -341,9 +345,25 @@ option_check_timeout(DefElem *def)
 {
 	long		seconds;
 
-	if (!option_parse_timeout(defGetString(def), &seconds))
+	if (!option_parse_timeout(defGetString(def), 1, LSM_MAX_CONNECT_TIMEOUT,
+							  &seconds))
 		option_reject_value(def,
 							"The connection timeout must be a whole number of seconds between 1 and 3600.");
+}
+
+/*
+ * option_check_read_timeout
+ *		read_timeout is a whole number of seconds from 0 (off) to 86400.
+ */
+static void
+option_check_read_timeout(DefElem *def)
+{
+	long		seconds;
+
+	if (!option_parse_timeout(defGetString(def), 0, LSM_MAX_READ_TIMEOUT,
+							  &seconds))
+		option_reject_value(def,
+							"The read timeout must be a whole number of seconds between 0 and 86400.");
 }
 
 /*
@@ -554,8 +574,8 @@ PG_FUNCTION_INFO_V1(lancelsm_fdw_validator);
  * invalid list raises an error and the command fails.
  *
  * Servers (pg_foreign_server) take database (required), region,
- * host_override, id_delimiter, connect_timeout, ssl_ca_file, ssl_cert_file
- * and ssl_key_file; user mappings (pg_user_mapping) take api_key; the
+ * host_override, id_delimiter, connect_timeout, read_timeout, ssl_ca_file,
+ * ssl_cert_file and ssl_key_file; user mappings (pg_user_mapping) take api_key; the
  * wrapper, foreign tables and columns take none.
  *
  * Errors:
@@ -731,6 +751,27 @@ option_server_string(ForeignServer *server, const char *name,
 }
 
 /*
+ * option_server_seconds
+ *		Server option name as whole seconds between min and max, or dflt
+ *		when the server does not set it.  A stored value the validator
+ *		would refuse raises 22023.
+ */
+static long
+option_server_seconds(ForeignServer *server, const char *name, long min,
+					  long max, long dflt)
+{
+	const char *value = option_find(server->options, name);
+	long		seconds = dflt;
+
+	if (value != NULL && !option_parse_timeout(value, min, max, &seconds))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("stored option \"%s\" of server \"%s\" is invalid",
+						name, server->servername)));
+	return seconds;
+}
+
+/*
  * option_fill_server
  *		Fill the server part of config from server's options.
  */
@@ -739,8 +780,6 @@ option_fill_server(LsmConfig *config, ForeignServer *server)
 {
 	char	   *host_override = option_find(server->options, "host_override");
 	char	   *region;
-	char	   *timeout = option_find(server->options, "connect_timeout");
-	long		seconds = 0;
 
 	config->serverid = server->serverid;
 	config->server_name = pstrdup(server->servername);
@@ -759,12 +798,12 @@ option_fill_server(LsmConfig *config, ForeignServer *server)
 	config->host_override = (host_override != NULL);
 	config->id_delimiter = option_server_string(server, "id_delimiter",
 												LSM_DEFAULT_ID_DELIMITER);
-	if (timeout != NULL && !option_parse_timeout(timeout, &seconds))
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("stored option \"connect_timeout\" of server \"%s\" is invalid",
-						server->servername)));
-	config->connect_timeout_ms = seconds * 1000L;
+	config->connect_timeout_ms =
+		option_server_seconds(server, "connect_timeout", 1,
+							  LSM_MAX_CONNECT_TIMEOUT, 0) * 1000L;
+	config->read_timeout_s =
+		option_server_seconds(server, "read_timeout", 0,
+							  LSM_MAX_READ_TIMEOUT, LSM_DEFAULT_READ_TIMEOUT);
 	config->ssl_ca_file = option_server_string(server, "ssl_ca_file", NULL);
 	config->ssl_cert_file = option_server_string(server, "ssl_cert_file", NULL);
 	config->ssl_key_file = option_server_string(server, "ssl_key_file", NULL);

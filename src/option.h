@@ -27,6 +27,7 @@ typedef struct LsmConfig
 	bool		host_override;	/* send x-lancedb-database */
 	char	   *id_delimiter;	/* "$" unless set */
 	long		connect_timeout_ms; /* 0: libcurl's default */
+	long		read_timeout_s; /* longest silence of the server; 0: none */
 	char	   *ssl_ca_file;	/* NULL when unset */
 	char	   *ssl_cert_file;
 	char	   *ssl_key_file;

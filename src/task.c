@@ -45,6 +45,79 @@ static void task_issue(LsmTask *task, TimestampTz deadline);
 #define LSM_RATE_PER_SECOND 16
 
 /*
+ * The spelling of the renamed stats keys (lsm_types.h) each server last
+ * answered with, in this backend.  A stats request asks in that spelling,
+ * the released one until the server has answered, so that the request key
+ * follows the server through the pending upstream rename with no setting
+ * to change on the day a server adopts it.  Kept per server rather than
+ * per connection pool: the spelling belongs to the server, whichever role
+ * asks.  Only include_*_rows depends on it; an answer in the other
+ * spelling decodes all the same.
+ */
+typedef struct TaskServerKeys
+{
+	Oid			serverid;
+	LsmKeySpelling keys;
+	struct TaskServerKeys *next;
+} TaskServerKeys;
+
+static TaskServerKeys *task_server_keys = NULL;
+
+/*
+ * task_keys_of: the spelling to ask server serverid in.
+ */
+static LsmKeySpelling
+task_keys_of(Oid serverid)
+{
+	for (TaskServerKeys *k = task_server_keys; k; k = k->next)
+		if (k->serverid == serverid)
+			return k->keys;
+	return LSM_KEYS_GENERATION;
+}
+
+/*
+ * task_keys_learn: server serverid answered in spelling keys.
+ */
+static void
+task_keys_learn(Oid serverid, LsmKeySpelling keys)
+{
+	TaskServerKeys *k;
+
+	if (keys == LSM_KEYS_UNSEEN)
+		return;
+	for (k = task_server_keys; k; k = k->next)
+		if (k->serverid == serverid)
+			break;
+	if (k == NULL)
+	{
+		k = MemoryContextAlloc(TopMemoryContext, sizeof(TaskServerKeys));
+		k->serverid = serverid;
+		k->next = task_server_keys;
+		task_server_keys = k;
+	}
+	k->keys = keys;
+}
+
+/*
+ * task_stats_body: the get_lsm_stats request body, in the spelling the
+ * server last answered with (task_keys_of).
+ */
+static const char *
+task_stats_body(LsmTask *task)
+{
+	LsmKeySpelling keys = task_keys_of(task->config->serverid);
+
+	if (task->stats_body == NULL || keys != task->sent_keys)
+	{
+		task->stats_body =
+			lsm_json_stats_request_body(task->kind == LSM_TASK_STATS &&
+										task->include_generation_rows, keys);
+		task->sent_keys = keys;
+	}
+	return task->stats_body;
+}
+
+/*
  * lsm_statement_deadline: when statement_timeout ends the current
  * statement, or 0 without a timeout.  Used to clamp every request and wait
  * even where PostgreSQL's own timer is not armed.
@@ -74,8 +147,6 @@ lsm_task_init(LsmTask *task, LsmTaskKind kind, const LsmConfig *config,
 	task->config = config;
 	task->table_name = table_name;
 	task->include_generation_rows = include_generation_rows;
-	task->stats_body = lsm_json_stats_request_body(kind == LSM_TASK_STATS &&
-												   include_generation_rows);
 	switch (kind)
 	{
 		case LSM_TASK_FLUSH:
@@ -164,19 +235,31 @@ task_fail_request(LsmTask *task)
 }
 
 /*
- * task_decode_stats: decode the current request's stats answer strictly.
- * Returns NULL after finishing the task with a protocol-violation failure
- * that names the field and the request id.
+ * task_decode_stats: decode the current request's stats answer strictly,
+ * and note the spelling it used.  Returns NULL when the answer cannot be
+ * used: either the task is finished with a protocol-violation failure
+ * that names the field and the request id, or (phase not DONE) the
+ * answer came in the other spelling than the generation rows were asked
+ * in, and the caller must ask again, once, in the server's spelling.
  */
 static LsmStats *
 task_decode_stats(LsmTask *task, bool with_rows)
 {
 	LsmStats   *stats = palloc0(sizeof(LsmStats));
 	char		errbuf[LSM_JSON_ERRBUF_SIZE];
+	bool		ok;
 
-	if (lsm_json_decode_stats(task->req.response, task->req.response_len,
-							  with_rows, stats, errbuf, sizeof(errbuf)))
+	ok = lsm_json_decode_stats(task->req.response, task->req.response_len,
+							   with_rows, stats, errbuf, sizeof(errbuf));
+	task_keys_learn(task->config->serverid, stats->keys);
+	if (ok)
 		return stats;
+	if (with_rows && !task->keys_resent && stats->keys != LSM_KEYS_UNSEEN &&
+		stats->keys != task->sent_keys)
+	{
+		task->keys_resent = true;
+		return NULL;
+	}
 	task_finish(task,
 				lsm_fault_new(ERRCODE_PROTOCOL_VIOLATION, task_action(task),
 							  task->table_name,
@@ -253,23 +336,30 @@ task_on_stats(LsmTask *task, TimestampTz deadline)
 	MemoryContext old;
 
 	if (task->kind == LSM_TASK_STATS)
+		stats = task_decode_stats(task, task->include_generation_rows);
+	else
 	{
-		if ((stats = task_decode_stats(task, task->include_generation_rows)))
-		{
-			task->stats = stats;
-			task_finish(task, NULL);
-		}
-		return;
+		if (task->poll_cxt == NULL)
+			task->poll_cxt = AllocSetContextCreate(CurrentMemoryContext,
+												   "lancelsm checkpoint poll",
+												   ALLOCSET_DEFAULT_SIZES);
+		MemoryContextReset(task->poll_cxt);
+		old = MemoryContextSwitchTo(task->poll_cxt);
+		stats = task_decode_stats(task, false);
+		MemoryContextSwitchTo(old);
 	}
-	if (task->poll_cxt == NULL)
-		task->poll_cxt = AllocSetContextCreate(CurrentMemoryContext,
-											   "lancelsm checkpoint poll",
-											   ALLOCSET_DEFAULT_SIZES);
-	MemoryContextReset(task->poll_cxt);
-	old = MemoryContextSwitchTo(task->poll_cxt);
-	stats = task_decode_stats(task, false);
-	MemoryContextSwitchTo(old);
-	if (stats)
+	if (stats == NULL)
+	{
+		/* ask again in the server's spelling, or the task has failed */
+		if (task->phase != LSM_PHASE_DONE)
+			task_issue(task, deadline);
+	}
+	else if (task->kind == LSM_TASK_STATS)
+	{
+		task->stats = stats;
+		task_finish(task, NULL);
+	}
+	else
 		task_checkpoint_step(task, stats, deadline);
 }
 
@@ -430,7 +520,7 @@ task_issue(LsmTask *task, TimestampTz deadline)
 		route = LSM_ROUTE_COMPACT;
 	else
 	{
-		body = task->stats_body;
+		body = task_stats_body(task);
 		task->polls++;
 	}
 	task->wake_at = 0;

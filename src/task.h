@@ -41,6 +41,8 @@ typedef struct LsmTask
 	const char *table_name;
 	bool		include_generation_rows;
 	const char *stats_body;		/* the get_lsm_stats request body */
+	LsmKeySpelling sent_keys;	/* the spelling stats_body asks in */
+	bool		keys_resent;	/* asked again in the server's spelling */
 	MemoryContext poll_cxt;		/* decoded polls; reset at each poll */
 
 	/* where it stands */

@@ -25,7 +25,7 @@ use Time::HiRes qw(time sleep);
 
 our @EXPORT = qw(start_emulator emu emu_reset emu_counts wait_for_request
   setup_node open_session timed_query send_query finish_query
-  backend_emulator_sockets $API_KEY
+  backend_emulator_sockets backend_tcp_rows $API_KEY
   start_extra_emulator stop_extra_emulator emu_at backend_rss_kb
   reset_peak_rss sqlstate_of setup_node_conf);
 
@@ -358,14 +358,16 @@ sub finish_query
 	return ($out, $err);
 }
 
-# backend_emulator_sockets: the TCP states (hex, as /proc/net/tcp gives
-# them) of every socket process $pid holds open to the emulator's port.
-sub backend_emulator_sockets
+# backend_tcp_rows: the /proc/net/tcp{,6} rows (split into fields) of every
+# socket process $pid holds open to remote port $port (default: the
+# emulator's).
+sub backend_tcp_rows
 {
-	my ($pid) = @_;
+	my ($pid, $port) = @_;
 	my %inodes;
-	my @states;
+	my @rows;
 
+	$port //= $emu_port;
 	opendir(my $dh, "/proc/$pid/fd") or die "cannot read /proc/$pid/fd: $!";
 	for my $fd (readdir $dh)
 	{
@@ -381,12 +383,20 @@ sub backend_emulator_sockets
 		{
 			my @f = split ' ', $line;
 			my ($rport) = $f[2] =~ /:([0-9A-F]{4})$/;
-			push @states, $f[3]
-			  if hex($rport) == $emu_port && $inodes{ $f[9] };
+			push @rows, \@f if hex($rport) == $port && $inodes{ $f[9] };
 		}
 		close $fh;
 	}
-	return @states;
+	return @rows;
+}
+
+# backend_emulator_sockets: the TCP states (hex, as /proc/net/tcp gives
+# them) of every socket process $pid holds open to the emulator's port.
+sub backend_emulator_sockets
+{
+	my ($pid) = @_;
+
+	return map { $_->[3] } backend_tcp_rows($pid);
 }
 
 1;
