@@ -8,10 +8,12 @@ if [ "$(id -u)" != 0 ]; then
 	exit 1
 fi
 export DEBIAN_FRONTEND=noninteractive
-apt-get update -qq
-apt-get install -y -qq --no-install-recommends \
+# wait for another apt-get on this machine instead of failing at once
+apt_get() { apt-get -o DPkg::Lock::Timeout=600 "$@"; }
+apt_get update -qq
+apt_get install -y -qq --no-install-recommends \
 	postgresql-15 postgresql-server-dev-15 postgresql-common postgresql-15-cron \
 	libcurl4-openssl-dev libjansson-dev pkg-config make gcc \
 	libipc-run-perl curl openssl python3 ca-certificates \
 	mmdebstrap zstd >/dev/null
-command -v node >/dev/null || apt-get install -y -qq nodejs npm >/dev/null
+command -v node >/dev/null || apt_get install -y -qq nodejs npm >/dev/null

@@ -54,7 +54,7 @@ build_chroot() {
 	[ "$suite" = sid ] && opts+=(--aptopt='Acquire::Check-Valid-Until "false"')
 	if [ -n "$experimental" ]; then
 		sources+=("deb $mirror experimental main")
-		opts+=(--customize-hook="DEBIAN_FRONTEND=noninteractive chroot \"\$1\" apt-get install -y -q --no-install-recommends -t experimental $experimental")
+		opts+=(--customize-hook="DEBIAN_FRONTEND=noninteractive chroot \"\$1\" apt-get install -y -qq --no-install-recommends -t experimental $experimental >/dev/null")
 	fi
 	# the server packages create a cluster "main" that nothing here uses:
 	# drop it, so each test cluster is the only one of its chroot
@@ -82,5 +82,9 @@ if [ ! -f "$dir/.lancelsm-chroot" ]; then
 	mv "$dir.new" "$dir"
 fi
 
+# what a booted system would provide: /proc (pg_ctl), a /dev/shm every
+# user may create POSIX shared memory in, the server's socket directory
 mountpoint -q "$dir/proc" || mount -t proc proc "$dir/proc"
+chmod 1777 "$dir/dev/shm"
+chroot "$dir" install -d -m 2775 -o postgres -g postgres /run/postgresql
 echo "$dir"
