@@ -64,21 +64,39 @@ build_chroot() {
 	chroot "$dest" test -x "/usr/lib/postgresql/$v/bin/pg_config"
 }
 
-if [ ! -f "$dir/.lancelsm-chroot" ]; then
-	# an interrupted earlier attempt leaves a partial tree: start over
-	if mountpoint -q "$dir/proc" 2>/dev/null; then umount "$dir/proc"; fi
-	rm -rf --one-file-system "$dir" "$dir.new"
+# what the chroot was made from; a chroot or tarball of another recipe
+# (packages added here since) is made again
+stamp="PostgreSQL $v: $suite $packages${experimental:+ experimental $experimental}"
+recipe_is_current() {
+	[ -f "$1/.lancelsm-chroot" ] && [ "$(cat "$1/.lancelsm-chroot")" = "$stamp" ]
+}
+# discard DIR: a chroot tree, unmounting its /proc first
+discard() {
+	if mountpoint -q "$1/proc" 2>/dev/null; then umount "$1/proc"; fi
+	rm -rf --one-file-system "$1"
+}
+
+if ! recipe_is_current "$dir"; then
+	# also what an interrupted earlier attempt left
+	discard "$dir"
+	discard "$dir.new"
 	if [ -f "$tarball" ]; then
 		echo "pg-chroot: unpacking $tarball" >&2
 		mkdir "$dir.new"
 		tar --zstd -C "$dir.new" -xpf "$tarball"
-	else
+		if ! recipe_is_current "$dir.new"; then
+			echo "pg-chroot: $tarball has another recipe: building anew" >&2
+			discard "$dir.new"
+			rm -f "$tarball"
+		fi
+	fi
+	if [ ! -d "$dir.new" ]; then
 		build_chroot "$dir.new"
+		echo "$stamp" >"$dir.new/.lancelsm-chroot"
 		echo "pg-chroot: packing $tarball" >&2
 		tar -I "zstd -T0" -C "$dir.new" --one-file-system -cpf "$tarball.new" . &&
 			mv "$tarball.new" "$tarball"
 	fi
-	touch "$dir.new/.lancelsm-chroot"
 	mv "$dir.new" "$dir"
 fi
 

@@ -149,6 +149,7 @@ run_version() {
 	else
 		results+=("PostgreSQL $v: FAILED, $((failed - before)) suite(s) ($((SECONDS - start)) s)")
 	fi
+	echo "=== ${results[-1]}"
 }
 
 suite "version consistency" "$here/scripts/check-version.sh"

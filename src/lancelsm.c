@@ -33,7 +33,6 @@
 
 PG_MODULE_MAGIC_EXT(.name = "lancelsm", .version = LANCELSM_VERSION);
 
-
 /* Longest table identifier accepted, in bytes. */
 #define LSM_MAX_TABLE_NAME 1024
 
