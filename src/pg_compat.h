@@ -6,9 +6,9 @@
  *
  * The code is written for the newest PostgreSQL; for an older one this
  * header supplies what the newer headers have, each guard written from the
- * PostgreSQL headers of the version that introduced the change.  Include it
- * after the PostgreSQL headers: each block includes the header whose
- * declaration it adapts before defining a macro of the same name.
+ * PostgreSQL headers of the version that introduced the change.  A block
+ * that redefines a name first includes the header declaring it, so the
+ * header may come anywhere after postgres.h (the .c files put it last).
  *
  * Version 16 is covered by these guards but is neither compiled nor tested
  * here (README.md, "Supported PostgreSQL versions").
