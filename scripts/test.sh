@@ -1,62 +1,175 @@
 #!/usr/bin/env bash
 # The test command (README.md): on a fresh Debian 12 machine, as root,
-# installs what it needs, builds lancelsm with -Werror, starts the emulator,
-# runs pg_regress and TAP in a throwaway cluster (pg_virtualenv, as the
-# postgres user), the emulator's own tests, the decoder tests and the SDK
-# conformance check, then stops what it started.
-# Set LANCELSM_SKIP_CONFORMANCE=1 to skip the npm-based SDK check.
+# installs what it needs and runs the suite on every supported PostgreSQL:
+# 15 on this host, 17, 18 and 19 each in its own Debian chroot
+# (scripts/pg-chroot.sh; built once, then reused from /var/cache/lancelsm).
+# For each version, against an emulator of its own: build with -Werror and
+# install, pg_regress and TAP in a throwaway cluster (pg_virtualenv, as the
+# postgres user; pg_cron's test wherever pg_cron is packaged), and the
+# 1.0 -> current upgrade test.  Once, with 15 on the host: the heavy suites
+# (ASan + UBSan, the decoder tests and corpus replay, the SDK conformance
+# check), and the emulator's own tests.  One result line per version, then
+# the count of suites passed and failed.
+#
+# LANCELSM_PG_VERSIONS picks the versions (default "15 17 18 19"); the
+# heavy suites run when 15 is among them.  LANCELSM_SKIP_CONFORMANCE=1
+# skips the npm-based SDK check.
+#
+# Per-version steps: version_steps below lists functions, each called as
+# STEP N for every version N, on the host and in a chroot alike; a step
+# added there runs on every version.  In a step, $vroot is the version's
+# chroot ("" on the host), $vtree the path of a copy of the tree as seen
+# from there (owned by postgres), $port the emulator's port; run commands
+# there with in_version (as root) or as_postgres, and count a result with
+# suite.  A step returns non-zero only when the next steps cannot run.
 set -uo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 key=lsm-test-key-2f9c41
+versions=${LANCELSM_PG_VERSIONS:-15 17 18 19}
+heavy_version=15
+# majors without a pg_cron package: their pg_cron test is skipped
+no_pg_cron="19"
+cflags="-Werror -Wextra -Wno-unused-parameter -Wno-sign-compare -Wno-missing-field-initializers"
 [ "$(id -u)" = 0 ] || { echo "scripts/test.sh: run as root" >&2; exit 1; }
 "$here/scripts/deps.sh" || exit 1
 
 work=$(mktemp -d /tmp/lancelsm-test.XXXXXX)
 chmod 755 "$work"
+chroot_work=()
 cleanup() {
-	[ -f "$work/emulator.pid" ] && kill "$(cat "$work/emulator.pid")" 2>/dev/null
+	for pid in "$work"/*/emulator.pid; do
+		[ -f "$pid" ] && kill "$(cat "$pid")" 2>/dev/null
+	done
 	wait 2>/dev/null
+	for dir in "${chroot_work[@]}"; do rm -rf "$dir"; done
 }
 trap cleanup EXIT
 
-# pg_regress and TAP run as postgres: they get their own copy of the tree
-tar -C "$here" --exclude=node_modules --exclude=.git -cf - . | (mkdir "$work/tree" && tar -C "$work/tree" -xf -)
-chown -R postgres: "$work/tree"
-
 passed=0 failed=0
 suite() {
-	local name=$1; shift
+	local name=$1 rc; shift
 	echo "=== $name"
-	if "$@"; then passed=$((passed + 1)); echo "=== $name: ok"
+	"$@"
+	rc=$?
+	if [ $rc = 0 ]; then passed=$((passed + 1)); echo "=== $name: ok"
 	else failed=$((failed + 1)); echo "=== $name: FAILED"; fi
-}
-
-build() {
-	make -C "$work/tree" -s clean &&
-	make -C "$work/tree" -s PG_CFLAGS="-Werror -Wextra -Wno-unused-parameter -Wno-sign-compare -Wno-missing-field-initializers" &&
-	make -C "$work/tree" -s install
-}
-suite build build || { echo "0 passed, 1 failed"; exit 1; }
-suite "version consistency" "$here/scripts/check-version.sh"
-suite "older libcurl headers" "$here/scripts/check-old-curl.sh"
-
-"$here/scripts/emulator.sh" "$work" --api-key "$key" --table events:2 \
-	--table 'analytics$events:1' --pass-ms 100 || exit 1
-port=$(cat "$work/emulator.port")
-
-installcheck() {
-	su postgres -c "cd '$work/tree' && LANCELSM_EMULATOR_PORT=$port LANCELSM_EMULATOR_KEY=$key pg_virtualenv -v 15 make installcheck"
-	local rc=$?
-	[ $rc = 0 ] || cat "$work/tree/regression.diffs" 2>/dev/null | head -300
 	return $rc
 }
-suite "pg_regress and TAP" installcheck
-suite "upgrade 1.0 to 1.1" su postgres -c "$work/tree/test/upgrade/run.sh"
-suite "ASan and UBSan" make -C "$work/tree" -s sanitize-check
+
+# copy_tree DIR: the source tree, without .git and node_modules, into DIR
+copy_tree() {
+	mkdir -p "$1" &&
+		tar -C "$here" --exclude=node_modules --exclude=.git -cf - . | tar -C "$1" -xf -
+}
+
+# in_version CMD / as_postgres CMD: a shell command, as root or as the
+# postgres user, where the current version's PostgreSQL is installed
+in_version() {
+	if [ -z "$vroot" ]; then bash -c "$1"; else chroot "$vroot" bash -c "$1"; fi
+}
+as_postgres() {
+	in_version "su postgres -c $(printf %q "$1")"
+}
+
+pg_config_of() { echo "/usr/lib/postgresql/$1/bin/pg_config"; }
+
+step_build() {
+	local make="make -C '$vtree' -s PG_CONFIG=$(pg_config_of "$1")"
+	suite "PostgreSQL $1: build" in_version \
+		"$make clean && $make PG_CFLAGS='$cflags' && $make install"
+}
+
+# installcheck N ENV: pg_regress and TAP, showing the regression diffs
+# when they fail
+installcheck() {
+	as_postgres "cd '$vtree' && $2 pg_virtualenv -v $1 make installcheck PG_CONFIG=$(pg_config_of "$1")"
+	local rc=$?
+	[ $rc = 0 ] || head -300 "$vroot$vtree/regression.diffs" 2>/dev/null
+	return $rc
+}
+
+step_installcheck() {
+	local env="LANCELSM_EMULATOR_PORT=$port LANCELSM_EMULATOR_KEY=$key"
+	if [[ " $no_pg_cron " == *" $1 "* ]]; then
+		echo "=== PostgreSQL $1: the pg_cron test is skipped: there is no postgresql-$1-cron package"
+	else
+		env="$env LANCELSM_REQUIRE_PG_CRON=1"
+	fi
+	suite "PostgreSQL $1: pg_regress and TAP" installcheck "$1" "$env"
+	return 0
+}
+
+step_upgrade() {
+	suite "PostgreSQL $1: upgrade 1.0 to current" as_postgres \
+		"PG_CONFIG=$(pg_config_of "$1") '$vtree/test/upgrade/run.sh'"
+	return 0
+}
+
+version_steps=(step_build step_installcheck step_upgrade)
+
+# version_env N: set vroot and vtree for version N (its chroot, made or
+# reused, and a fresh copy of the tree in it)
+version_env() {
+	if [ "$1" = 15 ]; then
+		vroot="" vtree="$work/tree"
+		copy_tree "$vtree" && chown -R postgres: "$vtree"
+		return
+	fi
+	vroot=$("$here/scripts/pg-chroot.sh" "$1") || return 1
+	local dir
+	dir=$(chroot "$vroot" mktemp -d /tmp/lancelsm-test.XXXXXX) || return 1
+	chroot_work+=("$vroot$dir")
+	chmod 755 "$vroot$dir"
+	vtree=$dir/tree
+	copy_tree "$vroot$vtree" && chroot "$vroot" chown -R postgres: "$vtree"
+}
+
+# run_version N: every step of version_steps for PostgreSQL N, against an
+# emulator of its own; records N's result line
+results=()
+run_version() {
+	local v=$1 start=$SECONDS before=$failed step
+	echo "=== PostgreSQL $v"
+	suite "PostgreSQL $v: environment" version_env "$v"
+	if [ "$failed" = "$before" ]; then
+		mkdir -p "$work/emulator-$v"
+		if "$here/scripts/emulator.sh" "$work/emulator-$v" --api-key "$key" \
+			--table events:2 --table 'analytics$events:1' --pass-ms 100; then
+			port=$(cat "$work/emulator-$v/emulator.port")
+			for step in "${version_steps[@]}"; do
+				"$step" "$v" || break
+			done
+			kill "$(cat "$work/emulator-$v/emulator.pid")" 2>/dev/null
+		else
+			failed=$((failed + 1))
+		fi
+	fi
+	if [ "$failed" = "$before" ]; then
+		results+=("PostgreSQL $v: ok ($((SECONDS - start)) s)")
+	else
+		results+=("PostgreSQL $v: FAILED, $((failed - before)) suite(s) ($((SECONDS - start)) s)")
+	fi
+	echo "=== ${results[-1]}"
+}
+
+suite "version consistency" "$here/scripts/check-version.sh"
+suite "older libcurl headers" "$here/scripts/check-old-curl.sh"
+for v in $versions; do
+	run_version "$v"
+done
+
 suite "emulator unit tests" python3 -m unittest discover -s "$here/emulator" -p 'test_*.py'
-[ -f "$here/fuzz/Makefile" ] && suite "decoder tests" make -C "$work/tree/fuzz" -s test
-if [ "${LANCELSM_SKIP_CONFORMANCE:-0}" != 1 ] && [ -x "$here/test/conformance/run.sh" ]; then
-	suite "SDK conformance" "$here/test/conformance/run.sh"
+if [[ " $versions " == *" $heavy_version "* ]]; then
+	# against the host's PostgreSQL 15 ($work/tree is its copy)
+	suite "ASan and UBSan" make -C "$work/tree" -s sanitize-check
+	[ -f "$here/fuzz/Makefile" ] && suite "decoder tests" make -C "$work/tree/fuzz" -s test
+	if [ "${LANCELSM_SKIP_CONFORMANCE:-0}" != 1 ] && [ -x "$here/test/conformance/run.sh" ]; then
+		suite "SDK conformance" "$here/test/conformance/run.sh"
+	fi
+else
+	echo "=== heavy suites skipped: they run with PostgreSQL $heavy_version, not in LANCELSM_PG_VERSIONS=\"$versions\""
 fi
+
+printf '%s\n' "${results[@]}"
 echo "$passed passed, $failed failed"
 [ "$failed" = 0 ]

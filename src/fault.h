@@ -10,6 +10,7 @@
 #define LANCELSM_FAULT_H
 
 #include "http.h"
+#include "pg_compat.h"
 
 /* What the caller should do with a finished request. */
 typedef enum LsmVerdict
@@ -42,6 +43,6 @@ extern LsmFailure *lsm_fault_from_request(const LsmRequest *req,
 extern LsmFailure *lsm_fault_new(int sqlerrcode, const char *action,
 								 const char *table_name, char *detail,
 								 char *hint);
-extern void lsm_fault_raise(const LsmFailure *failure) pg_attribute_noreturn();
+pg_noreturn extern void lsm_fault_raise(const LsmFailure *failure);
 
 #endif							/* LANCELSM_FAULT_H */

@@ -15,6 +15,7 @@
 
 #include <curl/curl.h>
 
+#include "catalog/pg_type.h"
 #include "fmgr.h"
 #include "lancelsm.h"
 #include "miscadmin.h"
@@ -28,9 +29,9 @@
 #include "utils/timestamp.h"
 #include "utils/tuplestore.h"
 
-PG_MODULE_MAGIC;
+#include "pg_compat.h"
 
-extern PGDLLEXPORT void _PG_init(void);
+PG_MODULE_MAGIC_EXT(.name = "lancelsm", .version = LANCELSM_VERSION);
 
 /* Longest table identifier accepted, in bytes. */
 #define LSM_MAX_TABLE_NAME 1024

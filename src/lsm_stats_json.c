@@ -63,6 +63,7 @@
 #include "mb/pg_wchar.h"
 
 #include "lsm_json.h"
+#include "pg_compat.h"
 
 /* Deepest nesting of arrays and objects accepted (the protocol uses 6). */
 #define LSM_STATS_MAX_DEPTH 64
@@ -243,14 +244,15 @@ static bool lsm_stats_check_missing(LsmStatsParse *st, uint32_t skip_mask);
 static void lsm_stats_u64(LsmStatsParse *st, const char *token);
 static bool lsm_stats_string(LsmStatsParse *st);
 static void lsm_stats_string_value(LsmStatsParse *st, char *token);
-static void lsm_stats_object_start(void *state);
-static void lsm_stats_object_end(void *state);
-static void lsm_stats_array_start(void *state);
-static void lsm_stats_array_end(void *state);
-static void lsm_stats_field_start(void *state, char *fname, bool isnull);
-static void lsm_stats_element_start(void *state, bool isnull);
-static void lsm_stats_scalar(void *state, char *token,
-							 JsonTokenType tokentype);
+static JsonParseErrorType lsm_stats_object_start(void *state);
+static JsonParseErrorType lsm_stats_object_end(void *state);
+static JsonParseErrorType lsm_stats_array_start(void *state);
+static JsonParseErrorType lsm_stats_array_end(void *state);
+static JsonParseErrorType lsm_stats_field_start(void *state, char *fname,
+												bool isnull);
+static JsonParseErrorType lsm_stats_element_start(void *state, bool isnull);
+static JsonParseErrorType lsm_stats_scalar(void *state, char *token,
+										   JsonTokenType tokentype);
 
 /*
  * Render into buf the path of the innermost frame, e.g.
@@ -861,45 +863,45 @@ lsm_stats_container_ignored(LsmStatsParse *st)
  * element of buckets, generations or memtables; skips an unrecognized
  * member's object; fails for any other member.
  */
-static void
+static JsonParseErrorType
 lsm_stats_object_start(void *state)
 {
 	LsmStatsParse *st = state;
 	void	   *obj;
 
 	if (lsm_stats_container_ignored(st))
-		return;
+		return JSON_SUCCESS;
 	if (st->depth == 0)
 	{
 		st->pending_name = NULL;
 		lsm_stats_push(st, LSK_ROOT, NULL, LSV_UNKNOWN);
-		return;
+		return JSON_SUCCESS;
 	}
 	switch (st->pending)
 	{
 		case LSV_STATS:
 			lsm_stats_push(st, LSK_STATS, &st->result, LSV_UNKNOWN);
-			return;
+			return JSON_SUCCESS;
 		case LSV_BUCKET:
 			obj = lsm_stats_array_add(st, &st->buckets, sizeof(LsmBucket));
 			if (obj != NULL)
 				lsm_stats_push(st, LSK_BUCKET, obj, LSV_UNKNOWN);
-			return;
+			return JSON_SUCCESS;
 		case LSV_GENERATION:
 			obj = lsm_stats_array_add(st, &st->generations,
 									  sizeof(LsmGeneration));
 			if (obj != NULL)
 				lsm_stats_push(st, LSK_GENERATION, obj, LSV_UNKNOWN);
-			return;
+			return JSON_SUCCESS;
 		case LSV_MEMTABLE:
 			obj = lsm_stats_array_add(st, &st->memtables,
 									  sizeof(LsmMemtable));
 			if (obj != NULL)
 				lsm_stats_push(st, LSK_MEMTABLE, obj, LSV_UNKNOWN);
-			return;
+			return JSON_SUCCESS;
 		default:
 			lsm_stats_fail_type(st);
-			return;
+			return JSON_SUCCESS;
 	}
 }
 
@@ -907,7 +909,7 @@ lsm_stats_object_start(void *state)
  * Semantic action: an object ends.  Reports a missing member of a known
  * object and leaves it.
  */
-static void
+static JsonParseErrorType
 lsm_stats_object_end(void *state)
 {
 	LsmStatsParse *st = state;
@@ -915,11 +917,11 @@ lsm_stats_object_end(void *state)
 	uint32_t	optional = 0;
 
 	if (st->failed)
-		return;
+		return JSON_SUCCESS;
 	if (st->skip > 0)
 	{
 		st->skip--;
-		return;
+		return JSON_SUCCESS;
 	}
 	f = &st->frames[st->depth - 1];
 	if (f->kind == LSK_BUCKET)
@@ -934,12 +936,13 @@ lsm_stats_object_end(void *state)
 	else if (f->kind == LSK_GENERATION && !st->with_rows)
 		optional = UINT32_C(1) << LSM_STATS_GENERATION_ROWS;
 	if (!lsm_stats_check_missing(st, optional))
-		return;
+		return JSON_SUCCESS;
 	if (f->kind == LSK_GENERATION && st->with_rows)
 		((LsmGeneration *) f->obj)->has_rows = true;
 	else if (f->kind == LSK_STATS)
 		st->result.enabled = true;
 	st->depth--;
+	return JSON_SUCCESS;
 }
 
 /*
@@ -947,40 +950,40 @@ lsm_stats_object_end(void *state)
  * memtables or indexes; skips an unrecognized member's array; fails for a
  * root array or any other member.
  */
-static void
+static JsonParseErrorType
 lsm_stats_array_start(void *state)
 {
 	LsmStatsParse *st = state;
 	LsmStatsFrame *f;
 
 	if (lsm_stats_container_ignored(st))
-		return;
+		return JSON_SUCCESS;
 	if (st->depth == 0)
 	{
 		st->failed = true;
 		if (st->errlen > 0)
 			snprintf(st->errbuf, st->errlen,
 					 "response body is not a JSON object");
-		return;
+		return JSON_SUCCESS;
 	}
 	f = &st->frames[st->depth - 1];
 	switch (st->pending)
 	{
 		case LSV_BUCKETS:
 			lsm_stats_push(st, LSK_ARRAY, f->obj, LSV_BUCKET);
-			return;
+			return JSON_SUCCESS;
 		case LSV_GENERATIONS:
 			lsm_stats_push(st, LSK_ARRAY, f->obj, LSV_GENERATION);
-			return;
+			return JSON_SUCCESS;
 		case LSV_MEMTABLES:
 			lsm_stats_push(st, LSK_ARRAY, f->obj, LSV_MEMTABLE);
-			return;
+			return JSON_SUCCESS;
 		case LSV_INDEXES:
 			lsm_stats_push(st, LSK_ARRAY, f->obj, LSV_INDEX);
-			return;
+			return JSON_SUCCESS;
 		default:
 			lsm_stats_fail_type(st);
-			return;
+			return JSON_SUCCESS;
 	}
 }
 
@@ -988,18 +991,18 @@ lsm_stats_array_start(void *state)
  * Semantic action: an array ends.  Hands the elements of a known array to
  * the struct owning it, at their exact size, and leaves it.
  */
-static void
+static JsonParseErrorType
 lsm_stats_array_end(void *state)
 {
 	LsmStatsParse *st = state;
 	LsmStatsFrame *f;
 
 	if (st->failed)
-		return;
+		return JSON_SUCCESS;
 	if (st->skip > 0)
 	{
 		st->skip--;
-		return;
+		return JSON_SUCCESS;
 	}
 	f = &st->frames[--st->depth];
 	if (f->elem == LSV_BUCKET)
@@ -1035,6 +1038,7 @@ lsm_stats_array_end(void *state)
 		m->nindexes = st->indexes.count;
 		m->indexes = lsm_stats_array_copy(&st->indexes, sizeof(char *));
 	}
+	return JSON_SUCCESS;
 }
 
 /*
@@ -1069,7 +1073,7 @@ lsm_stats_spelling(LsmStatsParse *st, const char *name, bool renamed)
  * answer's), and sets what its value must be; an unrecognized member's
  * value will be skipped.  fname is palloc'd by the parser and freed here.
  */
-static void
+static JsonParseErrorType
 lsm_stats_field_start(void *state, char *fname, bool isnull)
 {
 	LsmStatsParse *st = state;
@@ -1082,7 +1086,7 @@ lsm_stats_field_start(void *state, char *fname, bool isnull)
 	{
 		if (fname != NULL)
 			pfree(fname);
-		return;
+		return JSON_SUCCESS;
 	}
 	f = &st->frames[st->depth - 1];
 	fields = lsm_stats_tables[f->kind].fields;
@@ -1115,13 +1119,14 @@ lsm_stats_field_start(void *state, char *fname, bool isnull)
 	}
 	if (fname != NULL)
 		pfree(fname);
+	return JSON_SUCCESS;
 }
 
 /*
  * Semantic action: an array element starts.  In a known array, counts it
  * and sets what it must be.
  */
-static void
+static JsonParseErrorType
 lsm_stats_element_start(void *state, bool isnull)
 {
 	LsmStatsParse *st = state;
@@ -1129,12 +1134,13 @@ lsm_stats_element_start(void *state, bool isnull)
 
 	(void) isnull;
 	if (st->failed || st->skip > 0)
-		return;
+		return JSON_SUCCESS;
 	f = &st->frames[st->depth - 1];
 	f->index++;
 	st->pending = f->elem;
 	st->pending_name = NULL;
 	st->value_start = st->lex->token_start;
+	return JSON_SUCCESS;
 }
 
 /*
@@ -1143,7 +1149,7 @@ lsm_stats_element_start(void *state, bool isnull)
  * a scalar body.  token is palloc'd by the parser: kept when stored as a
  * string, freed otherwise.
  */
-static void
+static JsonParseErrorType
 lsm_stats_scalar(void *state, char *token, JsonTokenType tokentype)
 {
 	LsmStatsParse *st = state;
@@ -1168,7 +1174,7 @@ lsm_stats_scalar(void *state, char *token, JsonTokenType tokentype)
 			  st->pending == LSV_INDEX))
 	{
 		lsm_stats_string_value(st, token);
-		return;
+		return JSON_SUCCESS;
 	}
 	else if (tokentype == JSON_TOKEN_NUMBER && st->pending == LSV_U64)
 		lsm_stats_u64(st, token);
@@ -1180,6 +1186,7 @@ lsm_stats_scalar(void *state, char *token, JsonTokenType tokentype)
 		lsm_stats_fail_type(st);
 	if (token != NULL)
 		pfree(token);
+	return JSON_SUCCESS;
 }
 
 /*
@@ -1231,18 +1238,12 @@ lsm_json_decode_stats(const char *body, size_t len, bool with_rows,
 	sem.array_element_start = lsm_stats_element_start;
 	sem.scalar = lsm_stats_scalar;
 
-	st.lex = makeJsonLexContextCstringLen((char *) st.input, (int) len,
-										  PG_UTF8, true);
+	st.lex = makeJsonLexContextCstringLen(NULL, st.input, len, PG_UTF8, true);
 	error = pg_parse_json(st.lex, &sem);
 	if (error != JSON_SUCCESS)
 		lsm_stats_syntax_error(&st, error);
 
-	if (st.lex->strval != NULL)
-	{
-		pfree(st.lex->strval->data);
-		pfree(st.lex->strval);
-	}
-	pfree(st.lex);
+	freeJsonLexContext(st.lex);
 	if (copy != NULL)
 		pfree(copy);
 	if (st.buckets.data != NULL)

@@ -39,6 +39,7 @@
 
 #include "fault.h"
 #include "option.h"
+#include "pg_compat.h"
 
 /* Name of the foreign-data wrapper the extension script creates. */
 #define LSM_FDW_NAME "lancelsm"
@@ -65,10 +66,9 @@ typedef struct LsmOption
 	bool		superuser_only; /* lets the backend read server files */
 } LsmOption;
 
-static void option_reject_value(const DefElem *def, const char *detail)
-			pg_attribute_noreturn();
-static void option_reject_name(const DefElem *def, Oid catalog)
-			pg_attribute_noreturn();
+pg_noreturn static void option_reject_value(const DefElem *def,
+											const char *detail);
+pg_noreturn static void option_reject_name(const DefElem *def, Oid catalog);
 static void option_check_nonempty(DefElem *def);
 static void option_check_region(DefElem *def);
 static void option_check_url(DefElem *def);
@@ -651,8 +651,8 @@ option_server_problem(const char *server_name, bool check_usage,
 									   server->servername, fdw->fdwname),
 							  NULL);
 	if (check_usage &&
-		pg_foreign_server_aclcheck(server->serverid, GetUserId(),
-								   ACL_USAGE) != ACLCHECK_OK)
+		object_aclcheck(ForeignServerRelationId, server->serverid,
+						GetUserId(), ACL_USAGE) != ACLCHECK_OK)
 		return option_failure(ERRCODE_INSUFFICIENT_PRIVILEGE,
 							  psprintf("permission denied for foreign server %s",
 									   server->servername),

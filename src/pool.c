@@ -31,9 +31,12 @@
 #include "storage/latch.h"
 #include "utils/inval.h"
 #include "utils/memutils.h"
+#include "utils/resowner.h"
 #include "utils/syscache.h"
 #include "utils/timestamp.h"
 #include "utils/wait_event.h"
+
+#include "pg_compat.h"
 
 /* The multi handle of one (server, user mapping), with its curl timer. */
 typedef struct HttpPool
@@ -400,7 +403,7 @@ pool_wait_set(void)
 
 	PG_TRY();
 	{
-		set = CreateWaitEventSet(CurrentMemoryContext, pool_nsockets + 2);
+		set = CreateWaitEventSet(CurrentResourceOwner, pool_nsockets + 2);
 		AddWaitEventToSet(set, WL_LATCH_SET, PGINVALID_SOCKET, MyLatch, NULL);
 		AddWaitEventToSet(set, WL_EXIT_ON_PM_DEATH, PGINVALID_SOCKET,
 						  NULL, NULL);

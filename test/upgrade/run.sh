@@ -13,8 +13,11 @@
 # calls it.  No emulator needed: nothing here contacts a LanceDB server.
 set -euo pipefail
 
+# The PostgreSQL major to test: LANCELSM_PG_VERSION, else that of
+# $PG_CONFIG (or pg_config on the PATH).
 if [ "${1:-}" != inside ]; then
-	exec pg_virtualenv -v 15 "$0" inside
+	v=${LANCELSM_PG_VERSION:-$("${PG_CONFIG:-pg_config}" --version | sed 's/^PostgreSQL \([0-9]*\).*/\1/')}
+	exec pg_virtualenv -v "$v" "$0" inside
 fi
 
 tmp=$(mktemp -d)
