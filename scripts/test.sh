@@ -39,8 +39,7 @@ build() {
 suite build build || { echo "0 passed, 1 failed"; exit 1; }
 suite "version consistency" "$here/scripts/check-version.sh"
 
-"$here/scripts/emulator.sh" "$work" --api-key "$key" --table events:2 \
-	--table 'analytics$events:1' --pass-ms 100 || exit 1
+"$here/scripts/regress-emulator.sh" "$work" "$key" || exit 1
 port=$(cat "$work/emulator.port")
 
 installcheck() {
