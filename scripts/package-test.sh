@@ -114,15 +114,20 @@ build() {
 }
 
 install_package() {
-	(cd "$work" && in_root sh -c "cd '$inside' && apt-get install -y -q --no-install-recommends -o DPkg::Lock::Timeout=600 ./$deb") >/dev/null
+	(cd "$work" && in_root sh -c "cd '$inside' && apt-get install -y -q --no-install-recommends -o DPkg::Lock::Timeout=600 -o Dpkg::Use-Pty=0 ./$deb") >/dev/null
 	in_root dpkg -L "$pkg" >"$work/files"
 	echo "$pkg $(in_root dpkg-query -W -f '${Version}' "$pkg") installed: $(grep -c . "$work/files") paths"
 }
 
-# autopkgtest: debian/tests in the built source tree, as autopkgtest runs them
+# autopkgtest: debian/tests in the built source tree, as autopkgtest runs
+# them.  pg_virtualenv's clusters get a port the kernel just handed out as
+# free (PGPORT): its own choice, 5432 and up, races with every other
+# throwaway cluster on this machine, and a chroot cannot see those.
 autopkgtest() {
-	in_root sh -c "cd '$inside/$src' && timeout 300 debian/tests/create-extension &&
-		timeout 2400 debian/tests/installcheck"
+	local port
+	port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+	in_root env PGPORT="$port" sh -c "cd '$inside/$src' &&
+		timeout 300 debian/tests/create-extension && timeout 2400 debian/tests/installcheck"
 }
 
 # purge: remove the package, then every path it listed must be gone,
