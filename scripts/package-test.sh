@@ -48,14 +48,14 @@ step() {
 	times+=("$name $((SECONDS - start)) s")
 }
 
-# host_deps: the packaging tools, and for a host build the server too
+# host_deps: the packaging tools, and for a host build the server, its
+# build dependencies and what the tests use (pg_cron for t/006)
 host_deps() {
-	local packages=(lintian dpkg-dev)
+	local packages=(lintian dpkg-dev python3)
 	[ -n "$root" ] || packages+=(postgresql-"$v" postgresql-server-dev-"$v"
 		postgresql-server-dev-all postgresql-common debhelper fakeroot
 		build-essential libcurl4-openssl-dev libjansson-dev pkg-config make
-		curl openssl python3 libipc-run-perl)
-	[ -n "$root" ] || [ "$v" != 15 ] || packages+=(postgresql-15-cron)
+		curl openssl libipc-run-perl postgresql-"$v"-cron)
 	apt_get update -qq &&
 		apt_get install -y -qq --no-install-recommends "${packages[@]}" >/dev/null
 }
