@@ -11,11 +11,11 @@
 #	PostgreSQL 15 is built and tested on this machine (Debian 12); any
 #	other version N in a chroot holding postgresql-N and its server-dev
 #	package: CHROOT_DIR, or the one scripts/pg-chroot.sh N prepares.
-#	lintian always runs here.  As root; installs what it needs with apt-get.
-#	The long steps are bounded (timeout), and the package is purged however the
-#	run ends.  The build and test files live in a temporary directory that
-#	is removed at the end; set LANCELSM_KEEP_PACKAGES=DIR to keep the
-#	built .deb, .dsc and .changes files in DIR.
+#	lintian always runs here.  As root; installs what it needs with
+#	apt-get.  The long steps are bounded (timeout), and the package is
+#	purged however the run ends.  The build and test files live in a
+#	temporary directory that is removed at the end; set
+#	LANCELSM_KEEP_PACKAGES=DIR to keep the built packages in DIR.
 set -euo pipefail
 
 usage() { echo "usage: scripts/package-test.sh N [CHROOT_DIR]" >&2; exit 2; }
@@ -65,7 +65,6 @@ if [ -z "$root" ] && [ "$v" != 15 ]; then
 fi
 step "install build tools" host_deps
 
-control=$(sed -n "s/^default_version *= *'\(.*\)'/\1/p" "$here/lancelsm.control")
 deb_version=$(sed -n '1s/^lancelsm (\(.*\)).*/\1/p' "$here/debian/changelog")
 upstream=${deb_version#*:}
 upstream=${upstream%-*}
