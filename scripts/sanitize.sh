@@ -129,8 +129,7 @@ if ! grep -q libasan <<<"$needed" || ! grep -q libubsan <<<"$needed"; then
 fi
 chown -R postgres: "$work"
 
-"$here/scripts/emulator.sh" "$work" --api-key "$key" --table events:2 \
-	--table 'analytics$events:1' --pass-ms 100 || exit 1
+"$here/scripts/regress-emulator.sh" "$work" "$key" || exit 1
 port=$(cat "$work/emulator.port")
 
 # quarantine_size_mb=16: freed chunks larger than the quarantine go back

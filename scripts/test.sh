@@ -105,7 +105,14 @@ step_upgrade() {
 	return 0
 }
 
-version_steps=(step_build step_installcheck step_upgrade)
+# the Debian package of version N, built, linted, installed, tested and
+# purged in N's own environment
+step_package() {
+	suite "PostgreSQL $1: Debian package" "$here/scripts/package-test.sh" "$1" ${vroot:+"$vroot"}
+	return 0
+}
+
+version_steps=(step_build step_installcheck step_upgrade step_package)
 
 # version_env N: set vroot and vtree for version N (its chroot, made or
 # reused, and a fresh copy of the tree in it)
@@ -133,8 +140,7 @@ run_version() {
 	suite "PostgreSQL $v: environment" version_env "$v"
 	if [ "$failed" = "$before" ]; then
 		mkdir -p "$work/emulator-$v"
-		if "$here/scripts/emulator.sh" "$work/emulator-$v" --api-key "$key" \
-			--table events:2 --table 'analytics$events:1' --pass-ms 100; then
+		if "$here/scripts/regress-emulator.sh" "$work/emulator-$v" "$key"; then
 			port=$(cat "$work/emulator-$v/emulator.port")
 			for step in "${version_steps[@]}"; do
 				"$step" "$v" || break
