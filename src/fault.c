@@ -35,12 +35,14 @@
 #define FAULT_BODY_SNIPPET 120
 
 /*
- * fault_expected_status: the success status of a route.
+ * fault_expected_status: the success status of a route: 202 for flush
+ * and compact, 200 for the reads and the write spec routes.
  */
 static long
 fault_expected_status(LsmRoute route)
 {
-	return route == LSM_ROUTE_STATS ? 200 : 202;
+	return (route == LSM_ROUTE_FLUSH || route == LSM_ROUTE_COMPACT) ?
+		202 : 200;
 }
 
 /*
@@ -125,6 +127,19 @@ fault_sqlstate(const LsmRequest *req)
 }
 
 /*
+ * fault_hint_400: what a 400 on a route usually means.
+ */
+static char *
+fault_hint_400(LsmRoute route)
+{
+	if (route == LSM_ROUTE_SET_SPEC)
+		return pstrdup("Every write spec needs an unenforced primary key on the table, bucket sharding needs it to be the bucketed column, and an installed spec must be removed with lancelsm_unset_write_spec() first.");
+	if (route == LSM_ROUTE_UNSET_SPEC)
+		return pstrdup("The table may have no LSM write spec; lancelsm_write_spec() returns no rows for such a table.");
+	return pstrdup("The table may have no LSM write path; lancelsm_stats() returns no rows for such a table.");
+}
+
+/*
  * fault_hint: the fix, where it is known; NULL otherwise.
  */
 static char *
@@ -139,7 +154,7 @@ fault_hint(const LsmRequest *req)
 	switch (req->status)
 	{
 		case 400:
-			return pstrdup("The table may have no LSM write path; lancelsm_stats() returns no rows for such a table.");
+			return fault_hint_400(req->route);
 		case 401:
 			return pstrdup("Check the api_key option of the user mapping for this server.");
 		case 403:
@@ -190,7 +205,7 @@ fault_answer_text(const LsmRequest *req)
 	if (req->status == fault_expected_status(req->route) && req->status == 202)
 		return psprintf("The server answered HTTP status 202 with a %zu-byte body where none belongs.",
 						req->response_len);
-	if (req->status == 200 && req->route != LSM_ROUTE_STATS)
+	if (req->status == 200 && fault_expected_status(req->route) == 202)
 		return psprintf("The server answered HTTP status 200 where 202 was expected.");
 	if (lsm_json_decode_error(req->response, req->response_len, &body) &&
 		body.message)

@@ -50,6 +50,12 @@ lsm_route_path(LsmRoute route)
 			return "compact_lsm";
 		case LSM_ROUTE_STATS:
 			return "get_lsm_stats";
+		case LSM_ROUTE_SET_SPEC:
+			return "set_lsm_write_spec";
+		case LSM_ROUTE_UNSET_SPEC:
+			return "unset_lsm_write_spec";
+		case LSM_ROUTE_GET_SPEC:
+			return "get_lsm_write_spec";
 	}
 	return "unrecognized";
 }
@@ -339,6 +345,18 @@ http_configure(CURL *easy, LsmRequest *req, TimestampTz deadline)
 	 * a TCP (and TLS) handshake per call (issue 5: 1,000 flushes on at most
 	 * 2 connections).
 	 */
+	if (req->route == LSM_ROUTE_SET_SPEC || req->route == LSM_ROUTE_UNSET_SPEC)
+	{
+		/*
+		 * ... except the two routes that change a table's write path: if
+		 * a reused connection dies after the server acted on the request,
+		 * the transparent re-send would install twice or unset twice (and
+		 * the second unset would report "nothing set" for an unset that
+		 * worked).  A fresh connection is never re-sent; these routes are
+		 * rare, the handshake is cheap at that rate.
+		 */
+		curl_easy_setopt(easy, CURLOPT_FRESH_CONNECT, 1L);
+	}
 	curl_easy_setopt(easy, CURLOPT_MAXFILESIZE_LARGE,
 					 (curl_off_t) lsm_max_response_size_kb * 1024);
 	curl_easy_setopt(easy, CURLOPT_TIMEOUT_MS, http_remaining_ms(deadline));

@@ -19,6 +19,14 @@
  * re-issue from flush after a backoff of the same shape, at most
  * lancelsm.reissue_budget times.  Everything else fails the task.
  *
+ * The write spec routes follow the same per-request policy: 429 and
+ * 503-not-draining were answered before the server acted, so retrying
+ * them is safe even for unset, which is not idempotent.  Unlike the SDKs,
+ * lancelsm does not retry 409, 500, 502 or 504 on them: the server may
+ * have acted before failing, and a second unset would then report
+ * "nothing set" for the one that worked.  src/http.c sends set and unset
+ * on a fresh connection so that libcurl never re-sends them either.
+ *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
@@ -88,6 +96,11 @@ lsm_task_init(LsmTask *task, LsmTaskKind kind, const LsmConfig *config,
 		case LSM_TASK_STATS:
 			task->phase = LSM_PHASE_POLL;
 			break;
+		case LSM_TASK_SET_SPEC:
+		case LSM_TASK_UNSET_SPEC:
+		case LSM_TASK_GET_SPEC:
+			task->phase = LSM_PHASE_SPEC;
+			break;
 	}
 }
 
@@ -107,6 +120,12 @@ task_action(const LsmTask *task)
 			return "read the LSM statistics of";
 		case LSM_TASK_CHECKPOINT:
 			return "checkpoint";
+		case LSM_TASK_SET_SPEC:
+			return "install the LSM write spec of";
+		case LSM_TASK_UNSET_SPEC:
+			return "remove the LSM write spec of";
+		case LSM_TASK_GET_SPEC:
+			return "read the LSM write spec of";
 	}
 	return "operate on";
 }
@@ -164,6 +183,22 @@ task_fail_request(LsmTask *task)
 }
 
 /*
+ * task_fail_decode: finish the task with the protocol-violation failure
+ * of an answer that could not be decoded; what names the answer
+ * ("statistics"), errbuf the decoder's description.
+ */
+static void
+task_fail_decode(LsmTask *task, const char *what, const char *errbuf)
+{
+	task_finish(task,
+				lsm_fault_new(ERRCODE_PROTOCOL_VIOLATION, task_action(task),
+							  task->table_name,
+							  psprintf("The %s the server sent could not be decoded: %s. Request ID: %s.",
+									   what, errbuf, task->req.request_id),
+							  NULL));
+}
+
+/*
  * task_decode_stats: decode the current request's stats answer strictly.
  * Returns NULL after finishing the task with a protocol-violation failure
  * that names the field and the request id.
@@ -177,13 +212,35 @@ task_decode_stats(LsmTask *task, bool with_rows)
 	if (lsm_json_decode_stats(task->req.response, task->req.response_len,
 							  with_rows, stats, errbuf, sizeof(errbuf)))
 		return stats;
-	task_finish(task,
-				lsm_fault_new(ERRCODE_PROTOCOL_VIOLATION, task_action(task),
-							  task->table_name,
-							  psprintf("The statistics the server sent could not be decoded: %s. Request ID: %s.",
-									   errbuf, task->req.request_id),
-							  NULL));
+	task_fail_decode(task, "statistics", errbuf);
 	return NULL;
+}
+
+/*
+ * task_on_spec: a write spec request succeeded; a read is decoded
+ * strictly into task->spec (a failure names the field and the request
+ * id), the body of set and unset is ignored.
+ */
+static void
+task_on_spec(LsmTask *task)
+{
+	LsmWriteSpec *spec;
+	char		errbuf[LSM_JSON_ERRBUF_SIZE];
+
+	if (task->kind != LSM_TASK_GET_SPEC)
+	{
+		task_finish(task, NULL);
+		return;
+	}
+	spec = palloc0(sizeof(LsmWriteSpec));
+	if (lsm_json_decode_write_spec(task->req.response, task->req.response_len,
+								   spec, errbuf, sizeof(errbuf)))
+	{
+		task->spec = spec;
+		task_finish(task, NULL);
+		return;
+	}
+	task_fail_decode(task, "write spec", errbuf);
 }
 
 /*
@@ -305,6 +362,9 @@ task_on_success(LsmTask *task, TimestampTz deadline)
 		case LSM_PHASE_POLL:
 			task_on_stats(task, deadline);
 			break;
+		case LSM_PHASE_SPEC:
+			task_on_spec(task);
+			break;
 		case LSM_PHASE_DONE:
 			break;
 	}
@@ -408,6 +468,18 @@ task_rate_wait_ms(LsmTask *task)
 }
 
 /*
+ * task_spec_route: the route of a write spec task.
+ */
+static LsmRoute
+task_spec_route(LsmTaskKind kind)
+{
+	if (kind == LSM_TASK_SET_SPEC)
+		return LSM_ROUTE_SET_SPEC;
+	return kind == LSM_TASK_UNSET_SPEC ? LSM_ROUTE_UNSET_SPEC :
+		LSM_ROUTE_GET_SPEC;
+}
+
+/*
  * task_issue: send the request of the task's current phase now, or as soon
  * as its request budget allows.
  */
@@ -428,6 +500,11 @@ task_issue(LsmTask *task, TimestampTz deadline)
 		route = LSM_ROUTE_FLUSH;
 	else if (task->phase == LSM_PHASE_COMPACT)
 		route = LSM_ROUTE_COMPACT;
+	else if (task->phase == LSM_PHASE_SPEC)
+	{
+		route = task_spec_route(task->kind);
+		body = task->spec_body;
+	}
 	else
 	{
 		body = task->stats_body;
