@@ -2,23 +2,6 @@
 -- checks before any request; the request body; the retry policy with call
 -- counts; strict decoding of the answer; who may call what.
 SELECT emu_reset();
--- ws_try(sql): 'ok', or SQLSTATE and message (detail and hint when set,
--- the request id replaced)
-CREATE FUNCTION ws_try(sql text) RETURNS text LANGUAGE plpgsql AS $fn$
-DECLARE
-  st text; msg text; det text; hin text;
-BEGIN
-  EXECUTE sql;
-  RETURN 'ok';
-EXCEPTION WHEN OTHERS THEN
-  GET STACKED DIAGNOSTICS st = RETURNED_SQLSTATE, msg = MESSAGE_TEXT,
-    det = PG_EXCEPTION_DETAIL, hin = PG_EXCEPTION_HINT;
-  det := regexp_replace(det, 'Request ID: [0-9a-f-]+\.', 'Request ID: <id>.');
-  RETURN st || ' ' || msg
-         || CASE WHEN det <> '' THEN E'\nDETAIL: ' || det ELSE '' END
-         || CASE WHEN hin <> '' THEN E'\nHINT: ' || hin ELSE '' END;
-END
-$fn$;
 -- ws_calls(tbl): write spec route calls since the last log reset
 CREATE FUNCTION ws_calls(tbl text) RETURNS text LANGUAGE sql AS $$
   SELECT format('set %s, unset %s, get %s',
@@ -57,13 +40,13 @@ SELECT shard_id FROM lancelsm_stats('emu', 'ws') ORDER BY shard_id COLLATE "C";
 SELECT emu('GET', '/_emulator/tables/ws') -> 'spec' AS emulator_spec;
 SELECT ws_calls('ws');
 -- a second set is refused by the server (unset first), as itself
-SELECT ws_try($$SELECT lancelsm_set_write_spec('emu', 'ws', 'unsharded')$$);
+SELECT emu_try($$SELECT lancelsm_set_write_spec('emu', 'ws', 'unsharded')$$);
 -- unset: the path is off; a second unset is refused
 SELECT emu('POST', '/_emulator/log/reset');
 SELECT lancelsm_unset_write_spec('emu', 'ws');
 SELECT count(*) FROM lancelsm_write_spec('emu', 'ws');
 SELECT count(*) FROM lancelsm_stats('emu', 'ws');
-SELECT ws_try($$SELECT lancelsm_unset_write_spec('emu', 'ws')$$);
+SELECT emu_try($$SELECT lancelsm_unset_write_spec('emu', 'ws')$$);
 SELECT ws_calls('ws');
 SELECT e->>'body' = '' AS unset_has_no_body FROM emu_log() e
  WHERE e->>'route' = 'unset_lsm_write_spec';
@@ -87,37 +70,37 @@ SELECT * FROM lancelsm_write_spec('emu', 'ws_u');
 -- the server's own checks: no primary key, bucketed column not the key
 SELECT emu('POST', '/_emulator/tables',
            '{"name": "ws_nopk", "buckets": 1, "lsm": false, "primary_key": null}');
-SELECT ws_try($$SELECT lancelsm_set_write_spec('emu', 'ws_nopk', 'unsharded')$$);
-SELECT ws_try($$SELECT lancelsm_set_write_spec('emu', 'ws', 'bucket', 'region', 2)$$);
+SELECT emu_try($$SELECT lancelsm_set_write_spec('emu', 'ws_nopk', 'unsharded')$$);
+SELECT emu_try($$SELECT lancelsm_set_write_spec('emu', 'ws', 'bucket', 'region', 2)$$);
 -- refused before any request: 22023 (22004 for a NULL that means nothing)
 SELECT emu('POST', '/_emulator/log/reset');
-SELECT ws_try($$SELECT lancelsm_set_write_spec('emu', 'ws', 'hash', 'id', 4)$$);
-SELECT ws_try($$SELECT lancelsm_set_write_spec('emu', 'ws', 'Bucket', 'id', 4)$$);
-SELECT ws_try($$SELECT lancelsm_set_write_spec('emu', 'ws', 'bucket', NULL, 4)$$);
-SELECT ws_try($$SELECT lancelsm_set_write_spec('emu', 'ws', 'bucket', 'id')$$);
-SELECT ws_try($$SELECT lancelsm_set_write_spec('emu', 'ws', 'identity')$$);
-SELECT ws_try($$SELECT lancelsm_set_write_spec('emu', 'ws', 'identity', 'region', 4)$$);
-SELECT ws_try($$SELECT lancelsm_set_write_spec('emu', 'ws', 'unsharded', 'id')$$);
-SELECT ws_try($$SELECT lancelsm_set_write_spec('emu', 'ws', 'unsharded', num_buckets => 1)$$);
-SELECT ws_try($$SELECT lancelsm_set_write_spec('emu', 'ws', 'identity', '')$$);
-SELECT ws_try($$SELECT lancelsm_set_write_spec('emu', 'ws', 'bucket', 'id', 0)$$);
-SELECT ws_try($$SELECT lancelsm_set_write_spec('emu', 'ws', 'bucket', 'id', 1025)$$);
-SELECT ws_try($$SELECT lancelsm_set_write_spec('emu', 'ws', 'bucket', 'id', -1)$$);
-SELECT ws_try($$SELECT lancelsm_set_write_spec('emu', 'ws', 'unsharded', writer_config_defaults => '[]')$$);
-SELECT ws_try($$SELECT lancelsm_set_write_spec('emu', 'ws', 'unsharded', writer_config_defaults => '"x"')$$);
-SELECT ws_try($$SELECT lancelsm_set_write_spec('emu', 'ws', 'unsharded', writer_config_defaults => '{"a": "1", "b": 2}')$$);
-SELECT ws_try($$SELECT lancelsm_set_write_spec('emu', 'ws', 'unsharded', writer_config_defaults => '{"a": {"b": "c"}}')$$);
-SELECT ws_try($$SELECT lancelsm_set_write_spec('emu', 'ws', 'unsharded', writer_config_defaults => 'null')$$);
-SELECT ws_try($$SELECT lancelsm_set_write_spec('emu', 'ws', 'unsharded', writer_config_defaults => NULL)$$);
-SELECT ws_try($$SELECT lancelsm_set_write_spec('emu', 'ws', 'unsharded', maintained_indexes => ARRAY['a', ''])$$);
-SELECT ws_try($$SELECT lancelsm_set_write_spec('emu', 'ws', 'unsharded', maintained_indexes => ARRAY['a', NULL])$$);
-SELECT ws_try($$SELECT lancelsm_set_write_spec('emu', 'ws', 'unsharded', maintained_indexes => ARRAY['a', 'b', 'a'])$$);
-SELECT ws_try($$SELECT lancelsm_set_write_spec('emu', 'ws', 'unsharded', maintained_indexes => ARRAY[['a'], ['b']])$$);
-SELECT ws_try($$SELECT lancelsm_set_write_spec('emu', 'ws', NULL)$$);
-SELECT ws_try($$SELECT lancelsm_set_write_spec(NULL, 'ws', 'unsharded')$$);
-SELECT ws_try($$SELECT lancelsm_set_write_spec('emu', NULL, 'unsharded')$$);
-SELECT ws_try($$SELECT lancelsm_set_write_spec('emu', '', 'unsharded')$$);
-SELECT ws_try($$SELECT lancelsm_set_write_spec('nosuch', 'ws', 'hash')$$);
+SELECT emu_try($$SELECT lancelsm_set_write_spec('emu', 'ws', 'hash', 'id', 4)$$);
+SELECT emu_try($$SELECT lancelsm_set_write_spec('emu', 'ws', 'Bucket', 'id', 4)$$);
+SELECT emu_try($$SELECT lancelsm_set_write_spec('emu', 'ws', 'bucket', NULL, 4)$$);
+SELECT emu_try($$SELECT lancelsm_set_write_spec('emu', 'ws', 'bucket', 'id')$$);
+SELECT emu_try($$SELECT lancelsm_set_write_spec('emu', 'ws', 'identity')$$);
+SELECT emu_try($$SELECT lancelsm_set_write_spec('emu', 'ws', 'identity', 'region', 4)$$);
+SELECT emu_try($$SELECT lancelsm_set_write_spec('emu', 'ws', 'unsharded', 'id')$$);
+SELECT emu_try($$SELECT lancelsm_set_write_spec('emu', 'ws', 'unsharded', num_buckets => 1)$$);
+SELECT emu_try($$SELECT lancelsm_set_write_spec('emu', 'ws', 'identity', '')$$);
+SELECT emu_try($$SELECT lancelsm_set_write_spec('emu', 'ws', 'bucket', 'id', 0)$$);
+SELECT emu_try($$SELECT lancelsm_set_write_spec('emu', 'ws', 'bucket', 'id', 1025)$$);
+SELECT emu_try($$SELECT lancelsm_set_write_spec('emu', 'ws', 'bucket', 'id', -1)$$);
+SELECT emu_try($$SELECT lancelsm_set_write_spec('emu', 'ws', 'unsharded', writer_config_defaults => '[]')$$);
+SELECT emu_try($$SELECT lancelsm_set_write_spec('emu', 'ws', 'unsharded', writer_config_defaults => '"x"')$$);
+SELECT emu_try($$SELECT lancelsm_set_write_spec('emu', 'ws', 'unsharded', writer_config_defaults => '{"a": "1", "b": 2}')$$);
+SELECT emu_try($$SELECT lancelsm_set_write_spec('emu', 'ws', 'unsharded', writer_config_defaults => '{"a": {"b": "c"}}')$$);
+SELECT emu_try($$SELECT lancelsm_set_write_spec('emu', 'ws', 'unsharded', writer_config_defaults => 'null')$$);
+SELECT emu_try($$SELECT lancelsm_set_write_spec('emu', 'ws', 'unsharded', writer_config_defaults => NULL)$$);
+SELECT emu_try($$SELECT lancelsm_set_write_spec('emu', 'ws', 'unsharded', maintained_indexes => ARRAY['a', ''])$$);
+SELECT emu_try($$SELECT lancelsm_set_write_spec('emu', 'ws', 'unsharded', maintained_indexes => ARRAY['a', NULL])$$);
+SELECT emu_try($$SELECT lancelsm_set_write_spec('emu', 'ws', 'unsharded', maintained_indexes => ARRAY['a', 'b', 'a'])$$);
+SELECT emu_try($$SELECT lancelsm_set_write_spec('emu', 'ws', 'unsharded', maintained_indexes => ARRAY[['a'], ['b']])$$);
+SELECT emu_try($$SELECT lancelsm_set_write_spec('emu', 'ws', NULL)$$);
+SELECT emu_try($$SELECT lancelsm_set_write_spec(NULL, 'ws', 'unsharded')$$);
+SELECT emu_try($$SELECT lancelsm_set_write_spec('emu', NULL, 'unsharded')$$);
+SELECT emu_try($$SELECT lancelsm_set_write_spec('emu', '', 'unsharded')$$);
+SELECT emu_try($$SELECT lancelsm_set_write_spec('nosuch', 'ws', 'hash')$$);
 SELECT lancelsm_unset_write_spec(NULL, 'ws') IS NULL AS strict_unset;
 SELECT count(*) FROM lancelsm_write_spec('emu', NULL);
 SELECT (emu('GET', '/_emulator/counts') ->> 'total')::int AS requests_sent;
@@ -135,7 +118,7 @@ SELECT ws_calls('ws');
 -- ... 429 past the budget: 1 + 8 calls, reported as itself
 SELECT emu('POST', '/_emulator/log/reset');
 SELECT emu_fault('ws', 'get_lsm_write_spec', 429, -1);
-SELECT ws_try($$SELECT * FROM lancelsm_write_spec('emu', 'ws')$$);
+SELECT emu_try($$SELECT * FROM lancelsm_write_spec('emu', 'ws')$$);
 SELECT ws_calls('ws');
 SELECT emu('DELETE', '/_emulator/faults');
 -- 409, 500, 502, 504 and a draining 503: not retried (the server may have
@@ -143,15 +126,15 @@ SELECT emu('DELETE', '/_emulator/faults');
 SELECT emu('POST', '/_emulator/log/reset');
 SELECT lancelsm_set_write_spec('emu', 'ws', 'unsharded');
 SELECT emu_fault('ws', 'unset_lsm_write_spec', 409);
-SELECT ws_try($$SELECT lancelsm_unset_write_spec('emu', 'ws')$$);
+SELECT emu_try($$SELECT lancelsm_unset_write_spec('emu', 'ws')$$);
 SELECT emu_fault('ws', 'unset_lsm_write_spec', 500, 1, '{"apply": true}');
-SELECT ws_try($$SELECT lancelsm_unset_write_spec('emu', 'ws')$$);
+SELECT emu_try($$SELECT lancelsm_unset_write_spec('emu', 'ws')$$);
 SELECT emu_fault('ws', 'get_lsm_write_spec', 502);
-SELECT ws_try($$SELECT * FROM lancelsm_write_spec('emu', 'ws')$$);
+SELECT emu_try($$SELECT * FROM lancelsm_write_spec('emu', 'ws')$$);
 SELECT emu_fault('ws', 'set_lsm_write_spec', 504);
-SELECT ws_try($$SELECT lancelsm_set_write_spec('emu', 'ws', 'unsharded')$$);
+SELECT emu_try($$SELECT lancelsm_set_write_spec('emu', 'ws', 'unsharded')$$);
 SELECT emu_fault('ws', 'set_lsm_write_spec', 503, 1, '{"json": {"code": 19, "error": "node is draining"}}');
-SELECT ws_try($$SELECT lancelsm_set_write_spec('emu', 'ws', 'unsharded')$$);
+SELECT emu_try($$SELECT lancelsm_set_write_spec('emu', 'ws', 'unsharded')$$);
 SELECT ws_calls('ws');
 -- the unset that answered 500 had acted: the path is off
 SELECT count(*) FROM lancelsm_write_spec('emu', 'ws');
@@ -172,22 +155,22 @@ SELECT lancelsm_set_write_spec('emu', 'ws', 'unsharded');
 SELECT sharding FROM lancelsm_write_spec('emu', 'ws');
 -- the answer of a read is decoded strictly (08P01 names the field)
 SELECT emu('POST', '/_emulator/faults', '{"table": "ws", "route": "get_lsm_write_spec", "mutate": "missing:lsm_write_spec.sharding.mode"}');
-SELECT ws_try($$SELECT * FROM lancelsm_write_spec('emu', 'ws')$$);
+SELECT emu_try($$SELECT * FROM lancelsm_write_spec('emu', 'ws')$$);
 SELECT emu('POST', '/_emulator/faults', '{"table": "ws", "route": "get_lsm_write_spec", "mutate": "mistype:lsm_write_spec.writer_config_defaults"}');
-SELECT ws_try($$SELECT * FROM lancelsm_write_spec('emu', 'ws')$$);
+SELECT emu_try($$SELECT * FROM lancelsm_write_spec('emu', 'ws')$$);
 SELECT emu('POST', '/_emulator/faults', '{"table": "ws", "route": "get_lsm_write_spec", "mutate": "missing:lsm_write_spec"}');
-SELECT ws_try($$SELECT * FROM lancelsm_write_spec('emu', 'ws')$$);
+SELECT emu_try($$SELECT * FROM lancelsm_write_spec('emu', 'ws')$$);
 SELECT emu_fault('ws', 'get_lsm_write_spec', 200, 1,
   '{"json": {"lsm_write_spec": {"sharding": {"mode": "unsharded"}, "maintained_indexes": null, "writer_config_defaults": {}}}}');
-SELECT ws_try($$SELECT * FROM lancelsm_write_spec('emu', 'ws')$$);
+SELECT emu_try($$SELECT * FROM lancelsm_write_spec('emu', 'ws')$$);
 SELECT emu_fault('ws', 'get_lsm_write_spec', 200, 1,
   '{"json": {"lsm_write_spec": {"sharding": {"mode": "bucket", "column": "id", "num_buckets": "4"}, "maintained_indexes": [], "writer_config_defaults": {}}}}');
-SELECT ws_try($$SELECT * FROM lancelsm_write_spec('emu', 'ws')$$);
+SELECT emu_try($$SELECT * FROM lancelsm_write_spec('emu', 'ws')$$);
 SELECT emu_fault('ws', 'get_lsm_write_spec', 200, 1,
   '{"json": {"lsm_write_spec": {"sharding": {"mode": "range"}, "maintained_indexes": [], "writer_config_defaults": {}}}}');
-SELECT ws_try($$SELECT * FROM lancelsm_write_spec('emu', 'ws')$$);
+SELECT emu_try($$SELECT * FROM lancelsm_write_spec('emu', 'ws')$$);
 SELECT emu('POST', '/_emulator/faults', '{"table": "ws", "route": "get_lsm_write_spec", "mutate": "not_json"}');
-SELECT ws_try($$SELECT * FROM lancelsm_write_spec('emu', 'ws')$$);
+SELECT emu_try($$SELECT * FROM lancelsm_write_spec('emu', 'ws')$$);
 -- ... members it does not know are ignored
 SELECT emu_fault('ws', 'get_lsm_write_spec', 200, 1,
   '{"json": {"lsm_write_spec": {"sharding": {"mode": "identity", "column": "c", "x": 1}, "maintained_indexes": ["i"], "writer_config_defaults": {"k": "v"}, "y": [2]}, "z": null}}');
@@ -219,6 +202,5 @@ REVOKE EXECUTE ON FUNCTION lancelsm_set_write_spec(text, text, text, text, integ
                            lancelsm_unset_write_spec(text, text) FROM lancelsm_ws_admin;
 DROP ROLE lancelsm_ws_monitor;
 DROP ROLE lancelsm_ws_admin;
-DROP FUNCTION ws_try(text);
 DROP FUNCTION ws_calls(text);
 DROP FUNCTION ws_body();

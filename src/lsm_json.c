@@ -371,3 +371,67 @@ lsm_json_decode_write_spec(const char *body, size_t len, LsmWriteSpec *out,
 	json_decref(root);
 	return ok;
 }
+
+/*
+ * lsm_json_wipe_strings: zero the string values of a jansson object
+ * before it is freed (they may be secrets; jansson frees without wiping).
+ */
+static void
+lsm_json_wipe_strings(json_t *object)
+{
+	const char *key;
+	json_t	   *value;
+
+	json_object_foreach(object, key, value)
+	{
+		if (json_is_string(value))
+			explicit_bzero((char *) json_string_value(value),
+						   json_string_length(value));
+	}
+}
+
+/*
+ * lsm_json_decode_headers: decode an extra_headers option value, a JSON
+ * object of strings such as {"X-Tenant": "acme"}, into *n palloc'd names
+ * and values (NUL-terminated; a value holding NUL is refused).  Returns
+ * false with errbuf set to a sentence that never quotes the text: values
+ * may be secrets.  Names given twice are refused.  The jansson tree is
+ * wiped and freed before return.
+ */
+bool
+lsm_json_decode_headers(const char *text, int *n, char ***names,
+						char ***values, char *errbuf, size_t errlen)
+{
+	json_t	   *root = json_loads(text, JSON_REJECT_DUPLICATES, NULL);
+	const char *key;
+	json_t	   *value;
+	bool		ok = json_is_object(root);
+	int			i = 0;
+
+	*n = 0;
+	if (!ok)
+		snprintf(errbuf, errlen,
+				 "The value must be a JSON object whose members are header names and string values, each name once.");
+	else
+	{
+		*names = palloc((json_object_size(root) + 1) * sizeof(char *));
+		*values = palloc((json_object_size(root) + 1) * sizeof(char *));
+		json_object_foreach(root, key, value)
+		{
+			if (!json_is_string(value) ||
+				strlen(json_string_value(value)) != json_string_length(value))
+			{
+				snprintf(errbuf, errlen,
+						 "The value of every header must be a JSON string without NUL characters.");
+				ok = false;
+				break;
+			}
+			(*names)[i] = pstrdup(key);
+			(*values)[i++] = pstrdup(json_string_value(value));
+		}
+		*n = i;
+		lsm_json_wipe_strings(root);
+	}
+	json_decref(root);
+	return ok;
+}

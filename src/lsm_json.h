@@ -28,6 +28,9 @@ extern bool lsm_json_decode_error(const char *body, size_t len,
 								  LsmErrorBody *out);
 extern char *lsm_json_stats_request_body(bool include_generation_rows);
 extern char *lsm_json_write_spec_body(const LsmWriteSpec *spec);
+extern bool lsm_json_decode_headers(const char *text, int *n, char ***names,
+									char ***values, char *errbuf,
+									size_t errlen);
 extern bool lsm_json_decode_write_spec(const char *body, size_t len,
 									   LsmWriteSpec *out, char *errbuf,
 									   size_t errlen);

@@ -161,9 +161,9 @@ task_sleep(LsmTask *task, long ms)
 static void
 task_finish(LsmTask *task, LsmFailure *failure)
 {
-	/* no failure may carry the API key, whatever the server sent */
+	/* no failure may carry a secret, whatever the server sent */
 	if (failure && task->req.config)
-		lsm_fault_redact(failure, task->req.config->api_key);
+		lsm_fault_redact_config(failure, task->req.config);
 	task->phase = LSM_PHASE_DONE;
 	task->failure = failure;
 	task->wake_at = 0;
