@@ -175,6 +175,26 @@ SELECT emu_try($$SELECT * FROM lancelsm_write_spec('emu', 'ws')$$);
 SELECT emu_fault('ws', 'get_lsm_write_spec', 200, 1,
   '{"json": {"lsm_write_spec": {"sharding": {"mode": "identity", "column": "c", "x": 1}, "maintained_indexes": ["i"], "writer_config_defaults": {"k": "v"}, "y": [2]}, "z": null}}');
 SELECT * FROM lancelsm_write_spec('emu', 'ws');
+-- the same specs as the SDK conformance check: lancelsm sends the body
+-- the Node SDK sends (test/conformance/write_spec_bodies.json)
+\set bodies `cat test/conformance/write_spec_bodies.json`
+CREATE FUNCTION ws_case(c jsonb) RETURNS boolean LANGUAGE plpgsql AS $fn$
+DECLARE
+  a jsonb := c->'lancelsm';
+BEGIN
+  PERFORM emu('POST', '/_emulator/tables',
+              '{"name": "wsc", "lsm": false, "indexes": ["vec_idx", "txt_idx"]}');
+  PERFORM lancelsm_set_write_spec('emu', 'wsc', a->>'sharding', a->>'sharding_column',
+            (a->>'num_buckets')::int,
+            CASE WHEN jsonb_typeof(a->'maintained_indexes') = 'array' THEN
+              ARRAY(SELECT jsonb_array_elements_text(a->'maintained_indexes')) END,
+            a->'writer_config_defaults');
+  RETURN ws_body() = c->'body';
+END
+$fn$;
+SELECT c->>'name' AS spec, ws_case(c) AS same_body
+  FROM jsonb_array_elements(:'bodies'::jsonb) WITH ORDINALITY AS x(c, n) ORDER BY n;
+DROP FUNCTION ws_case(jsonb);
 -- permissions: a role with USAGE and a mapping reads the spec but cannot
 -- switch the path on or off (42501, nothing sent); granted, it can
 CREATE ROLE lancelsm_ws_monitor;
