@@ -1,12 +1,13 @@
 /*-------------------------------------------------------------------------
  *
  * lsm_json.c
- *		Best-effort decoding of error bodies with jansson, and the
- *		get_lsm_stats request body.
+ *		jansson: best-effort decoding of error bodies, the get_lsm_stats and
+ *		set_lsm_write_spec request bodies, strict decoding of
+ *		get_lsm_write_spec answers, and extra_headers option values.
  *
  * get_lsm_stats answers, which may be large, are decoded by
- * src/lsm_stats_json.c with PostgreSQL's streaming JSON parser; the error
- * bodies are small, and jansson keeps their decoding short.  This is the
+ * src/lsm_stats_json.c with PostgreSQL's streaming JSON parser; the other
+ * documents are small, and jansson keeps their handling short.  This is the
  * only file of lancelsm that includes jansson.h (its json_object and
  * json_typeof collide with PostgreSQL's SQL-function prototypes, see
  * shared/docs/style.md).  It never raises an error and calls nothing of
