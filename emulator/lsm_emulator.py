@@ -1065,13 +1065,9 @@ class Handler(BaseHTTPRequestHandler):
                            "include_generation_rows must be a boolean")
             include_rows = bool(v)
         with emu.lock:
-            if emu.draining:
-                return err(503, CODE_CLAIM_OR_DRAIN, "node is draining")
-            t = emu.tables.get(name)
-            if t is None:
-                return err(404, CODE_TABLE_NOT_FOUND, "table %s not found" % name)
-            if t.dropping:
-                return err(409, CODE_TABLE_DROPPING, "table %s is being dropped" % name)
+            t, refusal = self._table_or_refusal(name)
+            if refusal:
+                return refusal
             if t.replaying:
                 return err(429, CODE_REPLAYING, "node is replaying its WAL")
             if not t.lsm:
@@ -1106,6 +1102,21 @@ class Handler(BaseHTTPRequestHandler):
             return 200, {"lsm_stats": {"buckets": [
                 b.stats(include_rows) for b in t.buckets]}}
 
+    def _table_or_refusal(self, name):
+        """Under emu.lock: (table, None), or (None, (status, body)) for a
+        draining node, an unknown table or a table being dropped."""
+        emu = self.emu
+        t = emu.tables.get(name)
+        if emu.draining:
+            return None, (503, {"code": CODE_CLAIM_OR_DRAIN, "error": "node is draining"})
+        if t is None:
+            return None, (404, {"code": CODE_TABLE_NOT_FOUND,
+                                "error": "table %s not found" % name})
+        if t.dropping:
+            return None, (409, {"code": CODE_TABLE_DROPPING,
+                                "error": "table %s is being dropped" % name})
+        return t, None
+
     def _spec_route(self, name, route, body):
         """set / unset / get the table's LSM write spec (control-plane
         routes: no claim needed, refused while draining or dropping)."""
@@ -1121,13 +1132,9 @@ class Handler(BaseHTTPRequestHandler):
             except ValueError as e:
                 return err(400, CODE_BAD_REQUEST, str(e))
         with emu.lock:
-            if emu.draining:
-                return err(503, CODE_CLAIM_OR_DRAIN, "node is draining")
-            t = emu.tables.get(name)
-            if t is None:
-                return err(404, CODE_TABLE_NOT_FOUND, "table %s not found" % name)
-            if t.dropping:
-                return err(409, CODE_TABLE_DROPPING, "table %s is being dropped" % name)
+            t, refusal = self._table_or_refusal(name)
+            if refusal:
+                return refusal
             if route == "get_lsm_write_spec":
                 return 200, {"lsm_write_spec": json.loads(json.dumps(t.spec))}
             if route == "unset_lsm_write_spec":
