@@ -107,6 +107,8 @@ SELECT emu_try($$SELECT lancelsm_flush('co', 'events')$$);
 -- a missing file
 ALTER SERVER co OPTIONS (SET bearer_token_file '/nonexistent/lancelsm-token');
 SELECT emu_try($$SELECT lancelsm_flush('co', 'events')$$);
+-- ... in a checkpoint of many tables it is a row per table, not an error
+SELECT table_name, ok, sqlstate, message FROM lancelsm_checkpoint('co', ARRAY['events', 'other']);
 SELECT count(*) AS requests FROM emu_log();
 -- the mapping's headers are as hidden as the key
 CREATE ROLE lancelsm_co_reader;

@@ -64,7 +64,8 @@ BEGIN
 EXCEPTION WHEN OTHERS THEN
   GET STACKED DIAGNOSTICS st = RETURNED_SQLSTATE, msg = MESSAGE_TEXT,
     det = PG_EXCEPTION_DETAIL, hin = PG_EXCEPTION_HINT;
-  det := regexp_replace(det, 'Request ID: [0-9a-f-]+\.', 'Request ID: <id>.');
+  det := replace(regexp_replace(det, 'Request ID: [0-9a-f-]+\.', 'Request ID: <id>.'),
+                 current_setting('data_directory'), '<data>');
   msg := replace(msg, current_setting('data_directory'), '<data>');
   RETURN st || ' ' || msg
          || CASE WHEN det <> '' THEN E'\nDETAIL: ' || det ELSE '' END

@@ -38,6 +38,7 @@
 #include "progress.h"
 #include "storage/proc.h"
 #include "task.h"
+#include "token.h"
 #include "utils/memutils.h"
 #include "utils/timestamp.h"
 
@@ -468,6 +469,28 @@ task_rate_wait_ms(LsmTask *task)
 }
 
 /*
+ * task_token_ready: with a bearer_token_file, make sure its token can be
+ * read (src/token.c re-reads a changed file) before a request is built;
+ * otherwise finish the task with F0000, so that in a checkpoint of many
+ * tables or a monitoring view this server's tables fail as rows and the
+ * others go on.  Returns false after finishing the task.
+ */
+static bool
+task_token_ready(LsmTask *task)
+{
+	char	   *problem;
+
+	if (task->config->bearer_token_file == NULL ||
+		lsm_bearer_token_try(task->config->bearer_token_file, &problem))
+		return true;
+	task_finish(task,
+				lsm_fault_new(ERRCODE_CONFIG_FILE_ERROR, task_action(task),
+							  task->table_name, problem,
+							  pstrdup("Check the server's bearer_token_file option and the agent that writes the file.")));
+	return false;
+}
+
+/*
  * task_spec_route: the route of a write spec task.
  */
 static LsmRoute
@@ -495,6 +518,8 @@ task_issue(LsmTask *task, TimestampTz deadline)
 		task_sleep(task, wait_ms);
 		return;
 	}
+	if (!task_token_ready(task))
+		return;
 
 	if (task->phase == LSM_PHASE_FLUSH)
 		route = LSM_ROUTE_FLUSH;

@@ -71,26 +71,13 @@ token_same_file(const char *path, const struct stat *st)
 }
 
 /*
- * token_reject: raise the error for a token file whose content is not a
- * token.  Never quotes the content.
- */
-static void
-token_reject(const char *path, const char *detail)
-{
-	ereport(ERROR,
-			(errcode(ERRCODE_CONFIG_FILE_ERROR),
-			 errmsg("bearer token file \"%s\" does not hold a usable token",
-					path),
-			 errdetail("%s", detail)));
-}
-
-/*
  * token_read: the token in path, in TopMemoryContext: the file's content
- * without trailing blanks and line ends.  Raises when it cannot be read,
+ * without trailing blanks and line ends.  NULL, with *problem set to a
+ * sentence that never quotes the content, when the file cannot be read,
  * is larger than TOKEN_MAX_BYTES, empty, or holds control characters.
  */
 static char *
-token_read(const char *path)
+token_read(const char *path, char **problem)
 {
 	char		buf[TOKEN_MAX_BYTES + 1];
 	FILE	   *file = AllocateFile(path, "r");
@@ -98,17 +85,17 @@ token_read(const char *path)
 	char	   *token;
 
 	if (file == NULL)
-		ereport(ERROR,
-				(errcode_for_file_access(),
-				 errmsg("could not open bearer token file \"%s\": %m", path)));
+	{
+		*problem = psprintf("Could not open bearer token file \"%s\": %m.", path);
+		return NULL;
+	}
 	len = fread(buf, 1, sizeof(buf), file);
 	if (ferror(file))
 	{
+		*problem = psprintf("Could not read bearer token file \"%s\": %m.", path);
 		explicit_bzero(buf, sizeof(buf));
 		FreeFile(file);
-		ereport(ERROR,
-				(errcode_for_file_access(),
-				 errmsg("could not read bearer token file \"%s\": %m", path)));
+		return NULL;
 	}
 	FreeFile(file);
 	while (len > 0 && strchr(" \t\r\n", buf[len - 1]) != NULL)
@@ -120,8 +107,9 @@ token_read(const char *path)
 	if (len == 0 || len > TOKEN_MAX_BYTES - 1)
 	{
 		explicit_bzero(buf, sizeof(buf));
-		token_reject(path,
-					 "The file must hold one token of at most 16383 bytes, without control characters; trailing line ends are ignored.");
+		*problem = psprintf("Bearer token file \"%s\" does not hold one token of at most 16383 bytes without control characters (trailing line ends are ignored).",
+							path);
+		return NULL;
 	}
 	token = MemoryContextStrdup(TopMemoryContext, buf);
 	explicit_bzero(buf, sizeof(buf));
@@ -129,31 +117,53 @@ token_read(const char *path)
 }
 
 /*
- * lsm_bearer_token: the current token of the file at path, read again
- * when the file changed since the last call.  Raises 58P01 and the like
- * when the file cannot be read, F0000 when it holds no usable token.
+ * lsm_bearer_token_try: the current token of the file at path, read again
+ * when the file changed since the last call; NULL with *problem set (a
+ * full sentence naming the file, never quoting its content) when the file
+ * cannot be read or holds no usable token.  Raises nothing of its own.
  * The result belongs to this file: do not free it, copy it only into
  * memory that is wiped.
  */
 const char *
-lsm_bearer_token(const char *path)
+lsm_bearer_token_try(const char *path, char **problem)
 {
 	struct stat st;
 
 	if (stat(path, &st) != 0)
-		ereport(ERROR,
-				(errcode_for_file_access(),
-				 errmsg("could not open bearer token file \"%s\": %m", path)));
+	{
+		*problem = psprintf("Could not open bearer token file \"%s\": %m.", path);
+		return NULL;
+	}
 	if (token_same_file(path, &st))
 		return token_cache.token;
 	token_forget();
-	token_cache.token = token_read(path);
+	token_cache.token = token_read(path, problem);
+	if (token_cache.token == NULL)
+		return NULL;
 	token_cache.path = MemoryContextStrdup(TopMemoryContext, path);
 	token_cache.dev = st.st_dev;
 	token_cache.ino = st.st_ino;
 	token_cache.size = st.st_size;
 	token_cache.mtime = st.st_mtim;
 	return token_cache.token;
+}
+
+/*
+ * lsm_bearer_token: as lsm_bearer_token_try, raising F0000 instead of
+ * returning NULL.
+ */
+const char *
+lsm_bearer_token(const char *path)
+{
+	char	   *problem;
+	const char *token = lsm_bearer_token_try(path, &problem);
+
+	if (token == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_CONFIG_FILE_ERROR),
+				 errmsg("could not read the bearer token"),
+				 errdetail_internal("%s", problem)));
+	return token;
 }
 
 /*
