@@ -2,7 +2,8 @@
 """LanceDB LSM route emulator.
 
 A local stand-in for a LanceDB server node's LSM routes (flush_lsm,
-compact_lsm, get_lsm_stats), as described in docs/lsm-protocol.md, with a
+compact_lsm, get_lsm_stats) and write spec routes (set_lsm_write_spec,
+unset_lsm_write_spec, get_lsm_write_spec), as described in docs/lsm-protocol.md, with a
 control API under /_emulator/ for deterministic fault injection and
 observation.  Python 3 standard library only.
 
@@ -38,6 +39,12 @@ STATS_KEYS = {
     "generations": ("buckets", "generations", "include_generation_rows"),
     "sstables": ("table_shards", "sstables", "include_sstable_rows"),
 }
+# The write spec routes: counted, but shown in /_emulator/counts only once
+# called, so that the maintenance routes' count objects keep their shape.
+SPEC_ROUTES = ("set_lsm_write_spec", "unset_lsm_write_spec",
+               "get_lsm_write_spec")
+ALL_ROUTES = ROUTES + SPEC_ROUTES
+MAX_SPEC_BUCKETS = 1024
 BYTES_PER_ROW = 64
 HUGE = 18446744073709551616
 LOG_MAX = 100000       # request log entries kept (oldest dropped)
@@ -53,6 +60,7 @@ CODE_CONTENTION = 6       # compact could latch no bucket
 CODE_REPLAYING = 7        # node replaying the table's WAL
 CODE_METHOD = 8           # method not allowed
 CODE_NO_ROUTE = 9         # path is no known route
+CODE_SPEC_REFUSED = 10    # write spec refused: key, column, indexes, state
 CODE_CLAIM_OR_DRAIN = 19  # 421 "table not claimed" and 503 "node is draining"
 CODE_INTERNAL = 20        # emulator bug (500)
 
@@ -176,11 +184,15 @@ class Table:
     """One emulated table: buckets, LSM flag, claim, writer settings."""
 
     def __init__(self, name, buckets, rows_per_second=0, lsm=True,
-                 indexes=("vec_idx",)):
+                 indexes=("vec_idx",), primary_key="id"):
         self.name = name
         self.lsm = bool(lsm)
         self.indexes = list(indexes)
+        self.primary_key = primary_key  # unenforced primary key; None: none
+        self.spec = None   # the installed write spec (what get answers)
         self.buckets = [Bucket("b%d" % i, self.indexes) for i in range(buckets)]
+        if self.lsm:
+            self.spec = self.default_spec(buckets)
         self.claimed = True
         self.replaying = False
         self.dropping = False
@@ -190,6 +202,46 @@ class Table:
         self.rr = 0
         self.passes_completed = 0
         self.passes_dispatched = 0
+
+    def default_spec(self, buckets):
+        """The spec a table created with the LSM path on is taken to have:
+        bucket sharding on its primary key, every index maintained."""
+        return {"sharding": {"mode": "bucket",
+                             "column": self.primary_key or "id",
+                             "num_buckets": buckets},
+                "maintained_indexes": list(self.indexes),
+                "writer_config_defaults": {}}
+
+    def install_spec(self, spec):
+        """Install a validated spec: the LSM path on, with its shards (N
+        buckets, one for unsharded, none yet for identity: a shard per
+        value written)."""
+        self.spec = spec
+        self.lsm = True
+        mode = spec["sharding"]["mode"]
+        n = spec["sharding"]["num_buckets"] if mode == "bucket" else \
+            (1 if mode == "unsharded" else 0)
+        idx = spec["maintained_indexes"]
+        self.buckets = [Bucket("b%d" % i, idx) for i in range(n)]
+
+    def remove_spec(self):
+        """The LSM path off: no spec, no shards."""
+        for b in self.buckets:
+            b.pass_token += 1
+        self.spec = None
+        self.lsm = False
+        self.buckets = []
+
+    def identity_bucket(self, value):
+        """The shard of an identity-sharded table for a value, created on
+        its first write."""
+        sid = "%s=%s" % (self.spec["sharding"]["column"], value)
+        for b in self.buckets:
+            if b.shard_id == sid:
+                return b
+        b = Bucket(sid, self.spec["maintained_indexes"])
+        self.buckets.append(b)
+        return b
 
     def bucket(self, shard_id):
         for b in self.buckets:
@@ -201,7 +253,8 @@ class Table:
         return {
             "name": self.name, "lsm": self.lsm, "claimed": self.claimed,
             "replaying": self.replaying, "dropping": self.dropping,
-            "indexes": list(self.indexes),
+            "indexes": list(self.indexes), "primary_key": self.primary_key,
+            "spec": json.loads(json.dumps(self.spec)),
             "rows_per_second": self.rows_per_second, "paused": self.paused,
             "passes_completed": self.passes_completed,
             "passes_dispatched": self.passes_dispatched,
@@ -302,12 +355,13 @@ class Emulator:
         self._reset_locked()
 
     def create_table(self, name, buckets, rows_per_second=0, lsm=True,
-                     indexes=("vec_idx",)):
+                     indexes=("vec_idx",), primary_key="id"):
         with self.lock:
             old = self.tables.get(name)
             if old is not None:
                 old.alive = False
-            t = Table(name, buckets, rows_per_second, lsm, indexes)
+            t = Table(name, buckets, rows_per_second, lsm, indexes,
+                      primary_key)
             self.tables[name] = t
         th = threading.Thread(target=self._writer_loop, args=(t,),
                               name="writer-" + name, daemon=True)
@@ -467,7 +521,7 @@ class Emulator:
             entry["seq"] = self.seq
             self.log.append(entry)
             t = self.tally.setdefault(entry["table"], {
-                "routes": dict.fromkeys(ROUTES, 0), "total": 0, "conns": set()})
+                "routes": dict.fromkeys(ALL_ROUTES, 0), "total": 0, "conns": set()})
             if entry["route"] in t["routes"]:
                 t["routes"][entry["route"]] += 1
             t["total"] += 1
@@ -481,16 +535,19 @@ class Emulator:
     def counts(self, table=None):
         """Calls per route since the last log reset (all tables or one)."""
         with self.lock:
-            c = dict.fromkeys(ROUTES, 0)
+            c = dict.fromkeys(ALL_ROUTES, 0)
             total = 0
             conns = set()
             for name, t in self.tally.items():
                 if table is not None and name != table:
                     continue
-                for r in ROUTES:
+                for r in ALL_ROUTES:
                     c[r] += t["routes"][r]
                 total += t["total"]
                 conns |= t["conns"]
+            for r in SPEC_ROUTES:
+                if c[r] == 0:
+                    del c[r]
             c["total"] = total
             c["connections"] = len(conns)
             return c
@@ -687,6 +744,49 @@ def mutate(body_obj, raw, spec):
     return _ser(obj, dup).encode(), "application/json"
 
 
+def parse_write_spec(body):
+    """The set_lsm_write_spec request body as a spec dict, checked the way
+    the wire format allows; raises ValueError with the server's message.
+    maintained_indexes stays None ("every index") for the table to resolve."""
+    try:
+        req = json.loads(body)
+    except ValueError:
+        raise ValueError("request body is not valid JSON")
+    if not isinstance(req, dict):
+        raise ValueError("request body must be a JSON object")
+    sh = req.get("sharding")
+    if not isinstance(sh, dict):
+        raise ValueError("sharding must be an object")
+    mode = sh.get("mode")
+    keys = {"bucket": {"mode", "column", "num_buckets"},
+            "identity": {"mode", "column"}, "unsharded": {"mode"}}
+    if mode not in keys:
+        raise ValueError("unrecognized sharding mode %r" % (mode,))
+    if set(sh) != keys[mode]:
+        raise ValueError("sharding mode %s takes exactly the fields %s" %
+                         (mode, ", ".join(sorted(keys[mode]))))
+    if "column" in sh and (not isinstance(sh["column"], str) or not sh["column"]):
+        raise ValueError("sharding column must be a non-empty string")
+    if mode == "bucket":
+        n = sh["num_buckets"]
+        if isinstance(n, bool) or not isinstance(n, int) or \
+                not 1 <= n <= MAX_SPEC_BUCKETS:
+            raise ValueError("num_buckets must be an integer from 1 to %d"
+                             % MAX_SPEC_BUCKETS)
+    idx = req.get("maintained_indexes", "absent")
+    if idx is not None and (not isinstance(idx, list) or
+                            not all(isinstance(i, str) and i for i in idx)):
+        raise ValueError("maintained_indexes must be null or a list of index names")
+    if idx is not None and len(set(idx)) != len(idx):
+        raise ValueError("maintained_indexes names an index twice")
+    wcd = req.get("writer_config_defaults")
+    if not isinstance(wcd, dict) or \
+            not all(isinstance(v, str) for v in wcd.values()):
+        raise ValueError("writer_config_defaults must be an object of strings")
+    return {"sharding": dict(sh), "maintained_indexes": idx,
+            "writer_config_defaults": dict(wcd)}
+
+
 def oversized_body(n):
     """A body of exactly n bytes: valid JSON when n is large enough."""
     head, tail = '{"lsm_stats": {"buckets": []}, "pad": "', '"}'
@@ -855,7 +955,7 @@ class Handler(BaseHTTPRequestHandler):
         if len(segs) >= 5 and segs[1] == "v1" and segs[2] == "table":
             table = urllib.parse.unquote(segs[3])
             route = segs[4] if len(segs) <= 6 and (len(segs) == 5 or segs[5] == "") else None
-            if route not in ROUTES and route is not None:
+            if route not in ALL_ROUTES and route is not None:
                 other_route = route
                 route = None
             else:
@@ -957,6 +1057,8 @@ class Handler(BaseHTTPRequestHandler):
         def err(status, code, msg):
             return status, {"code": code, "error": msg}
 
+        if route in SPEC_ROUTES:
+            return self._spec_route(name, route, body)
         include_rows = False
         if route == "get_lsm_stats" and body.strip():
             try:
@@ -973,13 +1075,9 @@ class Handler(BaseHTTPRequestHandler):
                            "%s must be a boolean" % rows_key)
             include_rows = bool(v)
         with emu.lock:
-            if emu.draining:
-                return err(503, CODE_CLAIM_OR_DRAIN, "node is draining")
-            t = emu.tables.get(name)
-            if t is None:
-                return err(404, CODE_TABLE_NOT_FOUND, "table %s not found" % name)
-            if t.dropping:
-                return err(409, CODE_TABLE_DROPPING, "table %s is being dropped" % name)
+            t, refusal = self._table_or_refusal(name)
+            if refusal:
+                return refusal
             if t.replaying:
                 return err(429, CODE_REPLAYING, "node is replaying its WAL")
             if not t.lsm:
@@ -1013,6 +1111,71 @@ class Handler(BaseHTTPRequestHandler):
         with emu.lock:
             return 200, {"lsm_stats": {STATS_KEYS[emu.stats_keys][0]: [
                 b.stats(include_rows, emu.stats_keys) for b in t.buckets]}}
+
+    def _table_or_refusal(self, name):
+        """Under emu.lock: (table, None), or (None, (status, body)) for a
+        draining node, an unknown table or a table being dropped."""
+        emu = self.emu
+        t = emu.tables.get(name)
+        if emu.draining:
+            return None, (503, {"code": CODE_CLAIM_OR_DRAIN, "error": "node is draining"})
+        if t is None:
+            return None, (404, {"code": CODE_TABLE_NOT_FOUND,
+                                "error": "table %s not found" % name})
+        if t.dropping:
+            return None, (409, {"code": CODE_TABLE_DROPPING,
+                                "error": "table %s is being dropped" % name})
+        return t, None
+
+    def _spec_route(self, name, route, body):
+        """set / unset / get the table's LSM write spec (control-plane
+        routes: no claim needed, refused while draining or dropping)."""
+        emu = self.emu
+
+        def err(status, code, msg):
+            return status, {"code": code, "error": msg}
+
+        spec = None
+        if route == "set_lsm_write_spec":
+            try:
+                spec = parse_write_spec(body)
+            except ValueError as e:
+                return err(400, CODE_BAD_REQUEST, str(e))
+        with emu.lock:
+            t, refusal = self._table_or_refusal(name)
+            if refusal:
+                return refusal
+            if route == "get_lsm_write_spec":
+                return 200, {"lsm_write_spec": json.loads(json.dumps(t.spec))}
+            if route == "unset_lsm_write_spec":
+                if t.spec is None:
+                    return err(400, CODE_SPEC_REFUSED,
+                               "table %s has no LSM write spec to unset" % name)
+                t.remove_spec()
+                return 200, None
+            problem = self._spec_problem(t, spec)
+            if problem:
+                return err(400, CODE_SPEC_REFUSED, problem)
+            if spec["maintained_indexes"] is None:
+                spec["maintained_indexes"] = list(t.indexes)
+            t.install_spec(spec)
+            return 200, None
+
+    @staticmethod
+    def _spec_problem(t, spec):
+        """Why the table refuses spec (the server's checks), or None."""
+        if t.spec is not None:
+            return "table %s already has an LSM write spec; unset it first" % t.name
+        if t.primary_key is None:
+            return "table %s has no unenforced primary key" % t.name
+        sh = spec["sharding"]
+        if sh["mode"] == "bucket" and sh["column"] != t.primary_key:
+            return "bucket sharding column %s is not the primary key %s" % (
+                sh["column"], t.primary_key)
+        for i in spec["maintained_indexes"] or ():
+            if i not in t.indexes:
+                return "table %s has no index %s" % (t.name, i)
+        return None
 
     # ---- faults ----------------------------------------------------------
 
@@ -1294,7 +1457,10 @@ class Control:
         idx = req.get("indexes", ["vec_idx"])
         if not isinstance(idx, list) or not all(isinstance(i, str) for i in idx):
             raise ControlError("indexes must be a list of strings")
-        self.emu.create_table(name, buckets, rps, lsm, idx)
+        pk = req.get("primary_key", "id")
+        if pk is not None and (not isinstance(pk, str) or not pk):
+            raise ControlError("primary_key must be null or a non-empty string")
+        self.emu.create_table(name, buckets, rps, lsm, idx, pk)
         return 200, {"ok": True}
 
     def _node(self, req):
@@ -1332,7 +1498,7 @@ class Control:
         if "max_ms" in req:
             _int(req["max_ms"], "max_ms", 1)
         route = str(req.get("route", "*"))
-        if route not in ROUTES + ("*",):
+        if route not in ALL_ROUTES + ("*",):
             raise ControlError("unrecognized route %r" % route)
         f = dict(req)
         f["action"] = action
@@ -1362,6 +1528,10 @@ class Control:
             if op == "write":
                 rows = _int(req.get("rows", 1), "rows")
                 b = req.get("bucket")
+                if "value" in req:
+                    if t.spec is None or t.spec["sharding"]["mode"] != "identity":
+                        raise ControlError("value is for identity-sharded tables")
+                    b = t.identity_bucket(str(req["value"])).shard_id
                 if b is not None:
                     t.bucket(b)
                 emu.write(t, rows, b)
@@ -1378,6 +1548,12 @@ class Control:
                 return 200, ok
             if op == "lsm":
                 t.lsm = _bool(req.get("enabled"), "enabled")
+                if not t.lsm:
+                    t.spec = None
+                elif t.spec is None:
+                    if not t.buckets:
+                        t.buckets = [Bucket("b0", t.indexes)]
+                    t.spec = t.default_spec(len(t.buckets))
                 return 200, ok
             if op == "writer":
                 if "rows_per_second" in req:

@@ -228,6 +228,125 @@ class HttpTest(unittest.TestCase):
         self.assertEqual(r.status, 429)
         self.assertEqual(self.ctl("tables/events")[1]["passes_completed"], 2)
 
+    # ---- write spec routes -----------------------------------------------
+
+    def spec_req(self, route, spec=None, table="nolsm"):
+        r, data = self.req(route, table, None if spec is None else json.dumps(spec))
+        return r.status, (json.loads(data) if data else None)
+
+    def test_write_spec_set_get_unset(self):
+        self.ctl("tables", {"name": "nolsm", "lsm": False,
+                            "indexes": ["vec_idx", "txt_idx"]})
+        self.assertEqual(self.spec_req("get_lsm_write_spec"),
+                         (200, {"lsm_write_spec": None}))
+        self.assertEqual(self.stats("nolsm"), {"lsm_stats": None})
+        self.assertEqual(self.req("flush_lsm", "nolsm")[0].status, 400)
+        spec = {"sharding": {"mode": "bucket", "column": "id", "num_buckets": 3},
+                "maintained_indexes": None,
+                "writer_config_defaults": {"max_memtable_rows": "1000"}}
+        self.assertEqual(self.spec_req("set_lsm_write_spec", spec), (200, None))
+        got = dict(spec, maintained_indexes=["vec_idx", "txt_idx"])
+        self.assertEqual(self.spec_req("get_lsm_write_spec"),
+                         (200, {"lsm_write_spec": got}))
+        buckets = self.stats("nolsm")["lsm_stats"]["buckets"]
+        self.assertEqual([b["shard_id"] for b in buckets], ["b0", "b1", "b2"])
+        self.assertEqual(buckets[0]["memtables"][0]["indexes"],
+                         ["vec_idx", "txt_idx"])
+        self.assertEqual(self.req("flush_lsm", "nolsm")[0].status, 202)
+        st = self.ctl("tables/nolsm")[1]
+        self.assertEqual((st["lsm"], st["spec"]), (True, got))
+        # a second set is refused: unset first
+        self.assertEqual(self.spec_req("set_lsm_write_spec", spec)[0], 400)
+        self.assertEqual(self.spec_req("unset_lsm_write_spec"), (200, None))
+        self.assertEqual(self.stats("nolsm"), {"lsm_stats": None})
+        self.assertEqual(self.req("flush_lsm", "nolsm")[0].status, 400)
+        self.assertEqual(self.ctl("tables/nolsm")[1]["spec"], None)
+        status, body = self.spec_req("unset_lsm_write_spec")
+        self.assertEqual((status, body["code"]), (400, 10))
+        self.assertEqual(self.emu.counts("nolsm")["set_lsm_write_spec"], 2)
+        self.assertEqual(self.emu.counts("nolsm")["unset_lsm_write_spec"], 2)
+        self.assertEqual(self.emu.counts("nolsm")["get_lsm_write_spec"], 2)
+        self.assertNotIn("set_lsm_write_spec", self.emu.counts("events"))
+
+    def test_write_spec_shards(self):
+        self.ctl("tables", {"name": "nolsm", "lsm": False, "indexes": ["a", "b"]})
+        self.spec_req("set_lsm_write_spec", {
+            "sharding": {"mode": "unsharded"}, "maintained_indexes": [],
+            "writer_config_defaults": {}})
+        buckets = self.stats("nolsm")["lsm_stats"]["buckets"]
+        self.assertEqual([(b["shard_id"], b["memtables"][0]["indexes"])
+                          for b in buckets], [("b0", [])])
+        self.assertEqual(self.spec_req("get_lsm_write_spec")[1]["lsm_write_spec"]
+                         ["maintained_indexes"], [])
+        self.spec_req("unset_lsm_write_spec")
+        self.spec_req("set_lsm_write_spec", {
+            "sharding": {"mode": "identity", "column": "region"},
+            "maintained_indexes": ["b"], "writer_config_defaults": {}})
+        self.assertEqual(self.stats("nolsm")["lsm_stats"]["buckets"], [])
+        for v in ("eu", "us", "eu"):
+            self.ctl("tables/nolsm/write", {"rows": 2, "value": v})
+        buckets = self.stats("nolsm")["lsm_stats"]["buckets"]
+        self.assertEqual([(b["shard_id"], b["memtables"][0]["rows"])
+                          for b in buckets], [("region=eu", 4), ("region=us", 2)])
+
+    def test_write_spec_refusals(self):
+        self.ctl("tables", {"name": "nolsm", "lsm": False, "primary_key": None})
+        ok = {"sharding": {"mode": "identity", "column": "region"},
+              "maintained_indexes": None, "writer_config_defaults": {}}
+        bad = [
+            ({"sharding": {"mode": "hash"}}, "unrecognized sharding mode"),
+            ({"sharding": {"mode": "bucket", "column": "id"}}, "exactly the fields"),
+            ({"sharding": {"mode": "bucket", "column": "id", "num_buckets": 1025}},
+             "num_buckets"),
+            ({"sharding": {"mode": "unsharded", "column": "id"}}, "exactly the fields"),
+            ({"maintained_indexes": ["a", "a"]}, "twice"),
+            ({"maintained_indexes": [""]}, "list of index names"),
+            ({"writer_config_defaults": {"a": 1}}, "object of strings"),
+            ({"writer_config_defaults": None}, "object of strings"),
+        ]
+        for change, msg in bad:
+            status, body = self.spec_req("set_lsm_write_spec", dict(ok, **change))
+            self.assertEqual(status, 400, change)
+            self.assertIn(msg, body["error"], change)
+        status, body = self.spec_req("set_lsm_write_spec", ok)
+        self.assertIn("no unenforced primary key", body["error"])
+        self.ctl("tables", {"name": "nolsm", "lsm": False})
+        status, body = self.spec_req("set_lsm_write_spec", dict(ok, sharding={
+            "mode": "bucket", "column": "region", "num_buckets": 2}))
+        self.assertIn("is not the primary key id", body["error"])
+        status, body = self.spec_req("set_lsm_write_spec",
+                                     dict(ok, maintained_indexes=["nope"]))
+        self.assertIn("has no index nope", body["error"])
+        self.assertEqual(self.ctl("tables/nolsm")[1]["spec"], None)
+        r, data = self.req("set_lsm_write_spec", "nolsm", b"{not json")
+        self.assertEqual(r.status, 400)
+
+    def test_write_spec_faults_and_default_spec(self):
+        # a table created with the LSM path on reports a bucket spec
+        self.assertEqual(self.spec_req("get_lsm_write_spec", table="events")[1],
+                         {"lsm_write_spec": {
+                             "sharding": {"mode": "bucket", "column": "id",
+                                          "num_buckets": 2},
+                             "maintained_indexes": ["vec_idx"],
+                             "writer_config_defaults": {}}})
+        self.ctl("faults", {"table": "events", "route": "unset_lsm_write_spec",
+                            "status": 429, "count": 2})
+        self.assertEqual(self.spec_req("unset_lsm_write_spec", table="events")[0], 429)
+        self.assertEqual(self.spec_req("unset_lsm_write_spec", table="events")[0], 429)
+        self.assertIsNotNone(self.ctl("tables/events")[1]["spec"])
+        self.assertEqual(self.spec_req("unset_lsm_write_spec", table="events"),
+                         (200, None))
+        self.ctl("faults", {"table": "events", "route": "get_lsm_write_spec",
+                            "mutate": "missing:lsm_write_spec"})
+        self.assertEqual(self.spec_req("get_lsm_write_spec", table="events"),
+                         (200, {}))
+        self.ctl("node", {"draining": True})
+        self.assertEqual(self.spec_req("get_lsm_write_spec", table="events")[0], 503)
+        self.ctl("node", {"draining": False})
+        self.ctl("tables/events/lsm", {"enabled": True})
+        self.assertEqual(self.spec_req("get_lsm_write_spec", table="events")[1]
+                         ["lsm_write_spec"]["sharding"]["num_buckets"], 1)
+
     def test_error_statuses(self):
         r, data = self.req("flush_lsm", key=None)
         self.assertEqual((r.status, json.loads(data)["code"]), (401, 2))

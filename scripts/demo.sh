@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The demo command (README.md): on a fresh Debian 12 machine, as root,
 # installs what it needs, builds and installs lancelsm, starts the emulator
-# with a 4-bucket table under write load, and in a throwaway cluster shows
-# the L0 before a checkpoint, the checkpoint, and the L0 drained after it.
+# with a table under write load but without the LSM write path, and in a
+# throwaway cluster turns the path on with lancelsm_set_write_spec, shows
+# the spec and the L0 that builds up, checkpoints, and shows it drained.
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 key=lsm-demo-key-51d0
@@ -13,11 +14,13 @@ make -C "$here" -s && make -C "$here" -s install
 work=$(mktemp -d /tmp/lancelsm-demo.XXXXXX)
 chmod 755 "$work"
 trap '[ -f "$work/emulator.pid" ] && kill "$(cat "$work/emulator.pid")" 2>/dev/null; wait 2>/dev/null' EXIT
-"$here/scripts/emulator.sh" "$work" --api-key "$key" --table events:4:400 --pass-ms 300
+"$here/scripts/emulator.sh" "$work" --api-key "$key" --pass-ms 300 --seal-rows 200
 port=$(cat "$work/emulator.port")
-# some L0 to drain: three sealed generations in every bucket
-curl -sS -X POST "http://127.0.0.1:$port/_emulator/tables/events/generations" \
-	-d '{"count": 3, "rows": 250}' >/dev/null
+# "events": writers at 400 rows/s, an unenforced primary key "id", two
+# indexes, and no LSM write path yet (they write once it is on)
+curl -sS -X POST "http://127.0.0.1:$port/_emulator/tables" -d '{"name": "events",
+	"buckets": 1, "lsm": false, "rows_per_second": 400, "primary_key": "id",
+	"indexes": ["vec_idx", "text_idx"]}' >/dev/null
 cp "$here/scripts/demo.sql" "$work/demo.sql"
 chown -R postgres: "$work"
 su postgres -c "cd '$work' && LANCELSM_EMULATOR_PORT=$port LANCELSM_EMULATOR_KEY=$key pg_virtualenv -v 15 psql -X -q -v ON_ERROR_STOP=1 -f demo.sql"

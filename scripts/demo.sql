@@ -9,7 +9,17 @@ CREATE SERVER lance FOREIGN DATA WRAPPER lancelsm
 CREATE USER MAPPING FOR CURRENT_USER SERVER lance OPTIONS (api_key :'key');
 
 \echo
-\echo '== Before: every bucket of "events" has L0 generations waiting for compaction'
+\echo '== Before: "events" has no LSM write path: no write spec, no stats'
+SELECT count(*) AS write_specs FROM lancelsm_write_spec('lance', 'events');
+SELECT count(*) AS buckets FROM lancelsm_stats('lance', 'events');
+
+\echo '== Turn it on: 4 buckets on the primary key, every index maintained'
+SELECT lancelsm_set_write_spec('lance', 'events', 'bucket', 'id', 4,
+                               writer_config_defaults => '{"max_memtable_rows": "200"}');
+SELECT * FROM lancelsm_write_spec('lance', 'events');
+
+\echo '== Writers fill the memtables; sealed ones wait in L0 (3 seconds later)'
+SELECT pg_sleep(3);
 SELECT shard_id, l0_generations, l0_bytes, oldest_l0_generation AS oldest,
        newest_l0_generation AS newest, memtable_rows, wal_lag, compacting
   FROM lancelsm_stats('lance', 'events') ORDER BY shard_id COLLATE "C";

@@ -53,3 +53,22 @@ ALTER DATABASE contrib_regression SET lancelsm.backoff_base = '1ms';
 ALTER DATABASE contrib_regression SET lancelsm.backoff_max = '20ms';
 ALTER DATABASE contrib_regression SET lancelsm.poll_interval_min = '10ms';
 ALTER DATABASE contrib_regression SET lancelsm.poll_interval_max = '100ms';
+-- emu_try(sql): 'ok', or SQLSTATE, message, detail and hint, with the
+-- request id and the cluster's data directory replaced (stable output)
+CREATE FUNCTION emu_try(sql text) RETURNS text LANGUAGE plpgsql AS $fn$
+DECLARE
+  st text; msg text; det text; hin text;
+BEGIN
+  EXECUTE sql;
+  RETURN 'ok';
+EXCEPTION WHEN OTHERS THEN
+  GET STACKED DIAGNOSTICS st = RETURNED_SQLSTATE, msg = MESSAGE_TEXT,
+    det = PG_EXCEPTION_DETAIL, hin = PG_EXCEPTION_HINT;
+  det := replace(regexp_replace(det, 'Request ID: [0-9a-f-]+\.', 'Request ID: <id>.'),
+                 current_setting('data_directory'), '<data>');
+  msg := replace(msg, current_setting('data_directory'), '<data>');
+  RETURN st || ' ' || msg
+         || CASE WHEN det <> '' THEN E'\nDETAIL: ' || det ELSE '' END
+         || CASE WHEN hin <> '' THEN E'\nHINT: ' || hin ELSE '' END;
+END
+$fn$;

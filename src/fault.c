@@ -23,6 +23,7 @@
 #include "lib/stringinfo.h"
 #include "lancelsm.h"
 #include "lsm_json.h"
+#include "token.h"
 #include "utils/elog.h"
 
 /* The error-body code a draining node puts on its 503 answers. */
@@ -31,16 +32,20 @@
 /* Shortest API key redacted from failures (lsm_fault_redact). */
 #define FAULT_REDACT_MIN 4
 
+static char *fault_redact_one(char *body, size_t *len, const char *secret);
+
 /* Longest piece of a non-JSON body quoted in a detail. */
 #define FAULT_BODY_SNIPPET 120
 
 /*
- * fault_expected_status: the success status of a route.
+ * fault_expected_status: the success status of a route: 202 for flush
+ * and compact, 200 for the reads and the write spec routes.
  */
 static long
 fault_expected_status(LsmRoute route)
 {
-	return route == LSM_ROUTE_STATS ? 200 : 202;
+	return (route == LSM_ROUTE_FLUSH || route == LSM_ROUTE_COMPACT) ?
+		202 : 200;
 }
 
 /*
@@ -127,6 +132,19 @@ fault_sqlstate(const LsmRequest *req)
 }
 
 /*
+ * fault_hint_400: what a 400 on a route usually means.
+ */
+static char *
+fault_hint_400(LsmRoute route)
+{
+	if (route == LSM_ROUTE_SET_SPEC)
+		return pstrdup("Every write spec needs an unenforced primary key on the table, bucket sharding needs it to be the bucketed column, and an installed spec must be removed with lancelsm_unset_write_spec() first.");
+	if (route == LSM_ROUTE_UNSET_SPEC)
+		return pstrdup("The table may have no LSM write spec; lancelsm_write_spec() returns no rows for such a table.");
+	return pstrdup("The table may have no LSM write path; lancelsm_stats() returns no rows for such a table.");
+}
+
+/*
  * fault_hint: the fix, where it is known; NULL otherwise.
  */
 static char *
@@ -143,7 +161,7 @@ fault_hint(const LsmRequest *req)
 	switch (req->status)
 	{
 		case 400:
-			return pstrdup("The table may have no LSM write path; lancelsm_stats() returns no rows for such a table.");
+			return fault_hint_400(req->route);
 		case 401:
 			return pstrdup("Check the api_key option of the user mapping for this server.");
 		case 403:
@@ -194,7 +212,7 @@ fault_answer_text(const LsmRequest *req)
 	if (req->status == fault_expected_status(req->route) && req->status == 202)
 		return psprintf("The server answered HTTP status 202 with a %zu-byte body where none belongs.",
 						req->response_len);
-	if (req->status == 200 && req->route != LSM_ROUTE_STATS)
+	if (req->status == 200 && fault_expected_status(req->route) == 202)
 		return psprintf("The server answered HTTP status 200 where 202 was expected.");
 	if (lsm_json_decode_error(req->response, req->response_len, &body) &&
 		body.message)
@@ -262,25 +280,64 @@ lsm_fault_new(int sqlerrcode, const char *action, const char *table_name,
 }
 
 /*
- * fault_redact_body: the answer's body with every occurrence of the API key
- * replaced by "***" (binary-safe), and its length in *len; the body itself
- * when there is nothing to redact.  Excerpts and the server's message are
- * taken from this, so a key straddling an excerpt's cut never leaks half.
+ * fault_secrets: the secrets of config that no failure may carry, into
+ * a palloc'd NULL-terminated array: the API key, the user mapping's extra
+ * header values and the bearer token last read.  Entries may be NULL or
+ * short; callers skip those.
+ */
+static const char **
+fault_secrets(const LsmConfig *config)
+{
+	const char **secrets;
+	int			n = 0;
+
+	if (config == NULL)
+		return palloc0(sizeof(char *));
+	secrets = palloc0((config->nsecrets + 3) * sizeof(char *));
+	if (config->api_key)
+		secrets[n++] = config->api_key;
+	for (int i = 0; i < config->nsecrets; i++)
+		secrets[n++] = config->secrets[i];
+	secrets[n++] = lsm_bearer_token_peek(config->bearer_token_file);
+	return secrets;
+}
+
+/*
+ * fault_redact_body: the answer's body with every occurrence of each
+ * secret of its config (fault_secrets) replaced by "***" (binary-safe),
+ * and its length in *len; the body itself when there is nothing to
+ * redact.  Excerpts and the server's message are taken from this, so a
+ * secret straddling an excerpt's cut never leaks half.
  */
 static char *
 fault_redact_body(const LsmRequest *req, size_t *len)
 {
-	const char *secret = req->config ? req->config->api_key : NULL;
-	size_t		slen = secret ? strlen(secret) : 0;
-	const char *p = req->response;
-	const char *end = req->response + req->response_len;
+	const char **secrets = fault_secrets(req->config);
+	char	   *body = req->response;
+
+	*len = req->response_len;
+	for (int i = 0; body != NULL && secrets[i] != NULL; i++)
+		body = fault_redact_one(body, len, secrets[i]);
+	pfree(secrets);
+	return body;
+}
+
+/*
+ * fault_redact_one: body (len bytes) with every occurrence of secret
+ * replaced by "***", its new length in *len; body itself when secret is
+ * shorter than FAULT_REDACT_MIN or absent.
+ */
+static char *
+fault_redact_one(char *body, size_t *len, const char *secret)
+{
+	size_t		slen = strlen(secret);
+	const char *p = body;
+	const char *end = body + *len;
 	const char *hit;
 	StringInfoData buf;
 
-	*len = req->response_len;
-	if (req->response == NULL || slen < FAULT_REDACT_MIN ||
-		memmem(p, end - p, secret, slen) == NULL)
-		return req->response;
+	if (slen < FAULT_REDACT_MIN || memmem(p, end - p, secret, slen) == NULL)
+		return body;
 	initStringInfo(&buf);
 	while ((hit = memmem(p, end - p, secret, slen)) != NULL)
 	{
@@ -291,6 +348,21 @@ fault_redact_body(const LsmRequest *req, size_t *len)
 	appendBinaryStringInfo(&buf, p, end - p);
 	*len = buf.len;
 	return buf.data;
+}
+
+/*
+ * lsm_fault_redact_config: remove every secret of config (the API key,
+ * the user mapping's extra header values, the bearer token) from a
+ * failure, as lsm_fault_redact does for one.
+ */
+void
+lsm_fault_redact_config(LsmFailure *failure, const LsmConfig *config)
+{
+	const char **secrets = fault_secrets(config);
+
+	for (int i = 0; secrets[i] != NULL; i++)
+		lsm_fault_redact(failure, secrets[i]);
+	pfree(secrets);
 }
 
 /*

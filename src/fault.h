@@ -36,6 +36,8 @@ typedef struct LsmFailure
 
 extern LsmVerdict lsm_fault_verdict(const LsmRequest *req);
 extern void lsm_fault_redact(LsmFailure *failure, const char *secret);
+extern void lsm_fault_redact_config(LsmFailure *failure,
+									const LsmConfig *config);
 extern LsmFailure *lsm_fault_from_request(const LsmRequest *req,
 										  const char *action,
 										  const char *table_name,

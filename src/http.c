@@ -27,6 +27,7 @@
 #include "miscadmin.h"
 #include "port.h"
 #include "storage/latch.h"
+#include "token.h"
 #include "utils/memutils.h"
 #include "utils/timestamp.h"
 #include "utils/wait_event.h"
@@ -67,6 +68,12 @@ lsm_route_path(LsmRoute route)
 			return "compact_lsm";
 		case LSM_ROUTE_STATS:
 			return "get_lsm_stats";
+		case LSM_ROUTE_SET_SPEC:
+			return "set_lsm_write_spec";
+		case LSM_ROUTE_UNSET_SPEC:
+			return "unset_lsm_write_spec";
+		case LSM_ROUTE_GET_SPEC:
+			return "get_lsm_write_spec";
 	}
 	return "unrecognized";
 }
@@ -251,6 +258,8 @@ http_write_cb(char *data, size_t size, size_t nmemb, void *userdata)
 	return n;
 }
 
+static void http_free_headers(struct curl_slist *list);
+
 /*
  * http_header_cb: curl's header callback, called once per complete header
  * line; notes when the blank line that ends the header arrives.  Never
@@ -269,9 +278,64 @@ http_header_cb(char *data, size_t size, size_t nmemb, void *userdata)
 }
 
 /*
- * http_header_list: the request headers of req.  The x-api-key line holds
- * the secret: http_free_headers() wipes it.  Returns NULL when libcurl runs
- * out of memory.
+ * http_append_header: append "name: value" to list, wiping the temporary
+ * copy (value may be a secret).  Returns NULL when libcurl runs out of
+ * memory, after freeing the list.
+ */
+static struct curl_slist *
+http_append_header(struct curl_slist *list, const char *name,
+				   const char *value)
+{
+	char	   *line = psprintf("%s: %s", name, value);
+	struct curl_slist *grown = curl_slist_append(list, line);
+
+	explicit_bzero(line, strlen(line));
+	pfree(line);
+	if (grown == NULL)
+		http_free_headers(list);
+	return grown;
+}
+
+/*
+ * http_client_headers: append the client options' headers to list:
+ * x-lancedb-database-prefix, x-lancedb-user-id, "authorization: Bearer
+ * token" (token NULL: none), then the extra headers.  NULL when libcurl
+ * runs out of memory.
+ */
+static struct curl_slist *
+http_client_headers(struct curl_slist *list, const LsmConfig *config,
+					const char *token)
+{
+	if (list && config->database_prefix)
+		list = http_append_header(list, "x-lancedb-database-prefix",
+								  config->database_prefix);
+	if (list && config->user_id)
+		list = http_append_header(list, "x-lancedb-user-id", config->user_id);
+	if (list && token)
+	{
+		char	   *bearer = psprintf("Bearer %s", token);
+
+		list = http_append_header(list, "authorization", bearer);
+		explicit_bzero(bearer, strlen(bearer));
+		pfree(bearer);
+	}
+	for (int i = 0; list && i < config->nheaders; i++)
+	{
+		struct curl_slist *grown = curl_slist_append(list,
+													 config->header_lines[i]);
+
+		if (grown == NULL)
+			http_free_headers(list);
+		list = grown;
+	}
+	return list;
+}
+
+/*
+ * http_header_list: the request headers of req.  The x-api-key line, the
+ * bearer token and the user mapping's extra headers hold secrets:
+ * http_free_headers() wipes every line.  Returns NULL when libcurl runs
+ * out of memory; raises when the bearer token file cannot be read.
  */
 static struct curl_slist *
 http_header_list(const LsmRequest *req)
@@ -279,6 +343,10 @@ http_header_list(const LsmRequest *req)
 	const LsmConfig *config = req->config;
 	struct curl_slist *list = NULL;
 	char		line[512];
+
+	/* read first: an error raised later would leak the list */
+	const char *token = config->bearer_token_file ?
+		lsm_bearer_token(config->bearer_token_file) : NULL;
 
 	snprintf(line, sizeof(line), "x-request-id: %s", req->request_id);
 	list = curl_slist_append(list, line);
@@ -303,7 +371,7 @@ http_header_list(const LsmRequest *req)
 		explicit_bzero(key, strlen(key));
 		pfree(key);
 	}
-	return list;
+	return http_client_headers(list, config, token);
 }
 
 /*
@@ -417,6 +485,18 @@ http_configure(CURL *easy, LsmRequest *req, TimestampTz deadline)
 	 * a TCP (and TLS) handshake per call (issue 5: 1,000 flushes on at most
 	 * 2 connections).
 	 */
+	if (req->route == LSM_ROUTE_SET_SPEC || req->route == LSM_ROUTE_UNSET_SPEC)
+	{
+		/*
+		 * ... except the two routes that change a table's write path: if
+		 * a reused connection dies after the server acted on the request,
+		 * the transparent re-send would install twice or unset twice (and
+		 * the second unset would report "nothing set" for an unset that
+		 * worked).  A fresh connection is never re-sent; these routes are
+		 * rare, the handshake is cheap at that rate.
+		 */
+		curl_easy_setopt(easy, CURLOPT_FRESH_CONNECT, 1L);
+	}
 	curl_easy_setopt(easy, CURLOPT_MAXFILESIZE_LARGE,
 					 (curl_off_t) lsm_max_response_size_kb * 1024);
 	curl_easy_setopt(easy, CURLOPT_TIMEOUT_MS, http_remaining_ms(deadline));

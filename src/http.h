@@ -28,7 +28,11 @@ typedef enum LsmRoute
 {
 	LSM_ROUTE_FLUSH,
 	LSM_ROUTE_COMPACT,
-	LSM_ROUTE_STATS
+	LSM_ROUTE_STATS,
+	/* the write spec routes (README.md, "The LSM write spec") */
+	LSM_ROUTE_SET_SPEC,
+	LSM_ROUTE_UNSET_SPEC,
+	LSM_ROUTE_GET_SPEC
 } LsmRoute;
 
 /* How a request ended. */

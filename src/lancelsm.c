@@ -141,6 +141,9 @@ lsm_table_name_arg(text *arg)
 	return name;
 }
 
+static LsmTask *lsm_run_task(LsmTaskKind kind, text *server, text *table,
+							 bool include_generation_rows, const char *body);
+
 /*
  * lsm_run_on_table: resolve the server, run one task of the given kind on
  * the table and raise its failure, wiping the API key on every path.
@@ -150,6 +153,27 @@ LsmTask *
 lsm_run_on_table(LsmTaskKind kind, text *server, text *table,
 				 bool include_generation_rows)
 {
+	return lsm_run_task(kind, server, table, include_generation_rows, NULL);
+}
+
+/*
+ * lsm_run_with_body: as lsm_run_on_table, for a task whose request
+ * carries body (the write spec routes; NULL: no body).
+ */
+LsmTask *
+lsm_run_with_body(LsmTaskKind kind, text *server, text *table,
+				  const char *body)
+{
+	return lsm_run_task(kind, server, table, false, body);
+}
+
+/*
+ * lsm_run_task: the body of lsm_run_on_table and lsm_run_with_body.
+ */
+static LsmTask *
+lsm_run_task(LsmTaskKind kind, text *server, text *table,
+			 bool include_generation_rows, const char *body)
+{
 	char	   *table_name = lsm_table_name_arg(table);
 	LsmConfig  *config = lsm_config_resolve(text_to_cstring(server));
 	LsmTask    *task = palloc(sizeof(LsmTask));
@@ -157,6 +181,7 @@ lsm_run_on_table(LsmTaskKind kind, text *server, text *table,
 	PG_TRY();
 	{
 		lsm_task_init(task, kind, config, table_name, include_generation_rows);
+		task->spec_body = body;
 		lsm_task_run(task);
 	}
 	PG_FINALLY();
@@ -246,12 +271,13 @@ namepos_cmp(const void *a, const void *b)
 }
 
 /*
- * checkpoint_many_duplicates: for each element of names[0..n), whether an
- * earlier element has the same name.  Sorting keeps this O(n log n): an
- * array of 100,000 names must not take a quadratic, uninterruptible loop.
+ * lsm_duplicate_flags: for each element of names[0..n) (NULL elements are
+ * skipped), whether an earlier element has the same name.  Sorting keeps
+ * this O(n log n): an array of 100,000 names must not take a quadratic,
+ * uninterruptible loop.  Used for table names and index names.
  */
-static bool *
-checkpoint_many_duplicates(char **names, int n)
+bool *
+lsm_duplicate_flags(char **names, int n)
 {
 	NamePos    *sorted = palloc(Max(n, 1) * sizeof(NamePos));
 	bool	   *dup = palloc0(Max(n, 1) * sizeof(bool));
@@ -294,7 +320,7 @@ checkpoint_many_tasks(ArrayType *names, LsmTask ***tasks_out)
 		CHECK_FOR_INTERRUPTS();
 		cnames[i] = elem_nulls[i] ? NULL : TextDatumGetCString(elems[i]);
 	}
-	dup = checkpoint_many_duplicates(cnames, nelems);
+	dup = lsm_duplicate_flags(cnames, nelems);
 	tasks = palloc0(Max(nelems, 1) * sizeof(LsmTask *));
 	for (int i = 0; i < nelems; i++)
 	{

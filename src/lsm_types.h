@@ -77,6 +77,25 @@ typedef struct LsmStats
 	LsmBucket  *buckets;
 } LsmStats;
 
+/*
+ * An LSM write spec: what set_lsm_write_spec sends and get_lsm_write_spec
+ * answers (README.md, "The LSM write spec").  Strings are
+ * NUL-terminated; writer_config_defaults is ndefaults key/value pairs.
+ */
+typedef struct LsmWriteSpec
+{
+	bool		enabled;		/* false: "lsm_write_spec": null */
+	const char *mode;			/* "bucket", "identity" or "unsharded" */
+	const char *column;			/* NULL for unsharded */
+	int64_t		num_buckets;	/* bucket only; 0 otherwise */
+	bool		all_indexes;	/* maintained_indexes null (set only) */
+	int			nindexes;
+	char	  **indexes;
+	int			ndefaults;
+	char	  **default_keys;
+	char	  **default_values;
+} LsmWriteSpec;
+
 /* A decoded error body {"code": N, "error": "..."}; fields may be absent. */
 typedef struct LsmErrorBody
 {

@@ -5,7 +5,8 @@
  *		resolution into one LsmConfig for a server and the current role.
  *
  * Options live on two objects: the foreign server (where to connect and
- * how) and the user mapping (the API key).  The wrapper itself, foreign
+ * how) and the user mapping (the API key, and extra headers whose values
+ * are secrets).  The wrapper itself, foreign
  * tables and their columns take no options.
  *
  * PostgreSQL calls the validator with the complete option list the object
@@ -14,9 +15,9 @@
  * first (transformGenericOptions in commands/foreigncmds.c), so checks that
  * span several options, such as "database is required", are sound.
  *
- * The API key is a secret: no message ever prints an option value, and the
- * copies of the key this file makes are zeroed as soon as they are no
- * longer needed.
+ * The API key and the user mapping's extra headers are secrets: no
+ * message ever prints an option value, and the copies this file makes are
+ * zeroed as soon as they are no longer needed.
  *
  *-------------------------------------------------------------------------
  */
@@ -38,6 +39,7 @@
 #include "utils/varlena.h"
 
 #include "fault.h"
+#include "lsm_json.h"
 #include "option.h"
 #include "pg_compat.h"
 
@@ -75,6 +77,7 @@ static void option_check_url(DefElem *def);
 static void option_check_delimiter(DefElem *def);
 static void option_check_timeout(DefElem *def);
 static void option_check_read_timeout(DefElem *def);
+static void option_check_headers(DefElem *def);
 
 static const LsmOption lsm_options[] = {
 	{"database", ForeignServerRelationId, option_check_nonempty, false},
@@ -86,7 +89,12 @@ static const LsmOption lsm_options[] = {
 	{"ssl_ca_file", ForeignServerRelationId, option_check_nonempty, true},
 	{"ssl_cert_file", ForeignServerRelationId, option_check_nonempty, true},
 	{"ssl_key_file", ForeignServerRelationId, option_check_nonempty, true},
+	{"extra_headers", ForeignServerRelationId, option_check_headers, false},
+	{"database_prefix", ForeignServerRelationId, option_check_nonempty, false},
+	{"user_id", ForeignServerRelationId, option_check_nonempty, false},
+	{"bearer_token_file", ForeignServerRelationId, option_check_nonempty, true},
 	{"api_key", UserMappingRelationId, NULL, false},
+	{"extra_headers", UserMappingRelationId, option_check_headers, false},
 	{NULL, InvalidOid, NULL, false}
 };
 
@@ -367,6 +375,125 @@ option_check_read_timeout(DefElem *def)
 }
 
 /*
+ * Headers lancelsm sets itself (or that belong to the HTTP layer): an
+ * extra header must not replace them.  Compared without regard to case.
+ */
+static const char *const option_reserved_headers[] = {
+	"authorization", "connection", "content-length", "content-type",
+	"expect", "host", "transfer-encoding", "user-agent", "x-api-key",
+	"x-lancedb-database", "x-lancedb-database-prefix", "x-lancedb-user-id",
+	"x-request-id", NULL
+};
+
+/*
+ * option_is_token
+ *		True when s is a non-empty HTTP token (RFC 9110): letters, digits
+ *		and !#$%&'*+-.^_`|~ only.  Header names must be tokens.
+ */
+static bool
+option_is_token(const char *s)
+{
+	if (*s == '\0')
+		return false;
+	for (; *s != '\0'; s++)
+	{
+		if (!option_is_alnum(*s) && strchr("!#$%&'*+-.^_`|~", *s) == NULL)
+			return false;
+	}
+	return true;
+}
+
+/*
+ * option_header_problem
+ *		Why one extra header is refused, as a full sentence, or NULL.  The
+ *		name is quoted (names are not secret), the value never is.
+ */
+static char *
+option_header_problem(const char *name, const char *value)
+{
+	if (!option_is_token(name))
+		return psprintf("Header name \"%s\" is not an HTTP token: use letters, digits and !#$%%&'*+-.^_`|~ only.",
+						name);
+	for (int i = 0; option_reserved_headers[i] != NULL; i++)
+		if (pg_strcasecmp(name, option_reserved_headers[i]) == 0)
+			return psprintf("Header \"%s\" is set by lancelsm itself%s.",
+							name, pg_strcasecmp(name, "authorization") == 0 ?
+							"; use option \"bearer_token_file\" for a bearer token" : "");
+	for (const unsigned char *p = (const unsigned char *) value; *p; p++)
+		if (*p < 0x20 || *p == 0x7F)
+			return psprintf("The value of header \"%s\" contains control characters.",
+							name);
+	return NULL;
+}
+
+/*
+ * option_wipe_strings
+ *		Zero and free n palloc'd strings and their array (NULL: nothing).
+ */
+static void
+option_wipe_strings(char **strings, int n)
+{
+	if (strings == NULL)
+		return;
+	for (int i = 0; i < n; i++)
+	{
+		explicit_bzero(strings[i], strlen(strings[i]));
+		pfree(strings[i]);
+	}
+	pfree(strings);
+}
+
+/*
+ * option_parse_headers
+ *		Decode an extra_headers value (a JSON object of strings) into
+ *		palloc'd names and values.  Returns NULL, or why it is refused
+ *		(a sentence that quotes no value).  Names are checked to be HTTP
+ *		tokens lancelsm does not set itself and distinct without regard to
+ *		case, values to hold no control characters (JSON escapes such as
+ *		\r\n included).
+ */
+static char *
+option_parse_headers(const char *text, int *n, char ***names, char ***values)
+{
+	char		errbuf[LSM_JSON_ERRBUF_SIZE];
+	char	   *problem = NULL;
+
+	*names = *values = NULL;
+	if (!lsm_json_decode_headers(text, n, names, values, errbuf,
+								 sizeof(errbuf)))
+		return pstrdup(errbuf);
+	for (int i = 0; problem == NULL && i < *n; i++)
+	{
+		problem = option_header_problem((*names)[i], (*values)[i]);
+		for (int j = 0; problem == NULL && j < i; j++)
+			if (pg_strcasecmp((*names)[i], (*names)[j]) == 0)
+				problem = psprintf("Header \"%s\" is given twice.",
+								   (*names)[i]);
+	}
+	return problem;
+}
+
+/*
+ * option_check_headers
+ *		extra_headers is a JSON object of header names and string values:
+ *		{"X-Tenant": "acme"}.  The decoded copies are wiped.
+ */
+static void
+option_check_headers(DefElem *def)
+{
+	char	  **names;
+	char	  **values;
+	int			n;
+	char	   *problem = option_parse_headers(defGetString(def), &n, &names,
+											   &values);
+
+	option_wipe_strings(values, n);
+	option_wipe_strings(names, n);
+	if (problem != NULL)
+		option_reject_value(def, problem);
+}
+
+/*
  * option_check_port
  *		port (portlen bytes, not NUL-terminated) is a TCP port: 1 to 5
  *		digits, value 1 to 65535.
@@ -539,9 +666,10 @@ option_check_server(List *options)
 
 /*
  * option_wipe_secrets
- *		Zero the value of every api_key option in a DefElem list.  The list
- *		must be the caller's own copy (as untransformRelOptions and
- *		GetUserMapping return), never a catalog or cache entry.
+ *		Zero the value of every api_key and extra_headers option in a
+ *		DefElem list.  The list must be the caller's own copy (as
+ *		untransformRelOptions and GetUserMapping return), never a catalog or
+ *		cache entry.
  */
 static void
 option_wipe_secrets(List *options)
@@ -552,7 +680,8 @@ option_wipe_secrets(List *options)
 	{
 		DefElem    *def = lfirst_node(DefElem, lc);
 
-		if (strcmp(def->defname, "api_key") == 0 &&
+		if ((strcmp(def->defname, "api_key") == 0 ||
+			 strcmp(def->defname, "extra_headers") == 0) &&
 			def->arg != NULL && IsA(def->arg, String))
 		{
 			char	   *value = strVal(def->arg);
@@ -575,12 +704,15 @@ PG_FUNCTION_INFO_V1(lancelsm_fdw_validator);
  *
  * Servers (pg_foreign_server) take database (required), region,
  * host_override, id_delimiter, connect_timeout, read_timeout, ssl_ca_file,
- * ssl_cert_file and ssl_key_file; user mappings (pg_user_mapping) take api_key; the
- * wrapper, foreign tables and columns take none.
+ * ssl_cert_file, ssl_key_file, extra_headers, database_prefix, user_id and
+ * bearer_token_file; user mappings (pg_user_mapping) take api_key and
+ * extra_headers (secret values); the wrapper, foreign tables and columns
+ * take none.
  *
  * Errors:
  *	HV00D (fdw_invalid_option_name): option not valid for this object.
- *	42501 (insufficient_privilege): a non-superuser sets an ssl_* option.
+ *	42501 (insufficient_privilege): a non-superuser sets an ssl_* option
+ *		or bearer_token_file.
  *	22023 (invalid_parameter_value): a value with control characters, or
  *		one the option does not accept.
  *	HV002 (fdw_dynamic_parameter_value_needed): a server without database.
@@ -772,6 +904,79 @@ option_server_seconds(ForeignServer *server, const char *name, long min,
 }
 
 /*
+ * option_add_header
+ *		Append the line "name: value" to config's extra headers, replacing
+ *		an earlier one of the same name (the mapping's win over the
+ *		server's).  A secret value is also kept for redaction.
+ */
+static void
+option_add_header(LsmConfig *config, const char *name, const char *value,
+				  bool secret)
+{
+	char	   *line = psprintf("%s: %s", name, value);
+	size_t		namelen = strlen(name);
+	int			i;
+
+	for (i = 0; i < config->nheaders; i++)
+	{
+		if (pg_strncasecmp(config->header_lines[i], name, namelen) == 0 &&
+			config->header_lines[i][namelen] == ':')
+			break;
+	}
+	if (i == config->nheaders)
+		config->nheaders++;
+	else
+	{
+		explicit_bzero(config->header_lines[i],
+					   strlen(config->header_lines[i]));
+		pfree(config->header_lines[i]);
+	}
+	config->header_lines[i] = line;
+	if (secret)
+		config->secrets[config->nsecrets++] = pstrdup(value);
+}
+
+/*
+ * option_add_headers
+ *		Add the headers of an extra_headers value (NULL: none) to config;
+ *		secret for the user mapping's.  A stored value the validator would
+ *		refuse raises 22023 without quoting it.
+ */
+static void
+option_add_headers(LsmConfig *config, const char *text, bool secret)
+{
+	char	  **names;
+	char	  **values;
+	int			n;
+	char	   *problem;
+
+	if (text == NULL)
+		return;
+	problem = option_parse_headers(text, &n, &names, &values);
+	if (problem == NULL)
+	{
+		config->header_lines = config->header_lines == NULL ?
+			palloc((n + 1) * sizeof(char *)) :
+			repalloc(config->header_lines,
+					 (config->nheaders + n + 1) * sizeof(char *));
+		config->secrets = config->secrets == NULL ?
+			palloc((n + 1) * sizeof(char *)) :
+			repalloc(config->secrets,
+					 (config->nsecrets + n + 1) * sizeof(char *));
+		for (int i = 0; i < n; i++)
+			option_add_header(config, names[i], values[i], secret);
+	}
+	option_wipe_strings(values, n);
+	option_wipe_strings(names, n);
+	if (problem != NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("stored option \"extra_headers\" of server \"%s\" or its user mapping is invalid",
+						config->server_name),
+				 errdetail("%s", problem)));
+}
+
+/*
  * option_fill_server
  *		Fill the server part of config from server's options.
  */
@@ -807,6 +1012,14 @@ option_fill_server(LsmConfig *config, ForeignServer *server)
 	config->ssl_ca_file = option_server_string(server, "ssl_ca_file", NULL);
 	config->ssl_cert_file = option_server_string(server, "ssl_cert_file", NULL);
 	config->ssl_key_file = option_server_string(server, "ssl_key_file", NULL);
+	config->database_prefix = option_server_string(server, "database_prefix",
+												   NULL);
+	config->user_id = option_server_string(server, "user_id", NULL);
+	config->bearer_token_file = option_server_string(server,
+													 "bearer_token_file",
+													 NULL);
+	option_add_headers(config, option_find(server->options, "extra_headers"),
+					   false);
 }
 
 /*
@@ -826,6 +1039,8 @@ option_config_build(ForeignServer *server)
 
 	api_key = option_find(um->options, "api_key");
 	config->api_key = api_key != NULL ? pstrdup(api_key) : NULL;
+	option_add_headers(config, option_find(um->options, "extra_headers"),
+					   true);
 
 	/*
 	 * GetUserMapping built um->options with untransformRelOptions in our
@@ -889,13 +1104,20 @@ lsm_config_resolve(const char *server_name)
 
 /*
  * lsm_config_wipe
- *		Zero and free config's API key and set it to NULL.  Safe to call on
- *		NULL, or more than once.
+ *		Zero and free config's secrets (the API key, the extra header lines
+ *		and the user mapping's header values) and set them to NULL.  Safe
+ *		to call on NULL, or more than once.
  */
 void
 lsm_config_wipe(LsmConfig *config)
 {
-	if (config == NULL || config->api_key == NULL)
+	if (config == NULL)
+		return;
+	option_wipe_strings(config->header_lines, config->nheaders);
+	option_wipe_strings(config->secrets, config->nsecrets);
+	config->header_lines = config->secrets = NULL;
+	config->nheaders = config->nsecrets = 0;
+	if (config->api_key == NULL)
 		return;
 	explicit_bzero(config->api_key, strlen(config->api_key));
 	pfree(config->api_key);

@@ -32,6 +32,13 @@ typedef struct LsmConfig
 	char	   *ssl_cert_file;
 	char	   *ssl_key_file;
 	char	   *api_key;
+	char	   *database_prefix;	/* x-lancedb-database-prefix; NULL: none */
+	char	   *user_id;		/* x-lancedb-user-id; NULL: none */
+	char	   *bearer_token_file;	/* NULL: no authorization header */
+	int			nheaders;		/* extra_headers of server and mapping */
+	char	  **header_lines;	/* "name: value"; the mapping's are secret */
+	int			nsecrets;		/* values of the mapping's extra_headers */
+	char	  **secrets;		/* wiped by lsm_config_wipe */
 } LsmConfig;
 
 struct LsmFailure;

@@ -19,6 +19,14 @@
  * re-issue from flush after a backoff of the same shape, at most
  * lancelsm.reissue_budget times.  Everything else fails the task.
  *
+ * The write spec routes follow the same per-request policy: 429 and
+ * 503-not-draining were answered before the server acted, so retrying
+ * them is safe even for unset, which is not idempotent.  Unlike the SDKs,
+ * lancelsm does not retry 409, 500, 502 or 504 on them: the server may
+ * have acted before failing, and a second unset would then report
+ * "nothing set" for the one that worked.  src/http.c sends set and unset
+ * on a fresh connection so that libcurl never re-sends them either.
+ *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
@@ -30,6 +38,7 @@
 #include "progress.h"
 #include "storage/proc.h"
 #include "task.h"
+#include "token.h"
 #include "utils/memutils.h"
 #include "utils/timestamp.h"
 
@@ -159,6 +168,11 @@ lsm_task_init(LsmTask *task, LsmTaskKind kind, const LsmConfig *config,
 		case LSM_TASK_STATS:
 			task->phase = LSM_PHASE_POLL;
 			break;
+		case LSM_TASK_SET_SPEC:
+		case LSM_TASK_UNSET_SPEC:
+		case LSM_TASK_GET_SPEC:
+			task->phase = LSM_PHASE_SPEC;
+			break;
 	}
 }
 
@@ -178,6 +192,12 @@ task_action(const LsmTask *task)
 			return "read the LSM statistics of";
 		case LSM_TASK_CHECKPOINT:
 			return "checkpoint";
+		case LSM_TASK_SET_SPEC:
+			return "install the LSM write spec of";
+		case LSM_TASK_UNSET_SPEC:
+			return "remove the LSM write spec of";
+		case LSM_TASK_GET_SPEC:
+			return "read the LSM write spec of";
 	}
 	return "operate on";
 }
@@ -213,9 +233,9 @@ task_sleep(LsmTask *task, long ms)
 static void
 task_finish(LsmTask *task, LsmFailure *failure)
 {
-	/* no failure may carry the API key, whatever the server sent */
+	/* no failure may carry a secret, whatever the server sent */
 	if (failure && task->req.config)
-		lsm_fault_redact(failure, task->req.config->api_key);
+		lsm_fault_redact_config(failure, task->req.config);
 	task->phase = LSM_PHASE_DONE;
 	task->failure = failure;
 	task->wake_at = 0;
@@ -232,6 +252,22 @@ task_fail_request(LsmTask *task)
 	task_finish(task, lsm_fault_from_request(&task->req, task_action(task),
 											 task->table_name,
 											 task->retries));
+}
+
+/*
+ * task_fail_decode: finish the task with the protocol-violation failure
+ * of an answer that could not be decoded; what names the answer
+ * ("statistics"), errbuf the decoder's description.
+ */
+static void
+task_fail_decode(LsmTask *task, const char *what, const char *errbuf)
+{
+	task_finish(task,
+				lsm_fault_new(ERRCODE_PROTOCOL_VIOLATION, task_action(task),
+							  task->table_name,
+							  psprintf("The %s the server sent could not be decoded: %s. Request ID: %s.",
+									   what, errbuf, task->req.request_id),
+							  NULL));
 }
 
 /*
@@ -260,13 +296,35 @@ task_decode_stats(LsmTask *task, bool with_rows)
 		task->keys_resent = true;
 		return NULL;
 	}
-	task_finish(task,
-				lsm_fault_new(ERRCODE_PROTOCOL_VIOLATION, task_action(task),
-							  task->table_name,
-							  psprintf("The statistics the server sent could not be decoded: %s. Request ID: %s.",
-									   errbuf, task->req.request_id),
-							  NULL));
+	task_fail_decode(task, "statistics", errbuf);
 	return NULL;
+}
+
+/*
+ * task_on_spec: a write spec request succeeded; a read is decoded
+ * strictly into task->spec (a failure names the field and the request
+ * id), the body of set and unset is ignored.
+ */
+static void
+task_on_spec(LsmTask *task)
+{
+	LsmWriteSpec *spec;
+	char		errbuf[LSM_JSON_ERRBUF_SIZE];
+
+	if (task->kind != LSM_TASK_GET_SPEC)
+	{
+		task_finish(task, NULL);
+		return;
+	}
+	spec = palloc0(sizeof(LsmWriteSpec));
+	if (lsm_json_decode_write_spec(task->req.response, task->req.response_len,
+								   spec, errbuf, sizeof(errbuf)))
+	{
+		task->spec = spec;
+		task_finish(task, NULL);
+		return;
+	}
+	task_fail_decode(task, "write spec", errbuf);
 }
 
 /*
@@ -395,6 +453,9 @@ task_on_success(LsmTask *task, TimestampTz deadline)
 		case LSM_PHASE_POLL:
 			task_on_stats(task, deadline);
 			break;
+		case LSM_PHASE_SPEC:
+			task_on_spec(task);
+			break;
 		case LSM_PHASE_DONE:
 			break;
 	}
@@ -498,6 +559,40 @@ task_rate_wait_ms(LsmTask *task)
 }
 
 /*
+ * task_token_ready: with a bearer_token_file, make sure its token can be
+ * read (src/token.c re-reads a changed file) before a request is built;
+ * otherwise finish the task with F0000, so that in a checkpoint of many
+ * tables or a monitoring view this server's tables fail as rows and the
+ * others go on.  Returns false after finishing the task.
+ */
+static bool
+task_token_ready(LsmTask *task)
+{
+	char	   *problem;
+
+	if (task->config->bearer_token_file == NULL ||
+		lsm_bearer_token_try(task->config->bearer_token_file, &problem))
+		return true;
+	task_finish(task,
+				lsm_fault_new(ERRCODE_CONFIG_FILE_ERROR, task_action(task),
+							  task->table_name, problem,
+							  pstrdup("Check the server's bearer_token_file option and the agent that writes the file.")));
+	return false;
+}
+
+/*
+ * task_spec_route: the route of a write spec task.
+ */
+static LsmRoute
+task_spec_route(LsmTaskKind kind)
+{
+	if (kind == LSM_TASK_SET_SPEC)
+		return LSM_ROUTE_SET_SPEC;
+	return kind == LSM_TASK_UNSET_SPEC ? LSM_ROUTE_UNSET_SPEC :
+		LSM_ROUTE_GET_SPEC;
+}
+
+/*
  * task_issue: send the request of the task's current phase now, or as soon
  * as its request budget allows.
  */
@@ -513,11 +608,18 @@ task_issue(LsmTask *task, TimestampTz deadline)
 		task_sleep(task, wait_ms);
 		return;
 	}
+	if (!task_token_ready(task))
+		return;
 
 	if (task->phase == LSM_PHASE_FLUSH)
 		route = LSM_ROUTE_FLUSH;
 	else if (task->phase == LSM_PHASE_COMPACT)
 		route = LSM_ROUTE_COMPACT;
+	else if (task->phase == LSM_PHASE_SPEC)
+	{
+		route = task_spec_route(task->kind);
+		body = task->spec_body;
+	}
 	else
 	{
 		body = task_stats_body(task);

@@ -20,7 +20,10 @@ typedef enum LsmTaskKind
 	LSM_TASK_FLUSH,
 	LSM_TASK_COMPACT,
 	LSM_TASK_STATS,
-	LSM_TASK_CHECKPOINT
+	LSM_TASK_CHECKPOINT,
+	LSM_TASK_SET_SPEC,			/* install the LSM write spec */
+	LSM_TASK_UNSET_SPEC,		/* remove it */
+	LSM_TASK_GET_SPEC			/* read it */
 } LsmTaskKind;
 
 /* Where a task stands. */
@@ -30,6 +33,7 @@ typedef enum LsmPhase
 	LSM_PHASE_WATERMARK,		/* issuing the stats read that sets targets */
 	LSM_PHASE_COMPACT,			/* issuing compact */
 	LSM_PHASE_POLL,				/* issuing a stats poll */
+	LSM_PHASE_SPEC,				/* issuing the one write spec request */
 	LSM_PHASE_DONE
 } LsmPhase;
 
@@ -43,6 +47,7 @@ typedef struct LsmTask
 	const char *stats_body;		/* the get_lsm_stats request body */
 	LsmKeySpelling sent_keys;	/* the spelling stats_body asks in */
 	bool		keys_resent;	/* asked again in the server's spelling */
+	const char *spec_body;		/* the set_lsm_write_spec request body */
 	MemoryContext poll_cxt;		/* decoded polls; reset at each poll */
 
 	/* where it stands */
@@ -62,6 +67,7 @@ typedef struct LsmTask
 	/* outcome */
 	LsmFailure *failure;		/* NULL: succeeded (once phase is DONE) */
 	LsmStats   *stats;			/* LSM_TASK_STATS: the decoded answer */
+	LsmWriteSpec *spec;			/* LSM_TASK_GET_SPEC: the decoded answer */
 	int			passes;			/* compact calls answered 202 */
 	int			polls;			/* stats reads */
 	TimestampTz started_at;
@@ -78,6 +84,8 @@ extern TimestampTz lsm_statement_deadline(void);
 /* src/lancelsm.c: resolve a server and run one task, raising its failure */
 extern LsmTask *lsm_run_on_table(LsmTaskKind kind, text *server,
 								 text *table, bool include_generation_rows);
+extern LsmTask *lsm_run_with_body(LsmTaskKind kind, text *server,
+								  text *table, const char *body);
 
 /* Columns of lancelsm_checkpoint(text, text[]), one row per table. */
 #define LSM_CHECKPOINT_ROW_COLS 7
@@ -86,6 +94,7 @@ extern LsmTask *lsm_run_on_table(LsmTaskKind kind, text *server,
 
 /* src/lancelsm.c: table names and result rows shared by the SQL functions */
 extern LsmFailure *lsm_table_name_problem(const char *name);
+extern bool *lsm_duplicate_flags(char **names, int n);
 extern void lsm_failure_columns(const LsmFailure *f, Datum *values,
 								bool *nulls);
 extern void lsm_checkpoint_row_values(const LsmTask *task, Datum *values,

@@ -321,6 +321,56 @@ const scenarios = [
       (err) => assert.match(String(err.message), /400/));
     assert.deepEqual(await routeCounts('c_off'), { flush: 2, compact: 0, stats: 1 });
   }],
+
+  // The write spec routes.  write_spec_bodies.json holds, per spec, the
+  // SDK's arguments, lancelsm's arguments and the wire body; the SDK's body
+  // is compared with it here, lancelsm's in sql/write_spec.sql, so both
+  // send the same JSON for the same spec.
+  ...require('./write_spec_bodies.json').map((c, i) => [
+    `setLsmWriteSpec body: ${c.name}`, async () => {
+      const name = `c_spec_${i}`;
+      const t = await newTable(name, { lsm: false, indexes: ['vec_idx', 'txt_idx'] });
+      await t.setLsmWriteSpec(c.sdk);
+      const sets = (await log(name)).requests.filter((r) => r.route === 'set_lsm_write_spec');
+      assert.equal(sets.length, 1);
+      assert.deepEqual(JSON.parse(sets[0].body), c.body);
+      assert.equal(sets[0].headers['content-type'], 'application/json');
+    }]),
+
+  ['getLsmWriteSpec / unsetLsmWriteSpec: null indexes resolved, unset refused when nothing is set', async () => {
+    const t = await newTable('c_spec_cycle', { lsm: false, indexes: ['vec_idx', 'txt_idx'] });
+    assert.equal(await t.getLsmWriteSpec(), undefined);
+    await t.setLsmWriteSpec({ specType: 'bucket', column: 'id', numBuckets: 3 });
+    const spec = await t.getLsmWriteSpec();
+    assert.equal(spec.specType, 'bucket');
+    assert.equal(spec.column, 'id');
+    assert.equal(spec.numBuckets, 3);
+    assert.deepEqual(spec.maintainedIndexes, ['vec_idx', 'txt_idx']);
+    assert.equal((await t.getLsmStats()).buckets.length, 3);
+    await t.unsetLsmWriteSpec();
+    assert.equal(await t.getLsmWriteSpec(), undefined);
+    assert.equal(await t.getLsmStats(), undefined);
+    const e = await rejects(t.unsetLsmWriteSpec());
+    assert.match(String(e.message), /400|no LSM write spec/);
+    const c = await counts('c_spec_cycle');
+    assert.deepEqual([c.set_lsm_write_spec, c.unset_lsm_write_spec, c.get_lsm_write_spec],
+      [1, 2, 3]);
+    const unsets = (await log('c_spec_cycle')).requests
+      .filter((r) => r.route === 'unset_lsm_write_spec');
+    assert.deepEqual(unsets.map((r) => r.body), ['', '']);
+  }],
+
+  ['write spec routes: the SDK retries 429 and 500 (lancelsm does not retry 500)', async () => {
+    const t = await newTable('c_spec_retry', { lsm: false });
+    await ctl('POST', 'faults', { table: 'c_spec_retry', route: 'set_lsm_write_spec',
+      status: 429, count: 2 });
+    await t.setLsmWriteSpec({ specType: 'unsharded' });
+    await ctl('POST', 'faults', { table: 'c_spec_retry', route: 'get_lsm_write_spec',
+      status: 500, count: 1 });
+    assert.equal((await t.getLsmWriteSpec()).specType, 'unsharded');
+    const c = await counts('c_spec_retry');
+    assert.deepEqual([c.set_lsm_write_spec, c.get_lsm_write_spec], [3, 2]);
+  }],
 ];
 
 (async () => {
