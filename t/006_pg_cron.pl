@@ -48,11 +48,7 @@ my $TIMEOUT_MSG = 'canceling statement due to statement timeout';
 # return_message on one line without the column separator
 use constant MSG => q{translate(d.return_message, E'\n|', '  ')};
 
-my $pkglibdir = `pg_config --pkglibdir`;
-chomp $pkglibdir;
-plan skip_all => "pg_cron is not installed ($pkglibdir/pg_cron.so; "
-  . 'apt-get install postgresql-15-cron)'
-  unless -e "$pkglibdir/pg_cron.so";
+skip_without_pg_cron();
 
 my $port = start_emulator();
 
