@@ -15,13 +15,15 @@ OBJS = \
 	src/declared.o \
 	src/write_spec.o \
 	src/token.o \
+	src/due.o \
+	src/threshold.o \
 	src/lsm_stats_json.o \
 	src/lsm_json.o
 
 EXTVERSION := $(shell sed -n "s/^default_version *= *'\(.*\)'/\1/p" $(EXTENSION).control)
 DATA = $(wildcard sql/$(EXTENSION)--*.sql)
 
-REGRESS = setup options functions faults checkpoint permissions declared progress scale write_spec client_options
+REGRESS = setup options functions faults checkpoint permissions declared due progress scale write_spec client_options
 REGRESS_OPTS = --dbname=contrib_regression
 TAP_TESTS = 1
 

@@ -30,7 +30,8 @@ outer_run() {
 	local script=$1
 	[ "$(id -u)" = 0 ] || { echo "bench: run as root" >&2; exit 1; }
 	command -v pg_virtualenv >/dev/null || { echo "bench: run scripts/demo.sh first" >&2; exit 1; }
-	sdk_install
+	# BENCH_NO_SDK=1: the script compares nothing with the SDK
+	[ "${BENCH_NO_SDK:-0}" = 1 ] || sdk_install
 	work=$(mktemp -d /tmp/lancelsm-bench.XXXXXX)
 	chmod 755 "$work"
 	# BENCH_KEEP=1 keeps $work (per-run counts, logs, SQL) for a look later
@@ -45,7 +46,7 @@ outer_run() {
 	# a port of our own: other sessions may run pg_virtualenv at the same time
 	pgport=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 	su postgres -c "cd '$work' && BENCH_INNER=1 BENCH_WORK='$work' BENCH_PORT=$(cat "$work/emulator.port") \
-		BENCH_KEY='$BENCH_KEY' BENCH_SDK_REPS='${BENCH_SDK_REPS:-}' BENCH_REPS='${BENCH_REPS:-}' BENCH_SO='${BENCH_SO:-}' \
+		BENCH_KEY='$BENCH_KEY' BENCH_DUE_TICKS='${BENCH_DUE_TICKS:-}' BENCH_DUE_TICK_S='${BENCH_DUE_TICK_S:-}' BENCH_SDK_REPS='${BENCH_SDK_REPS:-}' BENCH_REPS='${BENCH_REPS:-}' BENCH_SO='${BENCH_SO:-}' \
 		timeout ${BENCH_TIMEOUT:-1200} pg_virtualenv -v 15 -c \"-p $pgport\" $preload bash '$script'" || rc=$?
 	mkdir -p "$bench/results"
 	[ -f "$work/results.txt" ] && cp "$work/results.txt" "$bench/results/latest-$(basename "$script" .sh).txt"

@@ -7,11 +7,23 @@
   cpu PID                     "<utime+stime µs> <schedstat on-cpu ns>" of a process
   hwm PID                     "<VmHWM kB> <VmRSS kB>"
   get KEY < json              a top-level field of a JSON object
+  l0max URL STOP TABLE...     poll the emulator every 100 ms until file STOP
+                              exists (at most 15 min); print "TABLE MAX" per
+                              table, MAX the most L0 generations it held
+  generations URL TABLE...    L0 generations the tables' buckets have sealed
+                              so far (current_generation - 1, summed)
 """
 import json
 import os
 import statistics
 import sys
+import time
+import urllib.request
+
+
+def table_state(url, name):
+    with urllib.request.urlopen(f"{url}/_emulator/tables/{name}", timeout=10) as r:
+        return json.load(r)
 
 
 def entries(route=None):
@@ -59,6 +71,21 @@ def main(argv):
         for k in argv[2].split("."):
             v = v[int(k)] if isinstance(v, list) else v[k]
         print(v)
+    elif cmd == "l0max":
+        url, stop, names = argv[2], argv[3], argv[4:]
+        most = dict.fromkeys(names, 0)
+        until = time.monotonic() + 900
+        while not os.path.exists(stop) and time.monotonic() < until:
+            for n in names:
+                l0 = sum(len(b["generations"]) for b in table_state(url, n)["buckets"])
+                most[n] = max(most[n], l0)
+            time.sleep(0.1)
+        for n in names:
+            print(n, most[n])
+    elif cmd == "generations":
+        url, names = argv[2], argv[3:]
+        print(sum(b["current_generation"] - 1 for n in names
+                  for b in table_state(url, n)["buckets"]))
     else:
         sys.exit(f"util.py: unknown command {cmd}")
 

@@ -2,10 +2,12 @@
  *
  * declared.c
  *		The declared tables: the catalog of LanceDB tables a DBA manages
- *		(the extension's table lancelsm_table), the functions that add and
- *		remove entries, and the set-returning functions over all of them
- *		behind the views lancelsm_bucket_stats and lancelsm_table_stats and
- *		behind lancelsm_checkpoint_all().
+ *		(the extension's table lancelsm_table) with their thresholds, the
+ *		functions that add, alter and remove entries, and the set-returning
+ *		functions over all of them behind the views lancelsm_bucket_stats
+ *		and lancelsm_table_stats and behind lancelsm_checkpoint_all();
+ *		the reading, running and recording that lancelsm_checkpoint_due()
+ *		(src/due.c) shares with them.
  *
  * The set-returning functions read the declared tables with SPI, resolve
  * each distinct server once without raising (lsm_config_try_resolve), run
@@ -24,19 +26,30 @@
  */
 #include "postgres.h"
 
+#include "access/xact.h"
 #include "catalog/pg_type.h"
 #include "common/int.h"
+#include "declared.h"
 #include "executor/spi.h"
-#include "fmgr.h"
 #include "funcapi.h"
-#include "option.h"
-#include "task.h"
+#include "utils/array.h"
 #include "utils/builtins.h"
+#include "utils/datum.h"
 #include "utils/lsyscache.h"
+#include "utils/resowner.h"
+#include "utils/timestamp.h"
 #include "utils/tuplestore.h"
 
-/* Columns of lancelsm_table_stats. */
-#define TABLE_STATS_COLS 12
+/*
+ * Columns of lancelsm_declared_table_stats: 12 as declared by 1.1, 21 by
+ * 1.2 (the thresholds, last_checkpoint_at and whether the table is due).
+ * The function fills the shape it is declared with.
+ */
+#define TABLE_STATS_COLS_V1_1 12
+#define TABLE_STATS_COLS_V1_2 21
+
+/* Arguments of lancelsm_add_table and lancelsm_alter_table in 1.2. */
+#define DECLARE_ARGS 7
 
 /* Positions of the lancelsm_stats columns the table totals are made of. */
 #define STATS_COL_COMPACTING 7
@@ -44,17 +57,6 @@
 #define STATS_COL_L0_GENERATIONS 9
 #define STATS_COL_L0_BYTES 10
 #define STATS_COL_MEMTABLE_ROWS 15
-
-/* The declared tables of one call, each with its task. */
-typedef struct DeclaredSet
-{
-	int			ntables;
-	char	  **servers;		/* server of each table */
-	char	  **names;			/* its table_name */
-	LsmTask   **tasks;			/* its task, finished after declared_run */
-	int			nconfigs;
-	LsmConfig **configs;		/* the resolved servers: wipe when done */
-} DeclaredSet;
 
 /* Totals of one table over its buckets (lancelsm_table_stats). */
 typedef struct DeclaredTotals
@@ -81,26 +83,33 @@ declared_relation(FunctionCallInfo fcinfo)
 }
 
 /*
- * declared_modify: run one INSERT or DELETE on lancelsm_table with the
- * query template (%s: the table) and the (server, table_name) parameters,
- * as the current role.  Returns the number of rows it changed.  Errors:
- * 42501 without the privilege on lancelsm_table.
+ * declared_modify: run one INSERT, UPDATE or DELETE on lancelsm_table
+ * with the query template (%s: the table) and the function's first nargs
+ * arguments as parameters $1..$nargs (server, table_name, then the five
+ * thresholds), as the current role.  Returns the number of rows it
+ * changed.  Errors: 42501 without the privilege on lancelsm_table, 23514
+ * for a threshold its CHECK constraint refuses.
  */
 static uint64
-declared_modify(FunctionCallInfo fcinfo, const char *template,
-				const char *server, const char *table_name)
+declared_modify(FunctionCallInfo fcinfo, const char *template, int nargs)
 {
-	Oid			argtypes[2] = {TEXTOID, TEXTOID};
-	Datum		args[2];
+	static const Oid argtypes[DECLARE_ARGS] = {TEXTOID, TEXTOID, INT8OID,
+		INT8OID, INT8OID, INT8OID, INTERVALOID};
+	Datum		args[DECLARE_ARGS];
+	char		nulls[DECLARE_ARGS];
 	uint64		processed;
 	int			rc;
 
-	args[0] = CStringGetTextDatum(server);
-	args[1] = CStringGetTextDatum(table_name);
+	Assert(nargs <= DECLARE_ARGS);
+	for (int i = 0; i < nargs; i++)
+	{
+		args[i] = PG_GETARG_DATUM(i);
+		nulls[i] = PG_ARGISNULL(i) ? 'n' : ' ';
+	}
 	SPI_connect();
 	rc = SPI_execute_with_args(psprintf(template, declared_relation(fcinfo)),
-							   2, argtypes, args, NULL, false, 0);
-	if (rc != SPI_OK_INSERT && rc != SPI_OK_DELETE)
+							   nargs, (Oid *) argtypes, args, nulls, false, 0);
+	if (rc != SPI_OK_INSERT && rc != SPI_OK_UPDATE && rc != SPI_OK_DELETE)
 		ereport(ERROR,
 				(errcode(ERRCODE_INTERNAL_ERROR),
 				 errmsg_internal("SPI_execute_with_args failed: %s",
@@ -111,35 +120,81 @@ declared_modify(FunctionCallInfo fcinfo, const char *template,
 }
 
 /*
- * lancelsm_add_table(server text, table_name text) RETURNS void
+ * lancelsm_add_table(server text, table_name text,
+ *   max_l0_generations bigint DEFAULT NULL, max_l0_bytes bigint DEFAULT NULL,
+ *   max_wal_lag bigint DEFAULT NULL, max_memtable_rows bigint DEFAULT NULL,
+ *   max_checkpoint_age interval DEFAULT NULL) RETURNS void
  *
  * Declares a LanceDB table of a lancelsm server: inserts (server,
- * table_name) into lancelsm_table.  The server must exist and belong to
- * the lancelsm wrapper; it is not contacted, and neither USAGE nor a user
- * mapping is needed to declare.  Declaring a table again changes nothing
- * and reports a NOTICE (42710).  Errors: 42704 unknown server, 42809 a
- * server of another wrapper, 22023 an empty or over-long table name,
- * 42501 without INSERT on lancelsm_table (EXECUTE is revoked from PUBLIC).
+ * table_name) and its thresholds (NULL: not used; counts of generations,
+ * bytes, WAL entries and rows, and an age) into lancelsm_table.  The
+ * server must exist and belong to the lancelsm wrapper; it is not
+ * contacted, and neither USAGE nor a user mapping is needed to declare.
+ * Declaring a table again changes nothing, thresholds included, and
+ * reports a NOTICE (42710).  Returns NULL and does nothing when server or
+ * table_name is NULL.  Errors: 42704 unknown server, 42809 a server of
+ * another wrapper, 22023 an empty or over-long table name, 23514 a
+ * negative threshold or an age not above zero, 42501 without INSERT on
+ * lancelsm_table (EXECUTE is revoked from PUBLIC).  Declared by 1.1 with
+ * two arguments only, it stores no thresholds.
  */
 PG_FUNCTION_INFO_V1(lancelsm_add_table);
 Datum
 lancelsm_add_table(PG_FUNCTION_ARGS)
 {
-	char	   *server = text_to_cstring(PG_GETARG_TEXT_PP(0));
-	char	   *table_name = text_to_cstring(PG_GETARG_TEXT_PP(1));
-	LsmFailure *problem = lsm_server_problem(server);
+	char	   *server;
+	char	   *table_name;
+	LsmFailure *problem;
+	bool		limits = PG_NARGS() >= DECLARE_ARGS;
 
+	if (PG_ARGISNULL(0) || PG_ARGISNULL(1))
+		PG_RETURN_NULL();
+	server = text_to_cstring(PG_GETARG_TEXT_PP(0));
+	table_name = text_to_cstring(PG_GETARG_TEXT_PP(1));
+	problem = lsm_server_problem(server);
 	if (problem == NULL)
 		problem = lsm_table_name_problem(table_name);
 	if (problem != NULL)
 		lsm_fault_raise(problem);
-	if (declared_modify(fcinfo,
+	if (declared_modify(fcinfo, limits ?
+						"INSERT INTO %s (server, table_name, max_l0_generations, max_l0_bytes, max_wal_lag, max_memtable_rows, max_checkpoint_age) VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT DO NOTHING" :
 						"INSERT INTO %s (server, table_name) VALUES ($1, $2) ON CONFLICT DO NOTHING",
-						server, table_name) == 0)
+						limits ? DECLARE_ARGS : 2) == 0)
 		ereport(NOTICE,
 				(errcode(ERRCODE_DUPLICATE_OBJECT),
 				 errmsg("table \"%s\" of server \"%s\" is already declared, skipping",
-						table_name, server)));
+						table_name, server),
+				 limits ? errhint("Use lancelsm_alter_table to change its thresholds.") : 0));
+	PG_RETURN_VOID();
+}
+
+/*
+ * lancelsm_alter_table(server text, table_name text,
+ *   max_l0_generations bigint DEFAULT NULL, max_l0_bytes bigint DEFAULT NULL,
+ *   max_wal_lag bigint DEFAULT NULL, max_memtable_rows bigint DEFAULT NULL,
+ *   max_checkpoint_age interval DEFAULT NULL) RETURNS void
+ *
+ * Sets the five thresholds of a declared table to exactly the arguments
+ * (an omitted or NULL one is not used).  Nothing is contacted.  Returns
+ * NULL and does nothing when server or table_name is NULL.  Errors: 42704
+ * when the table is not declared, 23514 a negative threshold or an age not
+ * above zero, 42501 without UPDATE on lancelsm_table (EXECUTE is revoked
+ * from PUBLIC).
+ */
+PG_FUNCTION_INFO_V1(lancelsm_alter_table);
+Datum
+lancelsm_alter_table(PG_FUNCTION_ARGS)
+{
+	if (PG_ARGISNULL(0) || PG_ARGISNULL(1))
+		PG_RETURN_NULL();
+	if (declared_modify(fcinfo,
+						"UPDATE %s SET max_l0_generations = $3, max_l0_bytes = $4, max_wal_lag = $5, max_memtable_rows = $6, max_checkpoint_age = $7 WHERE server = $1 AND table_name = $2",
+						DECLARE_ARGS) == 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_OBJECT),
+				 errmsg("table \"%s\" of server \"%s\" is not declared",
+						text_to_cstring(PG_GETARG_TEXT_PP(1)),
+						text_to_cstring(PG_GETARG_TEXT_PP(0)))));
 	PG_RETURN_VOID();
 }
 
@@ -154,41 +209,89 @@ PG_FUNCTION_INFO_V1(lancelsm_remove_table);
 Datum
 lancelsm_remove_table(PG_FUNCTION_ARGS)
 {
-	char	   *server = text_to_cstring(PG_GETARG_TEXT_PP(0));
-	char	   *table_name = text_to_cstring(PG_GETARG_TEXT_PP(1));
-
 	PG_RETURN_BOOL(declared_modify(fcinfo,
 								   "DELETE FROM %s WHERE server = $1 AND table_name = $2",
-								   server, table_name) > 0);
+								   2) > 0);
+}
+
+/*
+ * declared_read_limits: the thresholds of row i of the SPI result of
+ * declared_read's query with limits (columns 3..11) into the set,
+ * allocated in outer.
+ */
+static void
+declared_read_limits(DeclaredSet *set, int i, MemoryContext outer)
+{
+	HeapTuple	tuple = SPI_tuptable->vals[i];
+	TupleDesc	desc = SPI_tuptable->tupdesc;
+	LsmLimits  *limits = &set->limits[i];
+	MemoryContext old = MemoryContextSwitchTo(outer);
+	bool		isnull;
+
+	for (int c = 0; c < LSM_LIMIT_COLS; c++)
+	{
+		Form_pg_attribute attr = TupleDescAttr(desc, 2 + c);
+		Datum		d = SPI_getbinval(tuple, desc, 3 + c, &isnull);
+		int			k = i * LSM_LIMIT_COLS + c;
+
+		set->limit_nulls[k] = isnull;
+		set->limit_values[k] = isnull ? (Datum) 0 :
+			datumCopy(d, attr->attbyval, attr->attlen);
+		if (c < LSM_MEASURES)
+		{
+			limits->has_max[c] = !isnull;
+			limits->max[c] = isnull ? 0 : DatumGetInt64(d);
+		}
+	}
+	limits->age_over = DatumGetBool(SPI_getbinval(tuple, desc, 9, &isnull));
+	limits->age = SPI_getvalue(tuple, desc, 10);
+	limits->max_age = SPI_getvalue(tuple, desc, 11);
+	MemoryContextSwitchTo(old);
 }
 
 /*
  * declared_read: the declared tables, ordered by server and table_name
- * under the "C" collation, into set->servers and set->names, allocated in
- * the caller's memory context.
+ * under the "C" collation, into set->servers and set->names and, with
+ * limits, their thresholds, allocated in the caller's memory context.
+ * The checkpoint age runs from last_checkpoint_at, or from added_at for a
+ * table never checkpointed, to the start of the transaction.
  * Errors: 42501 without SELECT on lancelsm_table.
  */
 static void
-declared_read(FunctionCallInfo fcinfo, DeclaredSet *set)
+declared_read(FunctionCallInfo fcinfo, bool with_limits, DeclaredSet *set)
 {
 	MemoryContext outer = CurrentMemoryContext;
-	char	   *query;
+	int			n;
 	int			rc;
 
-	query = psprintf("SELECT server, table_name FROM %s ORDER BY server COLLATE \"C\", table_name COLLATE \"C\"",
-					 declared_relation(fcinfo));
 	SPI_connect();
-	rc = SPI_execute(query, true, 0);
+	rc = SPI_execute(psprintf(with_limits ?
+							  "SELECT server, table_name, max_l0_generations, max_l0_bytes, max_wal_lag, max_memtable_rows, max_checkpoint_age, last_checkpoint_at, "
+							  "coalesce(now() - coalesce(last_checkpoint_at, added_at) > max_checkpoint_age, false), "
+							  "date_trunc('second', now() - coalesce(last_checkpoint_at, added_at))::text, max_checkpoint_age::text "
+							  "FROM %s ORDER BY server COLLATE \"C\", table_name COLLATE \"C\"" :
+							  "SELECT server, table_name FROM %s ORDER BY server COLLATE \"C\", table_name COLLATE \"C\"",
+							  declared_relation(fcinfo)), true, 0);
 	if (rc != SPI_OK_SELECT)
 		ereport(ERROR,
 				(errcode(ERRCODE_INTERNAL_ERROR),
 				 errmsg_internal("SPI_execute failed: %s",
 								 SPI_result_code_string(rc))));
 	set->ntables = (int) SPI_processed;
-	set->servers = MemoryContextAlloc(outer,
-									  Max(set->ntables, 1) * sizeof(char *));
-	set->names = MemoryContextAlloc(outer,
-									Max(set->ntables, 1) * sizeof(char *));
+	n = Max(set->ntables, 1);
+	set->servers = MemoryContextAlloc(outer, n * sizeof(char *));
+	set->names = MemoryContextAlloc(outer, n * sizeof(char *));
+	set->limits = NULL;
+	set->limit_values = NULL;
+	set->limit_nulls = NULL;
+	if (with_limits)
+	{
+		set->limits = MemoryContextAllocZero(outer, n * sizeof(LsmLimits));
+		set->limit_values = MemoryContextAlloc(outer,
+											   n * LSM_LIMIT_COLS * sizeof(Datum));
+		set->limit_nulls = MemoryContextAlloc(outer,
+											  n * LSM_LIMIT_COLS * sizeof(bool));
+	}
 	for (int i = 0; i < set->ntables; i++)
 	{
 		HeapTuple	tuple = SPI_tuptable->vals[i];
@@ -198,24 +301,30 @@ declared_read(FunctionCallInfo fcinfo, DeclaredSet *set)
 											  SPI_getvalue(tuple, desc, 1));
 		set->names[i] = MemoryContextStrdup(outer,
 											SPI_getvalue(tuple, desc, 2));
+		if (with_limits)
+			declared_read_limits(set, i, outer);
 	}
 	SPI_finish();
 }
 
 /*
- * declared_prepare: initialise one task of the given kind per declared
- * table.  Each distinct server is resolved once, without raising; a table
- * whose server is unusable (42704, 42809, 42501) or whose name is refused
- * (22023) gets a task already finished with that failure.  Not inlined:
- * its locals must stay out of the caller's PG_TRY frame (-Wclobbered).
+ * lsm_declared_prepare: read the declared tables (with their thresholds
+ * when with_limits) and initialise one task of the given kind per table.
+ * Each distinct server is resolved once, without raising; a table whose
+ * server is unusable (42704, 42809, 42501) or whose name is refused
+ * (22023) gets a task already finished with that failure.  The caller
+ * runs the tasks and must call lsm_declared_wipe on every path.  Not
+ * inlined: its locals must stay out of the caller's PG_TRY frame
+ * (-Wclobbered).
  */
-static pg_noinline void
-declared_prepare(FunctionCallInfo fcinfo, LsmTaskKind kind, DeclaredSet *set)
+pg_noinline void
+lsm_declared_prepare(FunctionCallInfo fcinfo, LsmTaskKind kind,
+					 bool with_limits, DeclaredSet *set)
 {
 	LsmConfig  *config = NULL;
 	LsmFailure *server_failure = NULL;
 
-	declared_read(fcinfo, set);
+	declared_read(fcinfo, with_limits, set);
 	set->nconfigs = 0;
 	set->configs = palloc(Max(set->ntables, 1) * sizeof(LsmConfig *));
 	set->tasks = palloc(Max(set->ntables, 1) * sizeof(LsmTask *));
@@ -243,23 +352,34 @@ declared_prepare(FunctionCallInfo fcinfo, LsmTaskKind kind, DeclaredSet *set)
 }
 
 /*
+ * lsm_declared_wipe: wipe the API keys of the set's resolved servers.
+ * Safe to call more than once.
+ */
+void
+lsm_declared_wipe(DeclaredSet *set)
+{
+	for (int i = 0; i < set->nconfigs; i++)
+		lsm_config_wipe(set->configs[i]);
+}
+
+/*
  * declared_collect: prepare and run one task of the given kind per
  * declared table, concurrently; every task's outcome is in the set.
  * API keys are wiped on every path.  Raises only PostgreSQL's own errors
  * (cancel, statement_timeout: 57014).
  */
 static void
-declared_collect(FunctionCallInfo fcinfo, LsmTaskKind kind, DeclaredSet *set)
+declared_collect(FunctionCallInfo fcinfo, LsmTaskKind kind, bool with_limits,
+				 DeclaredSet *set)
 {
-	declared_prepare(fcinfo, kind, set);
+	lsm_declared_prepare(fcinfo, kind, with_limits, set);
 	PG_TRY();
 	{
 		lsm_task_run_all(set->tasks, set->ntables);
 	}
 	PG_FINALLY();
 	{
-		for (int i = 0; i < set->nconfigs; i++)
-			lsm_config_wipe(set->configs[i]);
+		lsm_declared_wipe(set);
 	}
 	PG_END_TRY();
 }
@@ -283,7 +403,7 @@ lancelsm_declared_bucket_stats(PG_FUNCTION_ARGS)
 	DeclaredSet set;
 
 	InitMaterializedSRF(fcinfo, 0);
-	declared_collect(fcinfo, LSM_TASK_STATS, &set);
+	declared_collect(fcinfo, LSM_TASK_STATS, false, &set);
 	for (int i = 0; i < set.ntables; i++)
 	{
 		const LsmTask *task = set.tasks[i];
@@ -346,26 +466,91 @@ declared_totals(const LsmStats *stats, DeclaredTotals *t)
 }
 
 /*
- * declared_table_row: the lancelsm_table_stats row of one finished stats
- * task: the totals, or NULL totals and the failure's SQLSTATE and message.
+ * declared_checked_totals: the totals of a finished stats task into *t,
+ * or the failure of the task, or a 22003 failure when a total leaves the
+ * bigint range.  NULL: *t is set.
+ */
+static LsmFailure *
+declared_checked_totals(const LsmTask *task, DeclaredTotals *t)
+{
+	if (task->failure != NULL)
+		return task->failure;
+	if (declared_totals(task->stats, t))
+		return NULL;
+	return lsm_fault_new(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE,
+						 "read the LSM statistics of", task->table_name,
+						 pstrdup("The totals over the buckets are out of range for type bigint."),
+						 NULL);
+}
+
+/*
+ * lsm_declared_measures: the statistics a threshold is compared with
+ * (LSM_MEASURES values, LsmMeasure order) of a finished stats task, or
+ * the task's failure (or 22003 for totals out of range) with measures
+ * untouched.
+ */
+LsmFailure *
+lsm_declared_measures(const LsmTask *task, int64 *measures)
+{
+	DeclaredTotals t;
+	LsmFailure *failure = declared_checked_totals(task, &t);
+
+	if (failure != NULL)
+		return failure;
+	measures[LSM_MEASURE_L0_GENERATIONS] = t.l0_generations;
+	measures[LSM_MEASURE_L0_BYTES] = t.l0_bytes;
+	measures[LSM_MEASURE_WAL_LAG] = t.wal_lag_max;
+	measures[LSM_MEASURE_MEMTABLE_ROWS] = t.memtable_rows;
+	return NULL;
+}
+
+/*
+ * declared_due_columns: the 1.2 columns of lancelsm_table_stats after
+ * error: the table's thresholds and last_checkpoint_at, then due,
+ * due_reason and due_action (NULL when its stats failed).
  */
 static void
-declared_table_row(ReturnSetInfo *rsinfo, const char *server,
-				   const LsmTask *task)
+declared_due_columns(const DeclaredSet *set, int i, const LsmFailure *failure,
+					 Datum *values, bool *nulls)
 {
-	Datum		values[TABLE_STATS_COLS];
-	bool		nulls[TABLE_STATS_COLS];
-	const LsmFailure *failure = task->failure;
-	DeclaredTotals t;
+	int64		measures[LSM_MEASURES];
+	LsmDueAction action;
+	char	   *reason;
+	int			c = 0;
 
-	if (failure == NULL && !declared_totals(task->stats, &t))
-		failure = lsm_fault_new(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE,
-								"read the LSM statistics of",
-								task->table_name,
-								pstrdup("The totals over the buckets are out of range for type bigint."),
-								NULL);
+	for (; c < LSM_LIMIT_COLS; c++)
+	{
+		values[c] = set->limit_values[i * LSM_LIMIT_COLS + c];
+		nulls[c] = set->limit_nulls[i * LSM_LIMIT_COLS + c];
+	}
+	nulls[c] = nulls[c + 1] = nulls[c + 2] = (failure != NULL);
+	if (failure != NULL)
+		return;
+	(void) lsm_declared_measures(set->tasks[i], measures);
+	action = lsm_due_evaluate(&set->limits[i], measures, &reason);
+	values[c++] = BoolGetDatum(action != LSM_DUE_NONE);
+	nulls[c] = (reason == NULL);
+	values[c++] = reason ? CStringGetTextDatum(reason) : (Datum) 0;
+	values[c] = CStringGetTextDatum(lsm_due_action_name(action));
+}
+
+/*
+ * declared_table_row: the lancelsm_table_stats row of table i, whose
+ * stats task has finished: the totals, or NULL totals and the failure's
+ * SQLSTATE and message; with the 1.2 shape (the set read with limits),
+ * then its thresholds and whether it is due.
+ */
+static void
+declared_table_row(ReturnSetInfo *rsinfo, const DeclaredSet *set, int i)
+{
+	Datum		values[TABLE_STATS_COLS_V1_2];
+	bool		nulls[TABLE_STATS_COLS_V1_2];
+	const LsmTask *task = set->tasks[i];
+	DeclaredTotals t;
+	const LsmFailure *failure = declared_checked_totals(task, &t);
+
 	memset(nulls, failure != NULL, sizeof(nulls));
-	values[0] = CStringGetTextDatum(server);
+	values[0] = CStringGetTextDatum(set->servers[i]);
 	values[1] = CStringGetTextDatum(task->table_name);
 	nulls[0] = nulls[1] = false;
 	if (failure == NULL)
@@ -381,6 +566,10 @@ declared_table_row(ReturnSetInfo *rsinfo, const char *server,
 		values[9] = Int32GetDatum(t.compacting_buckets);
 	}
 	lsm_failure_columns(failure, values + 10, nulls + 10);
+	if (set->limits != NULL)
+		declared_due_columns(set, i, failure,
+							 values + TABLE_STATS_COLS_V1_1,
+							 nulls + TABLE_STATS_COLS_V1_1);
 	tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 }
 
@@ -389,7 +578,11 @@ declared_table_row(ReturnSetInfo *rsinfo, const char *server,
  * RETURNS TABLE (server text, table_name text, lsm_enabled boolean,
  *   buckets integer, l0_generations bigint, l0_bytes bigint,
  *   memtable_rows bigint, wal_lag_total bigint, wal_lag_max bigint,
- *   compacting_buckets integer, error_sqlstate text, error text)
+ *   compacting_buckets integer, error_sqlstate text, error text,
+ *   max_l0_generations bigint, max_l0_bytes bigint, max_wal_lag bigint,
+ *   max_memtable_rows bigint, max_checkpoint_age interval,
+ *   last_checkpoint_at timestamptz, due boolean, due_reason text,
+ *   due_action text)
  *
  * Backs the view lancelsm_table_stats: one row per declared table, one
  * stats request per table, all concurrently.  The totals are over the
@@ -399,8 +592,11 @@ declared_table_row(ReturnSetInfo *rsinfo, const char *server,
  * buckets), memtable_rows counts the buckets that report memtables.
  * lsm_enabled is false for a table without an LSM write path (no buckets,
  * zero totals).  A table that fails has NULL in every column but server,
- * table_name, error_sqlstate and error ("errmsg: errdetail").  Raises only
- * on cancel or statement_timeout (57014).
+ * table_name, error_sqlstate and error ("errmsg: errdetail") and its
+ * thresholds.  The thresholds come from lancelsm_table; due, due_reason
+ * and due_action say what lancelsm_checkpoint_due() would do now (see
+ * src/threshold.c).  Declared by 1.1, it has the first 12 columns only.
+ * Raises only on cancel or statement_timeout (57014).
  */
 PG_FUNCTION_INFO_V1(lancelsm_declared_table_stats);
 Datum
@@ -408,12 +604,128 @@ lancelsm_declared_table_stats(PG_FUNCTION_ARGS)
 {
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 	DeclaredSet set;
+	int			natts;
 
 	InitMaterializedSRF(fcinfo, 0);
-	declared_collect(fcinfo, LSM_TASK_STATS, &set);
+	natts = rsinfo->setDesc->natts;
+	if (natts != TABLE_STATS_COLS_V1_1 && natts != TABLE_STATS_COLS_V1_2)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("lancelsm_declared_table_stats is declared with %d columns, which this lancelsm library does not support",
+						natts),
+				 errhint("Run ALTER EXTENSION lancelsm UPDATE.")));
+	declared_collect(fcinfo, LSM_TASK_STATS,
+					 natts == TABLE_STATS_COLS_V1_2, &set);
 	for (int i = 0; i < set.ntables; i++)
-		declared_table_row(rsinfo, set.servers[i], set.tasks[i]);
+		declared_table_row(rsinfo, &set, i);
 	return (Datum) 0;
+}
+
+/*
+ * declared_has_column: whether lancelsm_table has the column (not before
+ * ALTER EXTENSION lancelsm UPDATE to 1.2).
+ */
+static bool
+declared_has_column(FunctionCallInfo fcinfo, const char *column)
+{
+	Oid			nspid = get_func_namespace(fcinfo->flinfo->fn_oid);
+	Oid			relid = get_relname_relid("lancelsm_table", nspid);
+
+	return OidIsValid(relid) && get_attnum(relid, column) != InvalidAttrNumber;
+}
+
+/*
+ * declared_update_safely: run the UPDATE of lsm_declared_record with its
+ * three array parameters in a subtransaction.  An error (a read-only
+ * transaction: 25006, no UPDATE privilege: 42501, ...) becomes a WARNING
+ * with its SQLSTATE; cancel and statement_timeout (57014) still raise.
+ */
+static void
+declared_update_safely(const char *query, Datum *args)
+{
+	Oid			argtypes[3] = {TEXTARRAYOID, TEXTARRAYOID,
+	TIMESTAMPTZARRAYOID};
+	MemoryContext outer = CurrentMemoryContext;
+	ResourceOwner owner = CurrentResourceOwner;
+
+	BeginInternalSubTransaction(NULL);
+	MemoryContextSwitchTo(outer);
+	PG_TRY();
+	{
+		SPI_connect();
+		if (SPI_execute_with_args(query, 3, argtypes, args, NULL, false,
+								  0) != SPI_OK_UPDATE)
+			elog(ERROR, "SPI_execute_with_args did not update");
+		SPI_finish();
+		ReleaseCurrentSubTransaction();
+		MemoryContextSwitchTo(outer);
+		CurrentResourceOwner = owner;
+	}
+	PG_CATCH();
+	{
+		ErrorData  *edata;
+
+		MemoryContextSwitchTo(outer);
+		edata = CopyErrorData();
+		FlushErrorState();
+		RollbackAndReleaseCurrentSubTransaction();
+		MemoryContextSwitchTo(outer);
+		CurrentResourceOwner = owner;
+		if (edata->sqlerrcode == ERRCODE_QUERY_CANCELED)
+			ReThrowError(edata);
+		ereport(WARNING,
+				(errcode(edata->sqlerrcode),
+				 errmsg("could not record the last checkpoint of declared tables"),
+				 errdetail_internal("%s", edata->message),
+				 errhint("The checkpoints ran; only last_checkpoint_at in lancelsm_table was not updated.")));
+	}
+	PG_END_TRY();
+}
+
+/*
+ * lsm_declared_record: set last_checkpoint_at in lancelsm_table to the
+ * start of each checkpoint among tasks (one per table of the set, NULL
+ * where none ran) that succeeded, never moving it back.  Runs in the
+ * calling transaction with the caller's rights: it is lost if that
+ * transaction rolls back, and where it cannot be written (a read-only
+ * transaction, no UPDATE on lancelsm_table) a WARNING says so and nothing
+ * raises.  Does nothing before the 1.2 catalog.
+ */
+void
+lsm_declared_record(FunctionCallInfo fcinfo, const DeclaredSet *set,
+					LsmTask **tasks)
+{
+	Datum	   *servers = palloc(Max(set->ntables, 1) * sizeof(Datum));
+	Datum	   *names = palloc(Max(set->ntables, 1) * sizeof(Datum));
+	Datum	   *starts = palloc(Max(set->ntables, 1) * sizeof(Datum));
+	Datum		args[3];
+	int			n = 0;
+
+	for (int i = 0; i < set->ntables; i++)
+	{
+		const LsmTask *task = tasks[i];
+
+		if (task == NULL || task->kind != LSM_TASK_CHECKPOINT ||
+			task->failure != NULL || task->started_at == 0)
+			continue;
+		servers[n] = CStringGetTextDatum(set->servers[i]);
+		names[n] = CStringGetTextDatum(set->names[i]);
+		starts[n++] = TimestampTzGetDatum(task->started_at);
+	}
+	if (n == 0 || !declared_has_column(fcinfo, "last_checkpoint_at"))
+		return;
+	args[0] = PointerGetDatum(construct_array(servers, n, TEXTOID, -1, false,
+											  TYPALIGN_INT));
+	args[1] = PointerGetDatum(construct_array(names, n, TEXTOID, -1, false,
+											  TYPALIGN_INT));
+	args[2] = PointerGetDatum(construct_array(starts, n, TIMESTAMPTZOID,
+											  sizeof(TimestampTz), true,
+											  TYPALIGN_DOUBLE));
+	declared_update_safely(psprintf("UPDATE %s t SET last_checkpoint_at = greatest(t.last_checkpoint_at, u.at) "
+									"FROM unnest($1, $2, $3) u(server, table_name, at) "
+									"WHERE t.server = u.server AND t.table_name = u.table_name",
+									declared_relation(fcinfo)),
+						   args);
 }
 
 /*
@@ -426,8 +738,10 @@ lancelsm_declared_table_stats(PG_FUNCTION_ARGS)
  * lancelsm_checkpoint(server, table_name).  One row per declared table,
  * with the columns of lancelsm_checkpoint(text, text[]) after server; a
  * table whose server is unusable (42704, 42809, 42501) or whose name is
- * refused (22023) gets its failure row with a NULL elapsed.  Raises only
- * on cancel or statement_timeout (57014), which end every checkpoint.
+ * refused (22023) gets its failure row with a NULL elapsed.  Each
+ * checkpoint that succeeded sets its table's last_checkpoint_at (see
+ * lsm_declared_record: a WARNING where it cannot).  Raises only on cancel
+ * or statement_timeout (57014), which end every checkpoint.
  */
 PG_FUNCTION_INFO_V1(lancelsm_checkpoint_all);
 Datum
@@ -437,7 +751,8 @@ lancelsm_checkpoint_all(PG_FUNCTION_ARGS)
 	DeclaredSet set;
 
 	InitMaterializedSRF(fcinfo, 0);
-	declared_collect(fcinfo, LSM_TASK_CHECKPOINT, &set);
+	declared_collect(fcinfo, LSM_TASK_CHECKPOINT, false, &set);
+	lsm_declared_record(fcinfo, &set, set.tasks);
 	for (int i = 0; i < set.ntables; i++)
 	{
 		Datum		values[1 + LSM_CHECKPOINT_ROW_COLS];

@@ -530,7 +530,8 @@ progress_counters(const LsmTask *task, ProgressCounters *c)
 
 /*
  * lsm_progress_begin: claim a progress entry for a checkpoint task that
- * is starting (other kinds get none) and store its index in
+ * is starting (other kinds and trigger-only checkpoints, which do not
+ * wait for their drain, get none) and store its index in
  * task->progress_slot.  When the pool is full the checkpoint runs without
  * one and the skipped counter grows.  task->config must be set.
  */
@@ -542,8 +543,8 @@ lsm_progress_begin(LsmTask *task)
 	ProgressEntry *e;
 	int			slot;
 
-	if (task->kind != LSM_TASK_CHECKPOINT || progress_shared == NULL ||
-		task->config == NULL)
+	if (task->kind != LSM_TASK_CHECKPOINT || task->trigger_only ||
+		progress_shared == NULL || task->config == NULL)
 		return;
 	if (!progress_exit_registered)
 	{
@@ -631,7 +632,8 @@ history_entry_fill(HistoryEntry *h, const LsmTask *task, int interrupted_by)
 /*
  * lsm_progress_end: a task is over (interrupted_by: 0, or the SQLSTATE of
  * the error that ended the statement).  Frees its progress entry and, for
- * a checkpoint that had started, records its outcome in the history.
+ * a checkpoint that had started and waited for its drain (not
+ * trigger-only), records its outcome in the history.
  * Never raises an error: it runs in lsm_task_run_all's error handler.
  */
 void
@@ -639,7 +641,8 @@ lsm_progress_end(LsmTask *task, int interrupted_by)
 {
 	HistoryEntry entry;
 
-	if (task->kind != LSM_TASK_CHECKPOINT || progress_shared == NULL)
+	if (task->kind != LSM_TASK_CHECKPOINT || task->trigger_only ||
+		progress_shared == NULL)
 		return;
 	if (task->progress_slot >= 0)
 	{

@@ -26,6 +26,12 @@
  * have acted before failing, and a second unset would then report
  * "nothing set" for the one that worked.  src/http.c sends set and unset
  * on a fresh connection so that libcurl never re-sends them either.
+ * A trigger-only task (lancelsm_checkpoint_due) does not wait for the
+ * drain: a compact ends with its trigger, a checkpoint with the trigger
+ * that follows its flush and watermark read (or with that read, when
+ * there is nothing to compact or passes already own every bucket), and a
+ * 429 or 503 answer to the trigger ends it as a success, not retried: a
+ * pass holds the latch or the node is busy, and the next run observes.
  *
  *-------------------------------------------------------------------------
  */
@@ -377,6 +383,8 @@ task_checkpoint_step(LsmTask *task, const LsmStats *stats,
 		task->phase = LSM_PHASE_COMPACT;
 		task_issue(task, deadline);
 	}
+	else if (task->trigger_only)
+		task_finish(task, NULL);	/* passes own every outstanding bucket */
 	else
 	{
 		task->phase = LSM_PHASE_POLL;
@@ -441,7 +449,7 @@ task_on_success(LsmTask *task, TimestampTz deadline)
 			break;
 		case LSM_PHASE_COMPACT:
 			task->passes++;
-			if (task->kind == LSM_TASK_COMPACT)
+			if (task->kind == LSM_TASK_COMPACT || task->trigger_only)
 				task_finish(task, NULL);
 			else
 			{
@@ -467,7 +475,10 @@ task_on_success(LsmTask *task, TimestampTz deadline)
 static void
 task_on_retryable(LsmTask *task)
 {
-	if (task->kind == LSM_TASK_CHECKPOINT && task->phase == LSM_PHASE_COMPACT)
+	if (task->trigger_only && task->phase == LSM_PHASE_COMPACT)
+		task_finish(task, NULL);	/* the next run observes */
+	else if (task->kind == LSM_TASK_CHECKPOINT &&
+			 task->phase == LSM_PHASE_COMPACT)
 	{
 		/* the latch it would contend for is the one doing the work */
 		task->phase = LSM_PHASE_POLL;

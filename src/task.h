@@ -44,6 +44,8 @@ typedef struct LsmTask
 	const LsmConfig *config;
 	const char *table_name;
 	bool		include_generation_rows;
+	bool		trigger_only;	/* compact, checkpoint: return once compaction
+								 * is triggered, without waiting for it */
 	const char *stats_body;		/* the get_lsm_stats request body */
 	LsmKeySpelling sent_keys;	/* the spelling stats_body asks in */
 	bool		keys_resent;	/* asked again in the server's spelling */

@@ -48,17 +48,7 @@ my $TIMEOUT_MSG = 'canceling statement due to statement timeout';
 # return_message on one line without the column separator
 use constant MSG => q{translate(d.return_message, E'\n|', '  ')};
 
-my $pkglibdir = `@{[$ENV{PG_CONFIG} || "pg_config"]} --pkglibdir`;
-chomp $pkglibdir;
-# scripts/test.sh sets LANCELSM_REQUIRE_PG_CRON for every PostgreSQL that
-# has a pg_cron package: there a missing pg_cron fails instead of skipping
-unless (-e "$pkglibdir/pg_cron.so")
-{
-	my $why = "pg_cron is not installed ($pkglibdir/pg_cron.so; "
-	  . 'apt-get install postgresql-<major>-cron)';
-	BAIL_OUT($why) if $ENV{LANCELSM_REQUIRE_PG_CRON};
-	plan skip_all => $why;
-}
+skip_without_pg_cron();
 
 my $port = start_emulator();
 

@@ -27,7 +27,7 @@ our @EXPORT = qw(start_emulator emu emu_reset emu_counts wait_for_request
   setup_node open_session timed_query send_query finish_query
   backend_emulator_sockets backend_tcp_rows $API_KEY
   start_extra_emulator stop_extra_emulator emu_at backend_rss_kb
-  reset_peak_rss sqlstate_of setup_node_conf);
+  reset_peak_rss sqlstate_of setup_node_conf skip_without_pg_cron);
 
 our $API_KEY = 'tap-secret-key';
 
@@ -179,6 +179,22 @@ sub reset_peak_rss
 	open(my $fh, '>', "/proc/$pid/clear_refs") or die "clear_refs: $!";
 	print $fh "5\n";
 	close $fh;
+}
+
+# skip_without_pg_cron: skip the whole test (plan skip_all) when pg_cron
+# is not installed for this PostgreSQL (PG_CONFIG's, else pg_config's).
+# scripts/test.sh sets LANCELSM_REQUIRE_PG_CRON for every PostgreSQL that
+# has a pg_cron package: there a missing pg_cron bails out instead.
+sub skip_without_pg_cron
+{
+	my $pkglibdir = `@{[$ENV{PG_CONFIG} || "pg_config"]} --pkglibdir`;
+
+	chomp $pkglibdir;
+	return if -e "$pkglibdir/pg_cron.so";
+	my $why = "pg_cron is not installed ($pkglibdir/pg_cron.so; "
+	  . 'apt-get install postgresql-<major>-cron)';
+	BAIL_OUT($why) if $ENV{LANCELSM_REQUIRE_PG_CRON};
+	plan skip_all => $why;
 }
 
 # sqlstate_of: the SQLSTATE of the first ERROR or FATAL in psql's

@@ -4,10 +4,11 @@
 # then ALTER EXTENSION lancelsm UPDATE in one database, CREATE EXTENSION
 # lancelsm (the default version) in another, and compare what each holds:
 # the \dx+ member list, every member function's definition and ACL, every
-# member relation's columns, indexes, view definition and ACL, and the
+# member relation's columns, indexes, constraints, view definition and ACL, and the
 # extension's version and dumped configuration tables.  Any difference
 # fails the test with a diff.  Then a pg_dump round trip: declared tables
-# (lancelsm_table rows) survive pg_dump and a restore into a new database.
+# (lancelsm_table rows, with their thresholds and last_checkpoint_at)
+# survive pg_dump and a restore into a new database.
 #
 # Run as the postgres user, with lancelsm built and installed; scripts/test.sh
 # calls it.  No emulator needed: nothing here contacts a LanceDB server.
@@ -53,6 +54,8 @@ SELECT def FROM (
               WHERE a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped)
          || coalesce(E'\n' || (SELECT string_agg(pg_get_indexdef(i.indexrelid), E'\n' ORDER BY i.indexrelid::regclass::text COLLATE "C")
                                 FROM pg_index i WHERE i.indrelid = c.oid), '')
+         || coalesce(E'\n' || (SELECT string_agg(format('constraint %s %s', k.conname, pg_get_constraintdef(k.oid)), E'\n' ORDER BY k.conname COLLATE "C")
+                                FROM pg_constraint k WHERE k.conrelid = c.oid), '')
          || CASE WHEN c.relkind = 'v' THEN E'\n' || pg_get_viewdef(c.oid) ELSE '' END
     FROM pg_class c JOIN members m ON m.classid = 'pg_class'::regclass AND m.objid = c.oid
 ) d ORDER BY k COLLATE "C";
@@ -72,15 +75,34 @@ if ! diff -u "$tmp/fresh.txt" "$tmp/upgraded.txt"; then
 fi
 echo "upgrade: 1.0 -> $(psql_q -d upgraded -A -t -c "SELECT extversion FROM pg_extension WHERE extname = 'lancelsm'") matches a fresh install ($(grep -c . "$tmp/fresh.txt") lines compared)"
 
+# a table declared under 1.1 is kept by the update to 1.2, without thresholds
+createdb kept
+psql_q -d kept -o /dev/null <<'SQL'
+CREATE EXTENSION lancelsm VERSION '1.1';
+CREATE SERVER kept_srv FOREIGN DATA WRAPPER lancelsm
+  OPTIONS (database 'mydb', host_override 'http://127.0.0.1:1');
+SELECT lancelsm_add_table('kept_srv', 'events');
+ALTER EXTENSION lancelsm UPDATE;
+SQL
+kept=$(psql_q -d kept -A -t -c "SELECT concat_ws(' ', server, table_name, coalesce(max_l0_generations::text, 'null'), coalesce(max_checkpoint_age::text, 'null'), coalesce(last_checkpoint_at::text, 'never')) FROM lancelsm_table")
+if [ "$kept" != "kept_srv events null null never" ]; then
+	echo "upgrade: a table declared under 1.1 was not kept by the update: '$kept'" >&2
+	exit 1
+fi
+echo "upgrade: a table declared under 1.1 is kept by the update ($kept)"
+
 # pg_dump round trip of the declared tables
 psql_q -d fresh -o /dev/null <<'SQL'
 CREATE SERVER dump_srv FOREIGN DATA WRAPPER lancelsm
   OPTIONS (database 'mydb', host_override 'http://127.0.0.1:1');
-SELECT lancelsm_add_table('dump_srv', 'events');
-SELECT lancelsm_add_table('dump_srv', 'ns$orders');
+SELECT lancelsm_add_table('dump_srv', 'events', max_l0_generations => 20,
+                          max_wal_lag => 1000, max_checkpoint_age => '15 minutes');
+SELECT lancelsm_add_table('dump_srv', 'ns$orders', 1, 2, 3, 4, '1 day');
+UPDATE lancelsm_table SET last_checkpoint_at = '2026-11-30 12:34:56.789+00'
+ WHERE table_name = 'events';
 SQL
 rows() {
-	psql_q -d "$1" -A -t -c "SELECT server || ' ' || table_name || ' ' || added_at FROM lancelsm_table ORDER BY server COLLATE \"C\", table_name COLLATE \"C\""
+	psql_q -d "$1" -A -t -c "SELECT concat_ws(' ', server, table_name, added_at, max_l0_generations, max_l0_bytes, max_wal_lag, max_memtable_rows, max_checkpoint_age, coalesce(last_checkpoint_at::text, 'never')) FROM lancelsm_table ORDER BY server COLLATE \"C\", table_name COLLATE \"C\""
 }
 pg_dump fresh >"$tmp/dump.sql"
 createdb restored
@@ -92,4 +114,5 @@ if [ "$(wc -l <"$tmp/rows.fresh")" != 2 ] || ! diff -u "$tmp/rows.fresh" "$tmp/r
 	cat "$tmp/rows.fresh" >&2
 	exit 1
 fi
-echo "upgrade: pg_dump round trip kept $(wc -l <"$tmp/rows.restored") declared tables"
+echo "upgrade: pg_dump round trip kept $(wc -l <"$tmp/rows.restored") declared tables with their thresholds and last checkpoint"
+cat "$tmp/rows.restored"

@@ -1,0 +1,206 @@
+-- due: per-table thresholds, lancelsm_alter_table, the thresholds in
+-- lancelsm_table_stats and lancelsm_checkpoint_due(): every threshold's
+-- action, several at once, reasons, NULL thresholds, error rows, the
+-- recorded last checkpoint, permissions
+\getenv emu_port LANCELSM_EMULATOR_PORT
+\set emu_url 'http://127.0.0.1:' :emu_port
+SELECT emu_reset();
+SET statement_timeout = '20s';
+-- dt_try(sql), from declared.sql: 'ok', or the SQLSTATE and message
+-- du_calls(): the route calls of every du_ table since the last log reset
+CREATE FUNCTION du_calls() RETURNS TABLE (tbl text, flush text, compact text, stats text)
+LANGUAGE sql AS $$
+  SELECT t, c->>'flush_lsm', c->>'compact_lsm', c->>'get_lsm_stats'
+    FROM unnest(ARRAY['du_age', 'du_both', 'du_bytes', 'du_gone', 'du_l0',
+                      'du_latched', 'du_null', 'du_quiet', 'du_rows', 'du_wal']) t,
+         emu_counts(t) c ORDER BY t COLLATE "C" $$;
+
+-- declaring with thresholds; two arguments still work; NULL server or
+-- name does nothing; a duplicate keeps its thresholds
+SELECT lancelsm_add_table('emu', 'du_l0', max_l0_generations => 2);
+SELECT lancelsm_add_table('emu', 'du_bytes', max_l0_bytes => 1000);
+SELECT lancelsm_add_table('emu', 'du_wal', max_wal_lag => 1);
+SELECT lancelsm_add_table('emu', 'du_rows', max_memtable_rows => 4);
+SELECT lancelsm_add_table('emu', 'du_age', max_checkpoint_age => '1 hour');
+SELECT lancelsm_add_table('emu', 'du_both', 1, NULL, 0);
+SELECT lancelsm_add_table('emu', 'du_quiet', 10, 100000, 10, 100, '1 day');
+SELECT lancelsm_add_table('emu', 'du_null');
+SELECT lancelsm_add_table('emu', 'du_gone', max_memtable_rows => 0);
+SELECT lancelsm_add_table('emu', 'du_latched', max_l0_generations => 0);
+SELECT lancelsm_add_table('emu', 'du_l0', max_l0_generations => 7);
+SELECT lancelsm_add_table(NULL, 'du_x', 1) IS NULL AS null_server,
+       lancelsm_add_table('emu', NULL, 1) IS NULL AS null_name;
+SELECT server, table_name, max_l0_generations, max_l0_bytes, max_wal_lag,
+       max_memtable_rows, max_checkpoint_age, last_checkpoint_at
+  FROM lancelsm_table ORDER BY table_name COLLATE "C";
+
+-- thresholds the CHECK constraints refuse; nothing stored
+SELECT dt_try($$SELECT lancelsm_add_table('emu', 'du_x', max_l0_generations => -1)$$);
+SELECT dt_try($$SELECT lancelsm_add_table('emu', 'du_x', max_l0_bytes => -1)$$);
+SELECT dt_try($$SELECT lancelsm_add_table('emu', 'du_x', max_wal_lag => -1)$$);
+SELECT dt_try($$SELECT lancelsm_add_table('emu', 'du_x', max_memtable_rows => -1)$$);
+SELECT dt_try($$SELECT lancelsm_add_table('emu', 'du_x', max_checkpoint_age => '0')$$);
+SELECT dt_try($$SELECT lancelsm_add_table('emu', 'du_x', max_checkpoint_age => '-1 minute')$$);
+SELECT count(*) FROM lancelsm_table WHERE table_name = 'du_x';
+
+-- alter: sets exactly the given thresholds (an omitted one is NULL)
+SELECT lancelsm_alter_table('emu', 'du_null', 5, 6, 7, 8, '9 minutes');
+SELECT max_l0_generations, max_l0_bytes, max_wal_lag, max_memtable_rows,
+       max_checkpoint_age FROM lancelsm_table WHERE table_name = 'du_null';
+SELECT lancelsm_alter_table('emu', 'du_null', max_wal_lag => 3);
+SELECT max_l0_generations, max_l0_bytes, max_wal_lag, max_memtable_rows,
+       max_checkpoint_age FROM lancelsm_table WHERE table_name = 'du_null';
+SELECT lancelsm_alter_table('emu', 'du_null');
+SELECT max_l0_generations, max_l0_bytes, max_wal_lag, max_memtable_rows,
+       max_checkpoint_age FROM lancelsm_table WHERE table_name = 'du_null';
+SELECT dt_try($$SELECT lancelsm_alter_table('emu', 'du_x', 1)$$);
+SELECT dt_try($$SELECT lancelsm_alter_table('emu', 'du_null', max_wal_lag => -5)$$);
+SELECT lancelsm_alter_table(NULL, 'du_null', 1) IS NULL AS null_server;
+
+-- the emulator's tables (1 bucket each unless said): du_l0 3 L0
+-- generations of 10 rows; du_bytes 2 of 10 rows (1280 bytes); du_wal 2
+-- writes (WAL lag 2); du_rows 5 unflushed rows; du_age 1 generation and
+-- its last checkpoint 2 hours ago; du_both 2 buckets, 2 generations in b0
+-- and 1 write in b1; du_quiet below every threshold; du_null 4
+-- generations and no thresholds; du_latched 1 generation, latch pinned;
+-- du_gone does not exist
+SELECT emu('POST', '/_emulator/tables', jsonb_build_object('name', t, 'buckets', b))
+  FROM (VALUES ('du_l0', 1), ('du_bytes', 1), ('du_wal', 1), ('du_rows', 1),
+               ('du_age', 1), ('du_both', 2), ('du_quiet', 1), ('du_null', 1),
+               ('du_latched', 1)) v(t, b);
+SELECT emu('POST', '/_emulator/tables/du_l0/generations', '{"count": 3, "rows": 10}');
+SELECT emu('POST', '/_emulator/tables/du_bytes/generations', '{"count": 2, "rows": 10}');
+SELECT emu('POST', '/_emulator/tables/du_wal/write', '{"rows": 1, "bucket": "b0"}');
+SELECT emu('POST', '/_emulator/tables/du_wal/write', '{"rows": 1, "bucket": "b0"}');
+SELECT emu('POST', '/_emulator/tables/du_rows/write', '{"rows": 5, "bucket": "b0"}');
+SELECT emu('POST', '/_emulator/tables/du_age/generations', '{"count": 1, "rows": 10}');
+SELECT emu('POST', '/_emulator/tables/du_both/generations', '{"count": 2, "rows": 10, "buckets": ["b0"]}');
+SELECT emu('POST', '/_emulator/tables/du_both/write', '{"rows": 1, "bucket": "b1"}');
+SELECT emu('POST', '/_emulator/tables/du_quiet/generations', '{"count": 1, "rows": 10}');
+SELECT emu('POST', '/_emulator/tables/du_quiet/write', '{"rows": 3, "bucket": "b0"}');
+SELECT emu('POST', '/_emulator/tables/du_null/generations', '{"count": 4, "rows": 10}');
+SELECT emu('POST', '/_emulator/tables/du_latched/generations', '{"count": 1, "rows": 10}');
+SELECT emu('POST', '/_emulator/tables/du_latched/latch', '{"bucket": "b0", "held": true}');
+UPDATE lancelsm_table SET last_checkpoint_at = now() - interval '2 hours'
+ WHERE table_name = 'du_age';
+
+-- the view shows the thresholds and what is due, one stats read each
+SELECT emu('POST', '/_emulator/log/reset');
+SELECT table_name, l0_generations, l0_bytes, wal_lag_max, memtable_rows,
+       max_l0_generations, max_l0_bytes, max_wal_lag, max_memtable_rows,
+       max_checkpoint_age, due, due_reason, due_action, error_sqlstate
+  FROM lancelsm_table_stats ORDER BY table_name COLLATE "C";
+SELECT * FROM du_calls();
+
+-- act: each due table gets exactly the action its thresholds map to, a
+-- quiet table (or one without thresholds) only its stats read; du_latched
+-- is due for compaction but its only bucket is compacting: the trigger
+-- answers 429, which ends the action as a success without a pass
+SELECT emu('POST', '/_emulator/log/reset');
+SELECT server, table_name, ok, sqlstate, split_part(message, ': ', 1) AS message,
+       elapsed IS NOT NULL AS acted, passes, polls, due, reason, action
+  FROM lancelsm_checkpoint_due();
+SELECT * FROM du_calls();
+-- the checkpoint actions (du_age, du_both) are recorded, as the time
+-- they started; flush and compact actions are not checkpoints
+SELECT table_name, last_checkpoint_at > now() - interval '1 minute' AS recent
+  FROM lancelsm_table WHERE last_checkpoint_at IS NOT NULL
+ ORDER BY table_name COLLATE "C";
+
+-- the tables whose compaction now runs in the background leave, so that
+-- what follows is exact
+SELECT count(lancelsm_remove_table('emu', t))
+  FROM unnest(ARRAY['du_l0', 'du_bytes', 'du_both', 'du_rows', 'du_quiet', 'du_null']) t;
+
+-- a checkpoint action on a table whose every bucket is compacting: flush
+-- and the watermark read, no compact call
+SELECT emu('POST', '/_emulator/log/reset');
+SELECT lancelsm_alter_table('emu', 'du_latched', max_memtable_rows => 0, max_l0_generations => 0);
+SELECT emu('POST', '/_emulator/tables/du_latched/write', '{"rows": 2, "bucket": "b0"}');
+SELECT table_name, ok, passes, polls, reason, action
+  FROM lancelsm_checkpoint_due() WHERE due;
+SELECT * FROM du_calls() WHERE tbl = 'du_latched';
+SELECT emu('POST', '/_emulator/tables/du_latched/latch', '{"bucket": "b0", "held": false}');
+SELECT lancelsm_remove_table('emu', 'du_latched');
+
+-- a flush that fails is the action's failure row; due and reason stay
+SELECT emu('POST', '/_emulator/log/reset');
+SELECT emu_fault('du_wal', 'flush_lsm', 500);
+SELECT emu('POST', '/_emulator/tables/du_wal/write', '{"rows": 1, "bucket": "b0"}');
+SELECT emu('POST', '/_emulator/tables/du_wal/write', '{"rows": 1, "bucket": "b0"}');
+SELECT table_name, ok, sqlstate, split_part(message, ': ', 1) AS message,
+       passes, polls, reason, action
+  FROM lancelsm_checkpoint_due() WHERE table_name = 'du_wal';
+
+-- the recorded time: not written by a read-only transaction (a WARNING,
+-- the rows all the same), lost when the transaction rolls back, written
+-- by lancelsm_checkpoint_all() too
+SELECT lancelsm_alter_table('emu', 'du_age', max_checkpoint_age => '1 hour');
+UPDATE lancelsm_table SET last_checkpoint_at = '2026-01-01 00:00:00+00'
+ WHERE table_name = 'du_age';
+\set VERBOSITY terse
+BEGIN READ ONLY;
+SELECT table_name, ok, action FROM lancelsm_checkpoint_due() WHERE due;
+COMMIT;
+\set VERBOSITY default
+SELECT last_checkpoint_at = '2026-01-01 00:00:00+00' AS unchanged
+  FROM lancelsm_table WHERE table_name = 'du_age';
+BEGIN;
+SELECT count(*) FROM lancelsm_checkpoint_due() WHERE action = 'checkpoint' AND ok;
+ROLLBACK;
+SELECT last_checkpoint_at = '2026-01-01 00:00:00+00' AS unchanged
+  FROM lancelsm_table WHERE table_name = 'du_age';
+SELECT table_name, ok FROM lancelsm_checkpoint_all() WHERE table_name = 'du_age';
+SELECT last_checkpoint_at > now() - interval '1 minute' AS recorded
+  FROM lancelsm_table WHERE table_name = 'du_age';
+-- the age of a table never checkpointed runs from added_at
+UPDATE lancelsm_table SET last_checkpoint_at = NULL, added_at = now() - interval '3 hours'
+ WHERE table_name = 'du_age';
+SELECT table_name, due_reason, due_action FROM lancelsm_table_stats
+ WHERE table_name = 'du_age';
+
+-- errors are rows: a table that does not exist (above), a server without
+-- a user mapping, a name the functions refuse
+CREATE SERVER du_nomap FOREIGN DATA WRAPPER lancelsm
+  OPTIONS (database 'mydb', host_override :'emu_url');
+SELECT lancelsm_add_table('du_nomap', 'events', max_wal_lag => 0);
+INSERT INTO lancelsm_table (server, table_name, max_wal_lag) VALUES ('emu', '', 0);
+SELECT server, table_name, ok, sqlstate, due, reason, action, elapsed
+  FROM lancelsm_checkpoint_due() WHERE NOT ok;
+
+-- permissions: reading and acting are public (the server is the gate),
+-- changing thresholds is not; a role without UPDATE on lancelsm_table
+-- acts but cannot record (a WARNING)
+CREATE ROLE regress_du_reader;
+GRANT USAGE ON FOREIGN SERVER emu TO regress_du_reader;
+UPDATE lancelsm_table SET last_checkpoint_at = NULL WHERE table_name = 'du_age';
+SELECT f, has_function_privilege('regress_du_reader', f, 'EXECUTE') AS execute
+  FROM unnest(ARRAY['lancelsm_add_table(text, text, bigint, bigint, bigint, bigint, interval)',
+                    'lancelsm_alter_table(text, text, bigint, bigint, bigint, bigint, interval)',
+                    'lancelsm_checkpoint_due()',
+                    'lancelsm_declared_table_stats()']) f;
+SET ROLE regress_du_reader;
+SELECT dt_try($$SELECT lancelsm_alter_table('emu', 'du_l0', 1)$$);
+SELECT dt_try($$UPDATE lancelsm_table SET max_l0_generations = 1$$);
+\set VERBOSITY terse
+SELECT table_name, ok, action FROM lancelsm_checkpoint_due()
+ WHERE action = 'checkpoint';
+\set VERBOSITY default
+RESET ROLE;
+-- with UPDATE on the one column, a delegate records
+GRANT UPDATE (last_checkpoint_at) ON lancelsm_table TO regress_du_reader;
+SELECT last_checkpoint_at IS NULL AS not_recorded
+  FROM lancelsm_table WHERE table_name = 'du_age';
+SET ROLE regress_du_reader;
+SELECT table_name, ok, action FROM lancelsm_checkpoint_due()
+ WHERE action = 'checkpoint';
+RESET ROLE;
+SELECT last_checkpoint_at IS NOT NULL AS recorded
+  FROM lancelsm_table WHERE table_name = 'du_age';
+
+-- clean up
+SELECT count(lancelsm_remove_table(server, table_name)) FROM lancelsm_table;
+DROP SERVER du_nomap;
+REVOKE ALL ON lancelsm_table FROM regress_du_reader;
+REVOKE USAGE ON FOREIGN SERVER emu FROM regress_du_reader;
+DROP ROLE regress_du_reader;

@@ -1,0 +1,145 @@
+# 008_pg_cron_due.pl: lancelsm_checkpoint_due() scheduled by pg_cron.
+#
+# One node with pg_cron and lancelsm preloaded, in pg_cron's default mode,
+# runs the README's job "lsm-due" (every minute with pg_cron 1.4, every 5
+# seconds with 1.5 or later) against four declared tables, three of them
+# with an emulator writer (20 rows/s):
+#
+#   hot_wal  written, max_wal_lag 5                 -> flush every run
+#   hot_l0   written, 4 L0 generations,
+#            max_l0_generations 1                   -> compact every run, never a flush
+#   aged     written, max_checkpoint_age 1 second   -> checkpoint every run
+#   quiet    not written, every threshold set and
+#            not reached                            -> nothing but a stats read
+#
+# After two runs the job is unscheduled, and the emulator's request log
+# must hold, per run, exactly: quiet 1 stats read; hot_wal 1 stats read and
+# 1 flush; hot_l0 1 stats read and 1 compact; aged 2 stats reads (the
+# due check and the checkpoint's watermark), 1 flush and 1 compact.  The
+# rows each run returned (kept by the job in a table) say the same, and
+# aged's last_checkpoint_at is the start of the last run's checkpoint.
+use strict;
+use warnings FATAL => 'all';
+
+use FindBin;
+use lib $FindBin::RealBin;
+use LsmTap;
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+use Time::HiRes qw(time sleep);
+
+my $RUNS = 2;
+
+skip_without_pg_cron();
+
+my $port = start_emulator();
+emu_reset();
+for my $t ([ 'hot_wal', 20 ], [ 'hot_l0', 20 ], [ 'aged', 20 ], [ 'quiet', 0 ])
+{
+	emu('POST', '/_emulator/tables',
+		{ name => $t->[0], buckets => 1, rows_per_second => $t->[1] });
+}
+emu('POST', '/_emulator/tables/hot_l0/generations', { count => 4, rows => 10 });
+emu('POST', '/_emulator/tables/quiet/generations', { count => 1, rows => 10 });
+
+my $node = PostgreSQL::Test::Cluster->new('cron_due');
+$node->init;
+my $host = $node->host;
+$node->append_conf('postgresql.conf', qq{
+shared_preload_libraries = 'pg_cron,lancelsm'
+cron.database_name = 'postgres'
+cron.host = '$host'
+});
+$node->start;
+$node->safe_psql('postgres', qq{
+	CREATE EXTENSION lancelsm;
+	CREATE EXTENSION pg_cron;
+	CREATE SERVER emu FOREIGN DATA WRAPPER lancelsm
+	  OPTIONS (database 'mydb', host_override 'http://127.0.0.1:$port');
+	CREATE USER MAPPING FOR PUBLIC SERVER emu OPTIONS (api_key '$API_KEY');
+	SELECT lancelsm_add_table('emu', 'hot_wal', max_wal_lag => 5);
+	SELECT lancelsm_add_table('emu', 'hot_l0', max_l0_generations => 1);
+	SELECT lancelsm_add_table('emu', 'aged', max_checkpoint_age => '1 second');
+	SELECT lancelsm_add_table('emu', 'quiet', 10, 1000000, 10, 100, '1 day');
+	CREATE TABLE due_runs (at timestamptz, server text, table_name text,
+	  ok boolean, sqlstate text, message text, elapsed interval,
+	  passes integer, polls integer, due boolean, reason text, action text);
+}, timeout => 30);
+
+my $cron_version = $node->safe_psql('postgres',
+	"SELECT extversion FROM pg_extension WHERE extname = 'pg_cron'");
+my ($major, $minor) = $cron_version =~ /^(\d+)\.(\d+)/;
+my $seconds = $major > 1 || ($major == 1 && $minor >= 5);
+my $schedule = $seconds ? '5 seconds' : '* * * * *';
+diag("pg_cron $cron_version: lancelsm_checkpoint_due every "
+	  . ($seconds ? '5 seconds' : 'minute'));
+
+# nothing before the job counts
+emu('POST', '/_emulator/log/reset');
+$node->safe_psql('postgres', qq{
+	SELECT cron.schedule('lsm-due', '$schedule', \$\$SET statement_timeout = '50s';
+	  INSERT INTO due_runs SELECT now(), * FROM lancelsm_checkpoint_due()\$\$)});
+
+# runs of the job by status
+sub runs
+{
+	my ($status) = @_;
+	return $node->safe_psql('postgres', qq{
+		SELECT count(*) FROM cron.job_run_details WHERE status IN ($status)});
+}
+
+my $limit = ($seconds ? 5 : 60) * ($RUNS + 1) + 30;
+my $until = time() + $limit;
+sleep(0.5) while runs("'succeeded', 'failed'") < $RUNS && time() < $until;
+$node->safe_psql('postgres', "SELECT cron.unschedule('lsm-due')");
+# a run that started meanwhile ends before anything is counted
+$until = time() + 60;
+sleep(0.2) while runs("'starting', 'running', 'sending', 'connecting'") > 0
+  && time() < $until;
+
+my $n = runs("'succeeded'");
+is(runs("'failed'"), 0, 'no run of the job failed');
+cmp_ok($n, '>=', $RUNS, "the job ran at least $RUNS times within $limit s");
+note($node->safe_psql('postgres',
+	'SELECT status, return_message FROM cron.job_run_details ORDER BY runid'));
+
+# every run returned the same row per table
+is($node->safe_psql('postgres', q{
+	SELECT table_name, ok, due, action, count(*)
+	  FROM due_runs GROUP BY 1, 2, 3, 4 ORDER BY table_name COLLATE "C"}),
+	join("\n",
+		"aged|t|t|checkpoint|$n", "hot_l0|t|t|compact|$n",
+		"hot_wal|t|t|flush|$n", "quiet|t|f|none|$n"),
+	'each run: aged checkpoint, hot_l0 compact, hot_wal flush, quiet none');
+is($node->safe_psql('postgres', q{
+	SELECT table_name, bool_and(reason ~ '^(l0_generations \d+ > 1|wal_lag \d+ > 5|checkpoint_age \S+ > 00:00:01)$')
+	  FROM due_runs WHERE due GROUP BY table_name ORDER BY table_name COLLATE "C"}),
+	"aged|t\nhot_l0|t\nhot_wal|t", 'each due row names its threshold');
+
+# exact requests per route and table: the threshold's action, nothing else
+my %want = (
+	quiet => [ 0, 0, 1 ],
+	hot_wal => [ 1, 0, 1 ],
+	hot_l0 => [ 0, 1, 1 ],
+	aged => [ 1, 1, 2 ]);
+for my $t (sort keys %want)
+{
+	my $c = emu('GET', "/_emulator/counts?table=$t");
+	is( "flush $c->{flush_lsm}, compact $c->{compact_lsm}, stats $c->{get_lsm_stats}",
+		sprintf('flush %d, compact %d, stats %d', map { $_ * $n } @{ $want{$t} }),
+		"$t: the requests of $n runs");
+}
+
+# only the checkpoint action is recorded, as the start of the last run's
+is($node->safe_psql('postgres', q{
+	SELECT table_name FROM lancelsm_table WHERE last_checkpoint_at IS NOT NULL}),
+	'aged', 'only aged has a last checkpoint');
+is($node->safe_psql('postgres', q{
+	SELECT last_checkpoint_at >= (SELECT max(at) FROM due_runs)
+	       AND last_checkpoint_at < (SELECT max(at) FROM due_runs) + interval '50 seconds'
+	  FROM lancelsm_table WHERE table_name = 'aged'}),
+	't', "aged's last checkpoint is the last run's");
+
+$node->stop;
+done_testing();
