@@ -41,7 +41,7 @@ PG_CONFIG ?= pg_config
 PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
 
-# The whole pg_regress + TAP suite against an ASan + UBSan build (issue 4);
+# The whole pg_regress + TAP suite against an ASan + UBSan build;
 # as root, see scripts/sanitize.sh.  scripts/test.sh runs it in CI.
 .PHONY: sanitize-check
 sanitize-check:

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# bench/concurrency.sh: issue 5, goal 6 (concurrency).  pgbench, 64 sessions
-# (BENCH_CLIENTS) for 60 s (BENCH_SECONDS) against table "conc" (4 buckets,
-# a writer at 400 rows/s), two custom scripts: lancelsm_stats (weight 9)
-# and lancelsm_checkpoint (weight 1), statement_timeout 120 s, emulator pool 8.  Prints
+# bench/concurrency.sh: bench/README.md goal 6 (concurrency).  pgbench, 64
+# sessions (BENCH_CLIENTS) for 60 s (BENCH_SECONDS) against table "conc"
+# (4 buckets, a writer at 400 rows/s), two custom scripts: lancelsm_stats
+# (weight 9) and lancelsm_checkpoint (weight 1), statement_timeout 120 s,
+# emulator pool 8.  Prints
 # errors (aborted clients, failed transactions), throughput, and p50/p99
 # latency per script from pgbench's per-transaction log.
 # Run as root: bash bench/concurrency.sh   (bench/run.sh runs every bench)

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# bench/reuse.sh: issue 5, goals 4 (connection reuse) and 5 (CPU per call).
+# bench/reuse.sh: goals 4 (connection reuse) and 5 (CPU per call).
 # 1,000 lancelsm_flush calls in one session (one DO loop) against the
 # emulator, after a reset: TCP connections opened (/_emulator/counts
 # "connections"), mean wall time per call, and the backend's CPU per call

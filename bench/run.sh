@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# bench/run.sh: every bench of issue 5 side by side in ONE run — one emulator
+# bench/run.sh: every bench side by side in ONE run — one emulator
 # (--pass-ms 300 --pool 2), one throwaway cluster, the pinned official Node
 # SDK (installed into bench/node_modules).  Prints ratios, asserts nothing
 # (these machines are noisy).  The figures are also kept in

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# bench/soak.sh: the soak of issue 4 ("Proof").  10,000 mixed lancelsm calls
+# bench/soak.sh: the soak.  10,000 mixed lancelsm calls
 # (flush, compact, stats, stats ... LIMIT 1, generations, memtables,
 # checkpoint of one and of two tables, and BEGIN ... EXCEPTION loops in
 # plpgsql) from 8 concurrent sessions (pgbench -c 8 -t 1250 with

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# fuzz/run-10m.sh: the fuzz proof of issue 4.  Runs `make fuzz` (libFuzzer,
+# fuzz/run-10m.sh: the ten-million-execution fuzz proof.  Runs `make fuzz` (libFuzzer,
 # RUNS=10000000 executions by default) with its output in fuzz/fuzz-10m.log
 # and prints (and keeps in fuzz/fuzz-10m.log.summary) the figures
 # fuzz/RESULTS.md records: date, executions, crashes,

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The sanitizer run (issue 4, "Proof"): builds lancelsm with
+# The sanitizer run: builds lancelsm with
 # AddressSanitizer + UndefinedBehaviorSanitizer and runs the whole
 # pg_regress + TAP suite against that build; fails if a sanitizer reports
 # anything.  As root on Debian 12, after scripts/deps.sh.

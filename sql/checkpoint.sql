@@ -1,4 +1,4 @@
--- checkpoint: the loop's reference call counts (shared/docs/lsm-protocol.md)
+-- checkpoint: the loop's reference call counts (docs/protocol.md, "The checkpoint loop")
 SELECT emu_reset();
 -- calls(tbl): flush/compact/stats call counts since the last log reset
 CREATE FUNCTION calls(tbl text) RETURNS text LANGUAGE sql AS $$

@@ -15,7 +15,7 @@
  * jitter so that sessions do not poll in lockstep.
  *
  * The I/O (issuing flush, stats and compact, retries, re-issues) lives in
- * src/task.c.  Protocol source: shared/docs/lsm-protocol.md, "The
+ * src/task.c.  Protocol: docs/protocol.md, "The
  * checkpoint loop".
  *
  *-------------------------------------------------------------------------

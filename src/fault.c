@@ -12,7 +12,7 @@
  * with the HTTP status, the server's code and message and the x-request-id.
  * The API key is never part of any of it.
  *
- * Protocol source: shared/docs/lsm-protocol.md, "Error responses".
+ * Protocol: docs/protocol.md, "Errors".
  * The SQLSTATEs are listed in README.md, "Errors".
  *
  *-------------------------------------------------------------------------

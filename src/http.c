@@ -12,7 +12,7 @@
  * No PostgreSQL error is ever raised inside a curl callback: callbacks
  * record what went wrong and return an abort code.
  *
- * Protocol source: shared/docs/lsm-protocol.md, "Transport".
+ * Protocol: docs/protocol.md, "Transport".
  *
  *-------------------------------------------------------------------------
  */
@@ -480,10 +480,9 @@ http_configure(CURL *easy, LsmRequest *req, TimestampTz deadline)
 	 * Keep-alive connections are reused for every route.  libcurl sends a
 	 * request again, once, when a reused connection turns out dead before
 	 * any answer; that is safe here: flush is idempotent, compact only
-	 * latches what is not latched, stats mutate nothing (issue 4: "reconnects
-	 * once transparently").  Do not set CURLOPT_FRESH_CONNECT: it would cost
-	 * a TCP (and TLS) handshake per call (issue 5: 1,000 flushes on at most
-	 * 2 connections).
+	 * latches what is not latched, stats mutate nothing.  Do not set CURLOPT_FRESH_CONNECT: it would cost a
+	 * TCP (and TLS) handshake per call (bench/reuse.sh: 1,000 flushes on at
+	 * most 2 connections).
 	 */
 	if (req->route == LSM_ROUTE_SET_SPEC || req->route == LSM_ROUTE_UNSET_SPEC)
 	{

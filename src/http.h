@@ -23,7 +23,7 @@
 /* Our own deadline check waits this long for PostgreSQL's timer first. */
 #define LSM_DEADLINE_GRACE_MS 10
 
-/* The three LSM routes (shared/docs/lsm-protocol.md, "Routes"). */
+/* The three LSM routes (docs/protocol.md, "Maintenance routes"). */
 typedef enum LsmRoute
 {
 	LSM_ROUTE_FLUSH,

@@ -200,7 +200,7 @@ lsm_run_task(LsmTaskKind kind, text *server, text *table,
  * and 503 within lancelsm.retry_budget.  Errors: see README.md "Errors"
  * (HV00R no such table, HV00N unreachable, 28000/42501 key refused,
  * 53000 contention past the budget, 57P03 draining, 57014 timeout/cancel).
- * Protocol: shared/docs/lsm-protocol.md, "Routes".
+ * Protocol: docs/protocol.md, "Maintenance routes".
  */
 PG_FUNCTION_INFO_V1(lancelsm_flush);
 Datum
@@ -238,7 +238,7 @@ lancelsm_compact(PG_FUNCTION_ARGS)
  * or below the watermark remains.  Bounded by statement_timeout and query
  * cancel (57014).  421 re-issues from flush within lancelsm.reissue_budget,
  * then raises 55P03; lancelsm.max_idle_polls, when set, raises 53400.
- * Other errors as lancelsm_flush.  Protocol: shared/docs/lsm-protocol.md,
+ * Other errors as lancelsm_flush.  Protocol: docs/protocol.md,
  * "The checkpoint loop".
  */
 PG_FUNCTION_INFO_V1(lancelsm_checkpoint);

@@ -9,11 +9,11 @@
  * src/lsm_stats_json.c with PostgreSQL's streaming JSON parser; the other
  * documents are small, and jansson keeps their handling short.  This is the
  * only file of lancelsm that includes jansson.h (its json_object and
- * json_typeof collide with PostgreSQL's SQL-function prototypes, see
- * shared/docs/style.md).  It never raises an error and calls nothing of
- * PostgreSQL but palloc and pstrdup, so the same object code links into the
- * standalone harness of fuzz/ (valgrind, libFuzzer).  The jansson tree is
- * always freed before return.
+ * json_typeof collide with PostgreSQL's SQL-function prototypes).  It
+ * never raises an error and calls nothing of PostgreSQL but palloc and
+ * pstrdup, so the same object code links into the standalone harness of
+ * fuzz/ (valgrind, libFuzzer).  The jansson tree is always freed before
+ * return.
  *
  *-------------------------------------------------------------------------
  */

@@ -6,8 +6,9 @@
  * This header must stay free of jansson and of fmgr/builtins includes: it is
  * the boundary between src/lsm_json.c (jansson) and every other file
  * (PostgreSQL's SQL-function prototypes), which cannot share a translation
- * unit (see shared/docs/style.md).  Numbers are unsigned 64-bit, as the
- * protocol says (shared/docs/lsm-protocol.md, "get_lsm_stats response").
+ * unit: jansson.h and utils/fmgrprotos.h both declare json_object and json_typeof.
+ * Numbers are unsigned 64-bit, as the protocol says (docs/protocol.md,
+ * "The stats answer").
  *
  *-------------------------------------------------------------------------
  */

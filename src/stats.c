@@ -10,7 +10,7 @@
  * row at once (InitMaterializedSRF), so that no curl handle is held across
  * calls.  "lsm_stats": null yields zero rows.
  *
- * Protocol source: shared/docs/lsm-protocol.md, "get_lsm_stats response".
+ * Protocol: docs/protocol.md, "The stats answer".
  *
  *-------------------------------------------------------------------------
  */

@@ -10,7 +10,7 @@
  * flight or one timer, so the driver, lsm_task_run_all(), can run many of
  * them on the shared HTTP client and one table's faults never stop another.
  *
- * The retry policy ("issuing" a request, shared/docs/lsm-protocol.md):
+ * The retry policy ("issuing" a request, docs/protocol.md, "Errors"):
  * 429 and 503-not-draining are retried after lancelsm.backoff_base *
  * 2^n ms, capped at lancelsm.backoff_max, at most lancelsm.retry_budget
  * times per request, the counter reset by every success; then the last

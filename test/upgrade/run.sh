@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The upgrade chain as a test (shared/docs/style.md, "Tests"): in a
+# The upgrade chain as a test: in a
 # throwaway cluster (pg_virtualenv), CREATE EXTENSION lancelsm VERSION '1.0'
 # then ALTER EXTENSION lancelsm UPDATE in one database, CREATE EXTENSION
 # lancelsm (the default version) in another, and compare what each holds:
