@@ -1,5 +1,6 @@
 # lancelsm: PGXS build.  `make && make install`, then
-# `make installcheck` against a running cluster (see README.md and test/run).
+# `make installcheck` against a running cluster with the emulator (see
+# README.md, "Layout", and scripts/regress-emulator.sh).
 EXTENSION = lancelsm
 MODULE_big = lancelsm
 OBJS = \

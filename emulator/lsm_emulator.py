@@ -3,9 +3,9 @@
 
 A local stand-in for a LanceDB server node's LSM routes (flush_lsm,
 compact_lsm, get_lsm_stats) and write spec routes (set_lsm_write_spec,
-unset_lsm_write_spec, get_lsm_write_spec), as described in docs/lsm-protocol.md, with a
-control API under /_emulator/ for deterministic fault injection and
-observation.  Python 3 standard library only.
+unset_lsm_write_spec, get_lsm_write_spec), as described in the project's
+docs/protocol.md, with a control API under /_emulator/ for deterministic
+fault injection and observation.  Python 3 standard library only.
 
 Start:
     python3 emulator/lsm_emulator.py --port 0 --port-file PATH --api-key KEY \

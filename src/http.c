@@ -565,21 +565,22 @@ lsm_http_start(LsmRequest *req, TimestampTz deadline)
 
 /*
  * http_header_too_large: curl refused the answer because its header grew
- * past libcurl's limit (CURL_MAX_HTTP_HEADER, 100 kB per header line).  Before 8.6.0
- * libcurl reports that as CURLE_OUT_OF_MEMORY with an empty error buffer;
- * from 8.6.0 on as CURLE_TOO_LARGE.  A real allocation failure of ours
- * leaves "out of memory" in the error buffer instead (http_write_cb).
+ * past libcurl's limit (CURL_MAX_HTTP_HEADER, 100 kB per header line).
+ * Before 8.6.0 libcurl reports that as CURLE_OUT_OF_MEMORY with an empty
+ * error buffer; a real allocation failure of ours leaves "out of memory" in
+ * the buffer instead (http_write_cb).  From 8.6.0 on it is CURLE_TOO_LARGE,
+ * with the buffer saying which limit was met.
  */
 static bool
 http_header_too_large(const LsmRequest *req, CURLcode code)
 {
-	if (req->header_done || req->curl_error[0] != '\0')
+	if (req->header_done)
 		return false;
 #if LIBCURL_VERSION_NUM >= 0x080600
 	if (code == CURLE_TOO_LARGE)
 		return true;
 #endif
-	return code == CURLE_OUT_OF_MEMORY;
+	return code == CURLE_OUT_OF_MEMORY && req->curl_error[0] == '\0';
 }
 
 /*
