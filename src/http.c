@@ -534,12 +534,16 @@ http_free_curl(LsmRequest *req)
  * lsm_http_start: put a prepared request in flight on the connection pool
  * of its server and user mapping.  The transfer gives up by itself at
  * deadline (0: none) as a backstop to statement_timeout, which is not
- * armed in every context (pg_cron's background workers).
+ * armed in every context (pg_cron's background workers).  On any error the
+ * request's curl objects are freed and its header lines wiped before the
+ * error propagates.  Errors: 53200 when libcurl cannot create or start the
+ * request; F0000 when the bearer token file cannot be read.
  */
 void
 lsm_http_start(LsmRequest *req, TimestampTz deadline)
 {
 	CURL	   *easy;
+	volatile bool attached = false;
 
 	Assert(req->easy == NULL && req->transport == LSM_TRANSPORT_PENDING);
 	req->headers = http_header_list(req);
@@ -553,8 +557,19 @@ lsm_http_start(LsmRequest *req, TimestampTz deadline)
 				 errmsg("out of memory"),
 				 errdetail("Could not create a libcurl request.")));
 	}
-	http_configure(easy, req, deadline);
-	if (!lsm_pool_attach(req))
+	PG_TRY();
+	{
+		http_configure(easy, req, deadline);
+		attached = lsm_pool_attach(req);
+	}
+	PG_CATCH();
+	{
+		/* out of memory before the pool tracked req: wipe and free here */
+		http_free_curl(req);
+		PG_RE_THROW();
+	}
+	PG_END_TRY();
+	if (!attached)
 	{
 		http_free_curl(req);
 		ereport(ERROR,
