@@ -137,9 +137,10 @@ fault({ table => 'events', route => 'get_lsm_stats',
 is($st, '08006', 'a 200 KB header line (over libcurl\'s limit): 08006')
   or diag($err);
 # libcurl before 8.6 reports its header limit as "Out of memory", with an
-# empty error buffer: the detail says what really happened
+# empty error buffer; 8.6 on as CURLE_TOO_LARGE, "A value or data field grew
+# larger than allowed" (Debian 13 and sid): the detail says what happened
 like($err,
-	qr/DETAIL:  The server's response header is larger than libcurl accepts \(libcurl reports: (Out of memory|.*header.*)\)\. Request ID: [0-9a-f-]{36}\./,
+	qr/DETAIL:  The server's response header is larger than libcurl accepts \(libcurl reports: (Out of memory|A value or data field grew larger than allowed|.*header.*)\)\. Request ID: [0-9a-f-]{36}\./,
 	'200 KB header line: the detail says the header was too large, with the request id');
 survives('200 KB header line');
 
