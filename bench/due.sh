@@ -49,7 +49,8 @@ prepare() { # fresh emulator tables (writers start now) and declarations
 # strategy NAME FUNCTION: run the job once per tick; prints the figures
 # "requests generations l0max-hot1 l0max-hot2 not-ok seconds"
 strategy() {
-	local name=$1 fn=$2 start t0 notok=0 stop=$out/$name.stop
+	local name=$1 fn=$2 start t0 notok=0
+	local stop=$out/$name.stop
 	prepare
 	ctl POST log/reset >/dev/null
 	rm -f "$stop"
