@@ -183,29 +183,32 @@ lsm_task_init(LsmTask *task, LsmTaskKind kind, const LsmConfig *config,
 }
 
 /*
- * task_action: what the task does, as errmsg words ("could not %s ...").
+ * task_fault: what the task does, as the LsmFaultMessage of its failures
+ * (their errmsg names the operation and takes the table's name).  An
+ * unrecognized kind cannot happen (elog, XX000).
  */
-static const char *
-task_action(const LsmTask *task)
+static LsmFaultMessage
+task_fault(const LsmTask *task)
 {
 	switch (task->kind)
 	{
 		case LSM_TASK_FLUSH:
-			return "flush";
+			return LSM_FAULT_FLUSH;
 		case LSM_TASK_COMPACT:
-			return "compact";
+			return LSM_FAULT_COMPACT;
 		case LSM_TASK_STATS:
-			return "read the LSM statistics of";
+			return LSM_FAULT_READ_STATS;
 		case LSM_TASK_CHECKPOINT:
-			return "checkpoint";
+			return LSM_FAULT_CHECKPOINT;
 		case LSM_TASK_SET_SPEC:
-			return "install the LSM write spec of";
+			return LSM_FAULT_SET_SPEC;
 		case LSM_TASK_UNSET_SPEC:
-			return "remove the LSM write spec of";
+			return LSM_FAULT_UNSET_SPEC;
 		case LSM_TASK_GET_SPEC:
-			return "read the LSM write spec of";
+			return LSM_FAULT_GET_SPEC;
 	}
-	return "operate on";
+	elog(ERROR, "unrecognized lancelsm task kind %d", (int) task->kind);
+	pg_unreachable();
 }
 
 /*
@@ -255,7 +258,7 @@ task_finish(LsmTask *task, LsmFailure *failure)
 static void
 task_fail_request(LsmTask *task)
 {
-	task_finish(task, lsm_fault_from_request(&task->req, task_action(task),
+	task_finish(task, lsm_fault_from_request(&task->req, task_fault(task),
 											 task->table_name,
 											 task->retries));
 }
@@ -269,11 +272,10 @@ static void
 task_fail_decode(LsmTask *task, const char *what, const char *errbuf)
 {
 	task_finish(task,
-				lsm_fault_new(ERRCODE_PROTOCOL_VIOLATION, task_action(task),
-							  task->table_name,
+				lsm_fault_new(ERRCODE_PROTOCOL_VIOLATION,
 							  psprintf("The %s the server sent could not be decoded: %s. Request ID: %s.",
 									   what, errbuf, task->req.request_id),
-							  NULL));
+							  NULL, task_fault(task), task->table_name));
 }
 
 /*
@@ -346,11 +348,11 @@ task_check_idle(LsmTask *task)
 		return true;
 	task_finish(task,
 				lsm_fault_new(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED,
-							  task_action(task), task->table_name,
 							  psprintf("%d consecutive polls saw %llu outstanding L0 generations, no fewer, and no compaction pass running.",
 									   wm->idle_polls,
 									   (unsigned long long) wm->last_outstanding),
-							  pstrdup("Raise lancelsm.max_idle_polls, or set it to 0 to rely on statement_timeout alone.")));
+							  pstrdup("Raise lancelsm.max_idle_polls, or set it to 0 to rely on statement_timeout alone."),
+							  task_fault(task), task->table_name));
 	return false;
 }
 
@@ -516,7 +518,7 @@ task_on_lost_claim(LsmTask *task)
 		task_sleep(task, task_backoff_ms(task->reissues++));
 		return;
 	}
-	failure = lsm_fault_from_request(&task->req, task_action(task),
+	failure = lsm_fault_from_request(&task->req, task_fault(task),
 									 task->table_name, 0);
 	failure->detail = psprintf("The server node kept losing its claim on the table (%d re-issues from flush). %s",
 							   task->reissues, failure->detail);
@@ -585,9 +587,9 @@ task_token_ready(LsmTask *task)
 		lsm_bearer_token_try(task->config->bearer_token_file, &problem))
 		return true;
 	task_finish(task,
-				lsm_fault_new(ERRCODE_CONFIG_FILE_ERROR, task_action(task),
-							  task->table_name, problem,
-							  pstrdup("Check the server's bearer_token_file option and the agent that writes the file.")));
+				lsm_fault_new(ERRCODE_CONFIG_FILE_ERROR, problem,
+							  pstrdup("Check the server's bearer_token_file option and the agent that writes the file."),
+							  task_fault(task), task->table_name));
 	return false;
 }
 
