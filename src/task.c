@@ -253,7 +253,8 @@ task_finish(LsmTask *task, LsmFailure *failure)
 }
 
 /*
- * task_fail_request: finish the task with its current request's fault.
+ * task_fail_request: finish the task with its current request's fault,
+ * whose SQLSTATE follows the fault table (lsm_fault_from_request).
  */
 static void
 task_fail_request(LsmTask *task)
@@ -265,7 +266,7 @@ task_fail_request(LsmTask *task)
 
 /*
  * task_fail_decode: finish the task with the protocol-violation failure
- * of an answer that could not be decoded; what names the answer
+ * (08P01) of an answer that could not be decoded; what names the answer
  * ("statistics"), errbuf the decoder's description.
  */
 static void
@@ -337,7 +338,7 @@ task_on_spec(LsmTask *task)
 
 /*
  * task_check_idle: the opt-in progress bound (lancelsm.max_idle_polls).
- * Returns false after failing the task.
+ * Returns false after failing the task with 53400.
  */
 static bool
 task_check_idle(LsmTask *task)
@@ -498,7 +499,8 @@ task_on_retryable(LsmTask *task)
 
 /*
  * task_on_lost_claim: 421.  A checkpoint re-issues from flush within its
- * budget; anything else fails with the 421 as itself.
+ * budget; anything else, or a checkpoint past it, fails with the 421 as
+ * itself (55P03).
  */
 static void
 task_on_lost_claim(LsmTask *task)
