@@ -478,9 +478,8 @@ declared_checked_totals(const LsmTask *task, DeclaredTotals *t)
 	if (declared_totals(task->stats, t))
 		return NULL;
 	return lsm_fault_new(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE,
-						 "read the LSM statistics of", task->table_name,
 						 pstrdup("The totals over the buckets are out of range for type bigint."),
-						 NULL);
+						 NULL, LSM_FAULT_READ_STATS, task->table_name);
 }
 
 /*

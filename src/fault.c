@@ -10,7 +10,9 @@
  * lsm_fault_from_request() turns a failed request into an LsmFailure: one
  * SQLSTATE per failure class, an errmsg saying what failed, and an errdetail
  * with the HTTP status, the server's code and message and the x-request-id.
- * The API key is never part of any of it.
+ * lsm_fault_new() builds every LsmFailure: each errmsg is one fixed,
+ * translatable format per LsmFaultMessage (fault_messages).  The API key is
+ * never part of any of it.
  *
  * Protocol: docs/protocol.md, "Errors".
  * The SQLSTATEs are listed in README.md, "Errors".
@@ -36,6 +38,36 @@ static char *fault_redact_one(char *body, size_t *len, const char *secret);
 
 /* Longest piece of a non-JSON body quoted in a detail. */
 #define FAULT_BODY_SNIPPET 120
+
+/*
+ * The errmsg of each LsmFaultMessage: its format, written here only and
+ * marked for translation, and how many strings it takes (at most
+ * LSM_FAULT_MAX_ARGS).  lsm_fault_raise hands the format to errmsg, which
+ * translates it; lsm_fault_new formats the translated text for result
+ * rows.
+ */
+static const struct
+{
+	const char *format;
+	int			nargs;
+}			fault_messages[] = {
+	[LSM_FAULT_FLUSH] = {gettext_noop("could not flush LanceDB table \"%s\""), 1},
+	[LSM_FAULT_COMPACT] = {gettext_noop("could not compact LanceDB table \"%s\""), 1},
+	[LSM_FAULT_READ_STATS] = {gettext_noop("could not read the LSM statistics of LanceDB table \"%s\""), 1},
+	[LSM_FAULT_CHECKPOINT] = {gettext_noop("could not checkpoint LanceDB table \"%s\""), 1},
+	[LSM_FAULT_SET_SPEC] = {gettext_noop("could not install the LSM write spec of LanceDB table \"%s\""), 1},
+	[LSM_FAULT_UNSET_SPEC] = {gettext_noop("could not remove the LSM write spec of LanceDB table \"%s\""), 1},
+	[LSM_FAULT_GET_SPEC] = {gettext_noop("could not read the LSM write spec of LanceDB table \"%s\""), 1},
+	[LSM_FAULT_EMPTY_TABLE_NAME] = {gettext_noop("LanceDB table name must not be empty"), 0},
+	[LSM_FAULT_LONG_TABLE_NAME] = {gettext_noop("LanceDB table name is too long"), 0},
+	[LSM_FAULT_NO_SERVER] = {gettext_noop("server \"%s\" does not exist"), 1},
+	[LSM_FAULT_OTHER_WRAPPER] = {gettext_noop("server \"%s\" is not a lancelsm server"), 1},
+	[LSM_FAULT_NO_USAGE] = {gettext_noop("permission denied for foreign server %s"), 1},
+	[LSM_FAULT_NO_USER_MAPPING] = {gettext_noop("user mapping not found for user \"%s\", server \"%s\""), 2},
+};
+
+StaticAssertDecl(lengthof(fault_messages) == LSM_FAULT_NO_USER_MAPPING + 1,
+				 "every LsmFaultMessage has its errmsg");
 
 /*
  * fault_expected_status: the success status of a route: 202 for flush
@@ -262,18 +294,28 @@ fault_transport_text(const LsmRequest *req)
 }
 
 /*
- * lsm_fault_new: an LsmFailure with errmsg "could not <action> LanceDB
- * table "<table_name>"".  detail and hint are taken over (may be NULL).
+ * lsm_fault_new: a failure with SQLSTATE sqlerrcode and the fixed errmsg
+ * of what, filled with the strings that follow (as many as its format
+ * takes, each copied; fault_messages).  message is that errmsg translated
+ * and filled in now, for result rows.  detail and hint are taken over (may
+ * be NULL).  Raises nothing.
  */
 LsmFailure *
-lsm_fault_new(int sqlerrcode, const char *action, const char *table_name,
-			  char *detail, char *hint)
+lsm_fault_new(int sqlerrcode, char *detail, char *hint,
+			  LsmFaultMessage what,...)
 {
 	LsmFailure *failure = palloc0(sizeof(LsmFailure));
+	va_list		args;
 
+	Assert((unsigned int) what < lengthof(fault_messages));
 	failure->sqlerrcode = sqlerrcode;
-	failure->message = psprintf("could not %s LanceDB table \"%s\"",
-								action, table_name);
+	failure->what = what;
+	va_start(args, what);
+	for (int i = 0; i < fault_messages[what].nargs; i++)
+		failure->args[i] = pstrdup(va_arg(args, const char *));
+	va_end(args);
+	failure->message = psprintf(_(fault_messages[what].format),
+								failure->args[0], failure->args[1]);
 	failure->detail = detail;
 	failure->hint = hint;
 	return failure;
@@ -368,11 +410,12 @@ lsm_fault_redact_config(LsmFailure *failure, const LsmConfig *config)
 /*
  * lsm_fault_from_request: the failure a finished request stands for, as
  * itself (after retries too: its own status and message, not a summary).
- * action names what failed ("flush", "checkpoint", ...); retries is how
- * many times the request was retried before this answer.
+ * what names the operation that failed (LSM_FAULT_FLUSH, ...; its errmsg
+ * takes table_name); retries is how many times the request was retried
+ * before this answer.  Raises nothing.
  */
 LsmFailure *
-lsm_fault_from_request(const LsmRequest *req, const char *action,
+lsm_fault_from_request(const LsmRequest *req, LsmFaultMessage what,
 					   const char *table_name, int retries)
 {
 	LsmRequest	redacted = *req;
@@ -389,8 +432,8 @@ lsm_fault_from_request(const LsmRequest *req, const char *action,
 	else
 		detail = psprintf("%s Request ID: %s.", text, req->request_id);
 	pfree(text);
-	return lsm_fault_new(fault_sqlstate(req), action, table_name, detail,
-						 fault_hint(req));
+	return lsm_fault_new(fault_sqlstate(req), detail, fault_hint(req), what,
+						 table_name);
 }
 
 /*
@@ -422,11 +465,12 @@ fault_redact_text(char *text, const char *secret)
 
 /*
  * lsm_fault_redact: remove the API key (secret; NULL or empty: nothing to
- * do) from a failure's message, detail and hint.  The server's own text
- * and a decoder's quote of the body land in the detail, and a hostile or
- * confused server may echo the key it was sent.  Keys shorter than
- * FAULT_REDACT_MIN bytes are left alone: replacing every "k" or "ab" would
- * garble the message's own words, and such a key protects nothing.
+ * do) from a failure's message, the arguments of its errmsg, its detail
+ * and its hint.  The server's own text and a decoder's quote of the body
+ * land in the detail, and a hostile or confused server may echo the key
+ * it was sent.  Keys shorter than FAULT_REDACT_MIN bytes are left alone:
+ * replacing every "k" or "ab" would garble the message's own words, and
+ * such a key protects nothing.
  */
 void
 lsm_fault_redact(LsmFailure *failure, const char *secret)
@@ -435,20 +479,26 @@ lsm_fault_redact(LsmFailure *failure, const char *secret)
 		strlen(secret) < FAULT_REDACT_MIN)
 		return;
 	failure->message = fault_redact_text(failure->message, secret);
+	for (int i = 0; i < LSM_FAULT_MAX_ARGS; i++)
+		failure->args[i] = fault_redact_text(failure->args[i], secret);
 	failure->detail = fault_redact_text(failure->detail, secret);
 	failure->hint = fault_redact_text(failure->hint, secret);
 }
 
 /*
- * lsm_fault_raise: raise a failure as an ERROR.  Library and server text
- * lives in the detail, hence errdetail_internal.
+ * lsm_fault_raise: raise a failure as an ERROR with its SQLSTATE
+ * (failure->sqlerrcode).  The errmsg is its fixed, translatable format
+ * filled with its (redacted) arguments; library and server text lives in
+ * the detail, hence errdetail_internal; the hint as it is.  Does not
+ * return.
  */
 void
 lsm_fault_raise(const LsmFailure *failure)
 {
 	ereport(ERROR,
 			(errcode(failure->sqlerrcode),
-			 errmsg_internal("%s", failure->message),
+			 errmsg(fault_messages[failure->what].format,
+					failure->args[0], failure->args[1]),
 			 failure->detail ? errdetail_internal("%s", failure->detail) : 0,
 			 failure->hint ? errhint("%s", failure->hint) : 0));
 	pg_unreachable();

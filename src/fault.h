@@ -22,13 +22,42 @@ typedef enum LsmVerdict
 } LsmVerdict;
 
 /*
- * A failure, ready to be raised or reported as a row.  message is the
- * errmsg, detail the errdetail (server text, HTTP status, request id),
- * hint may be NULL.  All palloc'd.
+ * What failed: each value fixes the errmsg of a failure to one
+ * translatable format (fault.c, fault_messages), whose arguments are the
+ * table's or the server's name.
+ */
+typedef enum LsmFaultMessage
+{
+	LSM_FAULT_FLUSH,			/* the table's name */
+	LSM_FAULT_COMPACT,
+	LSM_FAULT_READ_STATS,
+	LSM_FAULT_CHECKPOINT,
+	LSM_FAULT_SET_SPEC,
+	LSM_FAULT_UNSET_SPEC,
+	LSM_FAULT_GET_SPEC,
+	LSM_FAULT_EMPTY_TABLE_NAME, /* no argument */
+	LSM_FAULT_LONG_TABLE_NAME,
+	LSM_FAULT_NO_SERVER,		/* the server's name */
+	LSM_FAULT_OTHER_WRAPPER,
+	LSM_FAULT_NO_USAGE,
+	LSM_FAULT_NO_USER_MAPPING	/* the role's name, the server's name */
+} LsmFaultMessage;
+
+/* Most arguments an errmsg format of LsmFaultMessage takes. */
+#define LSM_FAULT_MAX_ARGS 2
+
+/*
+ * A failure, ready to be raised or reported as a row.  what and args are
+ * the errmsg (args unused by its format are NULL); message is the same
+ * errmsg as text, for result rows; detail the errdetail (server text,
+ * HTTP status, request id); hint may be NULL.  All palloc'd; built by
+ * lsm_fault_new only.
  */
 typedef struct LsmFailure
 {
 	int			sqlerrcode;
+	LsmFaultMessage what;
+	char	   *args[LSM_FAULT_MAX_ARGS];
 	char	   *message;
 	char	   *detail;
 	char	   *hint;
@@ -39,12 +68,11 @@ extern void lsm_fault_redact(LsmFailure *failure, const char *secret);
 extern void lsm_fault_redact_config(LsmFailure *failure,
 									const LsmConfig *config);
 extern LsmFailure *lsm_fault_from_request(const LsmRequest *req,
-										  const char *action,
+										  LsmFaultMessage what,
 										  const char *table_name,
 										  int retries);
-extern LsmFailure *lsm_fault_new(int sqlerrcode, const char *action,
-								 const char *table_name, char *detail,
-								 char *hint);
+extern LsmFailure *lsm_fault_new(int sqlerrcode, char *detail, char *hint,
+								 LsmFaultMessage what,...);
 pg_noreturn extern void lsm_fault_raise(const LsmFailure *failure);
 
 #endif							/* LANCELSM_FAULT_H */

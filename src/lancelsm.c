@@ -109,21 +109,16 @@ LsmFailure *
 lsm_table_name_problem(const char *name)
 {
 	size_t		len = strlen(name);
-	LsmFailure *problem;
 
 	if (len > 0 && len <= LSM_MAX_TABLE_NAME)
 		return NULL;
-	problem = lsm_fault_new(ERRCODE_INVALID_PARAMETER_VALUE, "use", "", NULL,
-							NULL);
 	if (len == 0)
-		problem->message = pstrdup("LanceDB table name must not be empty");
-	else
-	{
-		problem->message = pstrdup("LanceDB table name is too long");
-		problem->detail = psprintf("The name is %zu bytes long; the limit is %d bytes.",
-								   len, LSM_MAX_TABLE_NAME);
-	}
-	return problem;
+		return lsm_fault_new(ERRCODE_INVALID_PARAMETER_VALUE, NULL, NULL,
+							 LSM_FAULT_EMPTY_TABLE_NAME);
+	return lsm_fault_new(ERRCODE_INVALID_PARAMETER_VALUE,
+						 psprintf("The name is %zu bytes long; the limit is %d bytes.",
+								  len, LSM_MAX_TABLE_NAME),
+						 NULL, LSM_FAULT_LONG_TABLE_NAME);
 }
 
 /*

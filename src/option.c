@@ -738,23 +738,6 @@ lancelsm_fdw_validator(PG_FUNCTION_ARGS)
 }
 
 /*
- * option_failure
- *		A failure (src/fault.h) with the given errmsg, detail and hint (the
- *		latter two may be NULL), for the non-raising resolver.
- */
-static LsmFailure *
-option_failure(int sqlerrcode, char *message, char *detail, char *hint)
-{
-	LsmFailure *failure = palloc0(sizeof(LsmFailure));
-
-	failure->sqlerrcode = sqlerrcode;
-	failure->message = message;
-	failure->detail = detail;
-	failure->hint = hint;
-	return failure;
-}
-
-/*
  * option_server_problem
  *		Look up server server_name and check that it belongs to the lancelsm
  *		wrapper and, when check_usage, that the current role may use it.
@@ -770,25 +753,19 @@ option_server_problem(const char *server_name, bool check_usage,
 	ForeignDataWrapper *fdw;
 
 	if (server == NULL)
-		return option_failure(ERRCODE_UNDEFINED_OBJECT,
-							  psprintf("server \"%s\" does not exist",
-									   server_name),
-							  NULL, NULL);
+		return lsm_fault_new(ERRCODE_UNDEFINED_OBJECT, NULL, NULL,
+							 LSM_FAULT_NO_SERVER, server_name);
 	fdw = GetForeignDataWrapper(server->fdwid);
 	if (strcmp(fdw->fdwname, LSM_FDW_NAME) != 0)
-		return option_failure(ERRCODE_WRONG_OBJECT_TYPE,
-							  psprintf("server \"%s\" is not a lancelsm server",
-									   server->servername),
-							  psprintf("Server \"%s\" uses foreign-data wrapper \"%s\".",
-									   server->servername, fdw->fdwname),
-							  NULL);
+		return lsm_fault_new(ERRCODE_WRONG_OBJECT_TYPE,
+							 psprintf("Server \"%s\" uses foreign-data wrapper \"%s\".",
+									  server->servername, fdw->fdwname),
+							 NULL, LSM_FAULT_OTHER_WRAPPER, server->servername);
 	if (check_usage &&
 		object_aclcheck(ForeignServerRelationId, server->serverid,
 						GetUserId(), ACL_USAGE) != ACLCHECK_OK)
-		return option_failure(ERRCODE_INSUFFICIENT_PRIVILEGE,
-							  psprintf("permission denied for foreign server %s",
-									   server->servername),
-							  NULL, NULL);
+		return lsm_fault_new(ERRCODE_INSUFFICIENT_PRIVILEGE, NULL, NULL,
+							 LSM_FAULT_NO_USAGE, server->servername);
 	*server_out = server;
 	return NULL;
 }
@@ -829,13 +806,11 @@ option_user_mapping_problem(ForeignServer *server)
 							   ObjectIdGetDatum(server->serverid));
 	if (OidIsValid(umid))
 		return NULL;
-	return option_failure(ERRCODE_UNDEFINED_OBJECT,
-						  psprintf("user mapping not found for user \"%s\", server \"%s\"",
-								   GetUserNameFromId(userid, false),
-								   server->servername),
-						  NULL,
-						  psprintf("Create a user mapping for this user or for PUBLIC on server \"%s\".",
-								   server->servername));
+	return lsm_fault_new(ERRCODE_UNDEFINED_OBJECT, NULL,
+						 psprintf("Create a user mapping for this user or for PUBLIC on server \"%s\".",
+								  server->servername),
+						 LSM_FAULT_NO_USER_MAPPING,
+						 GetUserNameFromId(userid, false), server->servername);
 }
 
 /*

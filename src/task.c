@@ -183,29 +183,32 @@ lsm_task_init(LsmTask *task, LsmTaskKind kind, const LsmConfig *config,
 }
 
 /*
- * task_action: what the task does, as errmsg words ("could not %s ...").
+ * task_fault: what the task does, as the LsmFaultMessage of its failures
+ * (their errmsg names the operation and takes the table's name).  An
+ * unrecognized kind cannot happen (elog, XX000).
  */
-static const char *
-task_action(const LsmTask *task)
+static LsmFaultMessage
+task_fault(const LsmTask *task)
 {
 	switch (task->kind)
 	{
 		case LSM_TASK_FLUSH:
-			return "flush";
+			return LSM_FAULT_FLUSH;
 		case LSM_TASK_COMPACT:
-			return "compact";
+			return LSM_FAULT_COMPACT;
 		case LSM_TASK_STATS:
-			return "read the LSM statistics of";
+			return LSM_FAULT_READ_STATS;
 		case LSM_TASK_CHECKPOINT:
-			return "checkpoint";
+			return LSM_FAULT_CHECKPOINT;
 		case LSM_TASK_SET_SPEC:
-			return "install the LSM write spec of";
+			return LSM_FAULT_SET_SPEC;
 		case LSM_TASK_UNSET_SPEC:
-			return "remove the LSM write spec of";
+			return LSM_FAULT_UNSET_SPEC;
 		case LSM_TASK_GET_SPEC:
-			return "read the LSM write spec of";
+			return LSM_FAULT_GET_SPEC;
 	}
-	return "operate on";
+	elog(ERROR, "unrecognized lancelsm task kind %d", (int) task->kind);
+	pg_unreachable();
 }
 
 /*
@@ -250,30 +253,30 @@ task_finish(LsmTask *task, LsmFailure *failure)
 }
 
 /*
- * task_fail_request: finish the task with its current request's fault.
+ * task_fail_request: finish the task with its current request's fault,
+ * whose SQLSTATE follows the fault table (lsm_fault_from_request).
  */
 static void
 task_fail_request(LsmTask *task)
 {
-	task_finish(task, lsm_fault_from_request(&task->req, task_action(task),
+	task_finish(task, lsm_fault_from_request(&task->req, task_fault(task),
 											 task->table_name,
 											 task->retries));
 }
 
 /*
  * task_fail_decode: finish the task with the protocol-violation failure
- * of an answer that could not be decoded; what names the answer
+ * (08P01) of an answer that could not be decoded; what names the answer
  * ("statistics"), errbuf the decoder's description.
  */
 static void
 task_fail_decode(LsmTask *task, const char *what, const char *errbuf)
 {
 	task_finish(task,
-				lsm_fault_new(ERRCODE_PROTOCOL_VIOLATION, task_action(task),
-							  task->table_name,
+				lsm_fault_new(ERRCODE_PROTOCOL_VIOLATION,
 							  psprintf("The %s the server sent could not be decoded: %s. Request ID: %s.",
 									   what, errbuf, task->req.request_id),
-							  NULL));
+							  NULL, task_fault(task), task->table_name));
 }
 
 /*
@@ -335,7 +338,7 @@ task_on_spec(LsmTask *task)
 
 /*
  * task_check_idle: the opt-in progress bound (lancelsm.max_idle_polls).
- * Returns false after failing the task.
+ * Returns false after failing the task with 53400.
  */
 static bool
 task_check_idle(LsmTask *task)
@@ -346,11 +349,11 @@ task_check_idle(LsmTask *task)
 		return true;
 	task_finish(task,
 				lsm_fault_new(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED,
-							  task_action(task), task->table_name,
 							  psprintf("%d consecutive polls saw %llu outstanding L0 generations, no fewer, and no compaction pass running.",
 									   wm->idle_polls,
 									   (unsigned long long) wm->last_outstanding),
-							  pstrdup("Raise lancelsm.max_idle_polls, or set it to 0 to rely on statement_timeout alone.")));
+							  pstrdup("Raise lancelsm.max_idle_polls, or set it to 0 to rely on statement_timeout alone."),
+							  task_fault(task), task->table_name));
 	return false;
 }
 
@@ -496,7 +499,8 @@ task_on_retryable(LsmTask *task)
 
 /*
  * task_on_lost_claim: 421.  A checkpoint re-issues from flush within its
- * budget; anything else fails with the 421 as itself.
+ * budget; anything else, or a checkpoint past it, fails with the 421 as
+ * itself (55P03).
  */
 static void
 task_on_lost_claim(LsmTask *task)
@@ -516,7 +520,7 @@ task_on_lost_claim(LsmTask *task)
 		task_sleep(task, task_backoff_ms(task->reissues++));
 		return;
 	}
-	failure = lsm_fault_from_request(&task->req, task_action(task),
+	failure = lsm_fault_from_request(&task->req, task_fault(task),
 									 task->table_name, 0);
 	failure->detail = psprintf("The server node kept losing its claim on the table (%d re-issues from flush). %s",
 							   task->reissues, failure->detail);
@@ -585,9 +589,9 @@ task_token_ready(LsmTask *task)
 		lsm_bearer_token_try(task->config->bearer_token_file, &problem))
 		return true;
 	task_finish(task,
-				lsm_fault_new(ERRCODE_CONFIG_FILE_ERROR, task_action(task),
-							  task->table_name, problem,
-							  pstrdup("Check the server's bearer_token_file option and the agent that writes the file.")));
+				lsm_fault_new(ERRCODE_CONFIG_FILE_ERROR, problem,
+							  pstrdup("Check the server's bearer_token_file option and the agent that writes the file."),
+							  task_fault(task), task->table_name));
 	return false;
 }
 
