@@ -13,6 +13,7 @@ OBJS = \
 	src/checkpoint.o \
 	src/progress.o \
 	src/stats.o \
+	src/shape.o \
 	src/declared.o \
 	src/write_spec.o \
 	src/token.o \

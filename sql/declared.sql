@@ -137,6 +137,48 @@ SELECT dt_calls('dt_a') ~ '^flush 1, compact 3, stats ' AS dt_a_calls,
 SELECT table_name, l0_generations, memtable_rows, wal_lag_total
   FROM lancelsm_table_stats WHERE error IS NULL;
 
+-- a statistic out of range for bigint fails its table alone, as a row:
+-- dt_big answers (through a queued fault) with two buckets that each have
+-- one L0 generation of the given bytes; dt_a's rows are normal in the same
+-- call, and only lancelsm_stats on dt_big alone raises
+SELECT emu('POST', '/_emulator/tables', '{"name": "dt_big", "buckets": 2}');
+SELECT lancelsm_add_table('emu', 'dt_big');
+CREATE FUNCTION dt_big_answer(b0_bytes numeric, b1_bytes numeric)
+RETURNS void LANGUAGE sql AS $$
+  SELECT emu('POST', '/_emulator/faults', jsonb_build_object(
+    'table', 'dt_big', 'route', 'get_lsm_stats',
+    'json', jsonb_build_object('lsm_stats', jsonb_build_object('buckets',
+      (SELECT jsonb_agg(jsonb_build_object(
+         'shard_id', shard, 'status', 'Active', 'writer_epoch', 1,
+         'manifest_version', 2, 'current_generation', 2,
+         'replay_after_wal_entry_position', 1,
+         'wal_entry_position_last_seen', 1,
+         'generations', jsonb_build_array(
+           jsonb_build_object('generation', 1, 'bytes', bytes)),
+         'compacting', false, 'memtables', '[]'::jsonb) ORDER BY shard)
+         FROM (VALUES ('b0', b0_bytes), ('b1', b1_bytes)) b(shard, bytes))))))
+$$;
+SELECT dt_big_answer(18446744073709551615, 1);
+SELECT table_name, lsm_enabled, buckets, l0_generations, l0_bytes,
+       wal_lag_max, error_sqlstate, error
+  FROM lancelsm_table_stats WHERE table_name IN ('dt_a', 'dt_big');
+SELECT dt_big_answer(18446744073709551615, 1);
+SELECT table_name, count(*) AS buckets FROM lancelsm_bucket_stats
+ WHERE table_name IN ('dt_a', 'dt_big') GROUP BY 1 ORDER BY table_name COLLATE "C";
+SELECT dt_big_answer(18446744073709551615, 1);
+SELECT table_name, ok, sqlstate, message, due, action
+  FROM lancelsm_checkpoint_due() WHERE table_name IN ('dt_a', 'dt_big');
+SELECT dt_big_answer(18446744073709551615, 1);
+SELECT emu_try($$SELECT * FROM lancelsm_stats('emu', 'dt_big')$$);
+-- each bucket within range, their sum not: the table fails, the buckets
+-- of lancelsm_stats do not
+SELECT dt_big_answer(9223372036854775807, 1);
+SELECT table_name, l0_bytes, error_sqlstate, error
+  FROM lancelsm_table_stats WHERE table_name IN ('dt_a', 'dt_big');
+SELECT dt_big_answer(9223372036854775807, 1);
+SELECT shard_id, l0_bytes FROM lancelsm_stats('emu', 'dt_big');
+SELECT dt_calls('dt_big');
+
 -- clean up
 SELECT lancelsm_remove_table(server, table_name) FROM lancelsm_table
  ORDER BY server COLLATE "C", table_name COLLATE "C";

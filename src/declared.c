@@ -19,8 +19,10 @@
  * Rows come out in the order of (server, table_name) under the "C"
  * collation.
  *
- * The row builders are those of lancelsm_stats (src/stats.c) and of the
- * multi-table lancelsm_checkpoint (src/lancelsm.c).
+ * The numbers come from one summary per table (src/shape.c), made once
+ * after the stats reads; the row builders are those of lancelsm_stats
+ * (src/stats.c) and of the multi-table lancelsm_checkpoint
+ * (src/lancelsm.c).
  *
  *-------------------------------------------------------------------------
  */
@@ -28,7 +30,6 @@
 
 #include "access/xact.h"
 #include "catalog/pg_type.h"
-#include "common/int.h"
 #include "declared.h"
 #include "executor/spi.h"
 #include "funcapi.h"
@@ -40,34 +41,8 @@
 #include "utils/timestamp.h"
 #include "utils/tuplestore.h"
 
-/*
- * Columns of lancelsm_declared_table_stats: 12 as declared by 1.1, 21 by
- * 1.2 (the thresholds, last_checkpoint_at and whether the table is due).
- * The function fills the shape it is declared with.
- */
-#define TABLE_STATS_COLS_V1_1 12
-#define TABLE_STATS_COLS_V1_2 21
-
 /* Arguments of lancelsm_add_table and lancelsm_alter_table in 1.2. */
 #define DECLARE_ARGS 7
-
-/* Positions of the lancelsm_stats columns the table totals are made of. */
-#define STATS_COL_COMPACTING 7
-#define STATS_COL_WAL_LAG 8
-#define STATS_COL_L0_GENERATIONS 9
-#define STATS_COL_L0_BYTES 10
-#define STATS_COL_MEMTABLE_ROWS 15
-
-/* Totals of one table over its buckets (lancelsm_table_stats). */
-typedef struct DeclaredTotals
-{
-	int64		l0_generations;
-	int64		l0_bytes;
-	int64		memtable_rows;
-	int64		wal_lag_total;
-	int64		wal_lag_max;
-	int32		compacting_buckets;
-} DeclaredTotals;
 
 /*
  * declared_relation: the schema-qualified, quoted name of lancelsm_table,
@@ -325,6 +300,7 @@ lsm_declared_prepare(FunctionCallInfo fcinfo, LsmTaskKind kind,
 	LsmFailure *server_failure = NULL;
 
 	declared_read(fcinfo, with_limits, set);
+	set->summaries = NULL;
 	set->nconfigs = 0;
 	set->configs = palloc(Max(set->ntables, 1) * sizeof(LsmConfig *));
 	set->tasks = palloc(Max(set->ntables, 1) * sizeof(LsmTask *));
@@ -363,8 +339,37 @@ lsm_declared_wipe(DeclaredSet *set)
 }
 
 /*
+ * lsm_declared_summarize: after the stats tasks of the set have finished,
+ * the summary of each table's buckets and totals into set->summaries
+ * (palloc'd, one per table; valid where the task has no failure).  A
+ * table whose numbers leave the bigint range gets that as its task's
+ * failure, 22003 with a detail naming the value: a row of that table,
+ * never an error of the call.  Raises only out of memory.
+ */
+void
+lsm_declared_summarize(DeclaredSet *set)
+{
+	set->summaries = palloc0(Max(set->ntables, 1) * sizeof(LsmTableSummary));
+	for (int t = 0; t < set->ntables; t++)
+	{
+		LsmTask    *task = set->tasks[t];
+		LsmRangeProblem problem;
+
+		if (task->failure != NULL ||
+			lsm_table_summarize(task->stats, task->include_generation_rows,
+								&set->summaries[t], &problem))
+			continue;
+		task->failure = lsm_fault_new(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE,
+									  lsm_range_detail(&problem), NULL,
+									  LSM_FAULT_READ_STATS,
+									  task->table_name);
+	}
+}
+
+/*
  * declared_collect: prepare and run one task of the given kind per
- * declared table, concurrently; every task's outcome is in the set.
+ * declared table, concurrently; every task's outcome is in the set, and
+ * for stats tasks the summary of each table (lsm_declared_summarize).
  * API keys are wiped on every path.  Raises only PostgreSQL's own errors
  * (cancel, statement_timeout: 57014).
  */
@@ -382,6 +387,23 @@ declared_collect(FunctionCallInfo fcinfo, LsmTaskKind kind, bool with_limits,
 		lsm_declared_wipe(set);
 	}
 	PG_END_TRY();
+	if (kind == LSM_TASK_STATS)
+		lsm_declared_summarize(set);
+}
+
+/*
+ * declared_names: the server and table_name columns of table t into
+ * values/nulls from column i on.  Returns the column after them.
+ */
+static int
+declared_names(const DeclaredSet *set, int t, Datum *values, bool *nulls,
+			   int i)
+{
+	values[i] = CStringGetTextDatum(set->servers[t]);
+	nulls[i++] = false;
+	values[i] = CStringGetTextDatum(set->names[t]);
+	nulls[i++] = false;
+	return i;
 }
 
 /*
@@ -391,185 +413,103 @@ declared_collect(FunctionCallInfo fcinfo, LsmTaskKind kind, bool with_limits,
  *
  * Backs the view lancelsm_bucket_stats: one row per bucket of every
  * declared table, one stats request per table, all concurrently, without
- * generation rows (l0_rows is NULL).  A table that fails, or has no LSM
- * write path, has no rows here; lancelsm_table_stats shows why.  Raises
- * only on cancel or statement_timeout (57014).
+ * generation rows (l0_rows is NULL).  A table that fails (a number out of
+ * range for bigint included), or has no LSM write path, has no rows here;
+ * lancelsm_table_stats shows why.  Raises only on cancel or
+ * statement_timeout (57014).
  */
 PG_FUNCTION_INFO_V1(lancelsm_declared_bucket_stats);
 Datum
 lancelsm_declared_bucket_stats(PG_FUNCTION_ARGS)
 {
-	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	ReturnSetInfo *rsinfo = lsm_materialize(fcinfo, LSM_BUCKET_STATS_COLS);
 	DeclaredSet set;
 
-	InitMaterializedSRF(fcinfo, 0);
 	declared_collect(fcinfo, LSM_TASK_STATS, false, &set);
-	for (int i = 0; i < set.ntables; i++)
+	for (int t = 0; t < set.ntables; t++)
 	{
-		const LsmTask *task = set.tasks[i];
+		const LsmTask *task = set.tasks[t];
 
 		if (task->failure != NULL)
 			continue;
 		for (int b = 0; b < task->stats->nbuckets; b++)
 		{
-			Datum		values[2 + LSM_STATS_ROW_COLS];
-			bool		nulls[2 + LSM_STATS_ROW_COLS];
+			Datum		values[LSM_BUCKET_STATS_COLS];
+			bool		nulls[LSM_BUCKET_STATS_COLS];
+			int			i = declared_names(&set, t, values, nulls, 0);
 
-			values[0] = CStringGetTextDatum(set.servers[i]);
-			values[1] = CStringGetTextDatum(task->table_name);
-			nulls[0] = nulls[1] = false;
-			lsm_stats_bucket_values(&task->stats->buckets[b], false,
-									values + 2, nulls + 2);
-			tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc,
-								 values, nulls);
+			i = lsm_stats_bucket_values(&task->stats->buckets[b],
+										&set.summaries[t].buckets[b],
+										values, nulls, i);
+			lsm_put_row(rsinfo, values, nulls, i);
 		}
 	}
 	return (Datum) 0;
 }
 
 /*
- * declared_totals: sum and maximum of a table's bucket columns, taken
- * from the lancelsm_stats row of each bucket.  Returns false when a total
- * leaves the bigint range.
- */
-static bool
-declared_totals(const LsmStats *stats, DeclaredTotals *t)
-{
-	bool		overflow = false;
-
-	memset(t, 0, sizeof(DeclaredTotals));
-	for (int i = 0; i < stats->nbuckets; i++)
-	{
-		Datum		v[LSM_STATS_ROW_COLS];
-		bool		n[LSM_STATS_ROW_COLS];
-		int64		lag;
-
-		lsm_stats_bucket_values(&stats->buckets[i], false, v, n);
-		lag = DatumGetInt64(v[STATS_COL_WAL_LAG]);
-		overflow |= pg_add_s64_overflow(t->l0_generations,
-										DatumGetInt64(v[STATS_COL_L0_GENERATIONS]),
-										&t->l0_generations);
-		overflow |= pg_add_s64_overflow(t->l0_bytes,
-										DatumGetInt64(v[STATS_COL_L0_BYTES]),
-										&t->l0_bytes);
-		if (!n[STATS_COL_MEMTABLE_ROWS])
-			overflow |= pg_add_s64_overflow(t->memtable_rows,
-											DatumGetInt64(v[STATS_COL_MEMTABLE_ROWS]),
-											&t->memtable_rows);
-		overflow |= pg_add_s64_overflow(t->wal_lag_total, lag,
-										&t->wal_lag_total);
-		t->wal_lag_max = (i == 0) ? lag : Max(t->wal_lag_max, lag);
-		if (DatumGetBool(v[STATS_COL_COMPACTING]))
-			t->compacting_buckets++;
-	}
-	return !overflow;
-}
-
-/*
- * declared_checked_totals: the totals of a finished stats task into *t,
- * or the failure of the task, or a 22003 failure when a total leaves the
- * bigint range.  NULL: *t is set.
- */
-static LsmFailure *
-declared_checked_totals(const LsmTask *task, DeclaredTotals *t)
-{
-	if (task->failure != NULL)
-		return task->failure;
-	if (declared_totals(task->stats, t))
-		return NULL;
-	return lsm_fault_new(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE,
-						 pstrdup("The totals over the buckets are out of range for type bigint."),
-						 NULL, LSM_FAULT_READ_STATS, task->table_name);
-}
-
-/*
- * lsm_declared_measures: the statistics a threshold is compared with
- * (LSM_MEASURES values, LsmMeasure order) of a finished stats task, or
- * the task's failure (or 22003 for totals out of range) with measures
- * untouched.
- */
-LsmFailure *
-lsm_declared_measures(const LsmTask *task, int64 *measures)
-{
-	DeclaredTotals t;
-	LsmFailure *failure = declared_checked_totals(task, &t);
-
-	if (failure != NULL)
-		return failure;
-	measures[LSM_MEASURE_L0_GENERATIONS] = t.l0_generations;
-	measures[LSM_MEASURE_L0_BYTES] = t.l0_bytes;
-	measures[LSM_MEASURE_WAL_LAG] = t.wal_lag_max;
-	measures[LSM_MEASURE_MEMTABLE_ROWS] = t.memtable_rows;
-	return NULL;
-}
-
-/*
  * declared_due_columns: the 1.2 columns of lancelsm_table_stats after
- * error: the table's thresholds and last_checkpoint_at, then due,
- * due_reason and due_action (NULL when its stats failed).
+ * error, into values/nulls from column i on: the thresholds of table t
+ * and its last_checkpoint_at, then due, due_reason and due_action (NULL
+ * when its stats failed).  Returns the column after the last one written.
  */
-static void
-declared_due_columns(const DeclaredSet *set, int i, const LsmFailure *failure,
-					 Datum *values, bool *nulls)
+static int
+declared_due_columns(const DeclaredSet *set, int t, Datum *values,
+					 bool *nulls, int i)
 {
-	int64		measures[LSM_MEASURES];
-	LsmDueAction action;
-	char	   *reason;
-	int			c = 0;
+	bool		failed = (set->tasks[t]->failure != NULL);
+	LsmDueAction action = LSM_DUE_NONE;
+	char	   *reason = NULL;
 
-	for (; c < LSM_LIMIT_COLS; c++)
+	for (int c = 0; c < LSM_LIMIT_COLS; c++)
 	{
-		values[c] = set->limit_values[i * LSM_LIMIT_COLS + c];
-		nulls[c] = set->limit_nulls[i * LSM_LIMIT_COLS + c];
+		values[i] = set->limit_values[t * LSM_LIMIT_COLS + c];
+		nulls[i++] = set->limit_nulls[t * LSM_LIMIT_COLS + c];
 	}
-	nulls[c] = nulls[c + 1] = nulls[c + 2] = (failure != NULL);
-	if (failure != NULL)
-		return;
-	(void) lsm_declared_measures(set->tasks[i], measures);
-	action = lsm_due_evaluate(&set->limits[i], measures, &reason);
-	values[c++] = BoolGetDatum(action != LSM_DUE_NONE);
-	nulls[c] = (reason == NULL);
-	values[c++] = reason ? CStringGetTextDatum(reason) : (Datum) 0;
-	values[c] = CStringGetTextDatum(lsm_due_action_name(action));
+	if (!failed)
+		action = lsm_due_evaluate(&set->limits[t], &set->summaries[t],
+								  &reason);
+	values[i] = BoolGetDatum(action != LSM_DUE_NONE);
+	nulls[i++] = failed;
+	values[i] = reason ? CStringGetTextDatum(reason) : (Datum) 0;
+	nulls[i++] = (reason == NULL);
+	values[i] = CStringGetTextDatum(lsm_due_action_name(action));
+	nulls[i++] = failed;
+	return i;
 }
 
 /*
- * declared_table_row: the lancelsm_table_stats row of table i, whose
- * stats task has finished: the totals, or NULL totals and the failure's
- * SQLSTATE and message; with the 1.2 shape (the set read with limits),
- * then its thresholds and whether it is due.
+ * declared_table_row: the lancelsm_table_stats row of table t, whose
+ * stats task has finished and been summarized: the totals, or NULL
+ * totals and the failure's SQLSTATE and message; with the 1.2 shape (the
+ * set read with limits), then its thresholds and whether it is due.
  */
 static void
-declared_table_row(ReturnSetInfo *rsinfo, const DeclaredSet *set, int i)
+declared_table_row(ReturnSetInfo *rsinfo, const DeclaredSet *set, int t)
 {
-	Datum		values[TABLE_STATS_COLS_V1_2];
-	bool		nulls[TABLE_STATS_COLS_V1_2];
-	const LsmTask *task = set->tasks[i];
-	DeclaredTotals t;
-	const LsmFailure *failure = declared_checked_totals(task, &t);
+	Datum		values[LSM_TABLE_STATS_COLS_V1_2];
+	bool		nulls[LSM_TABLE_STATS_COLS_V1_2];
+	const LsmTask *task = set->tasks[t];
+	bool		ok = (task->failure == NULL);
+	LsmTableSummary none = {0};
+	const LsmTableSummary *sum = ok ? &set->summaries[t] : &none;
+	int			i;
 
-	memset(nulls, failure != NULL, sizeof(nulls));
-	values[0] = CStringGetTextDatum(set->servers[i]);
-	values[1] = CStringGetTextDatum(task->table_name);
-	nulls[0] = nulls[1] = false;
-	if (failure == NULL)
-	{
-		values[2] = BoolGetDatum(task->stats->enabled);
-		values[3] = Int32GetDatum(task->stats->nbuckets);
-		values[4] = Int64GetDatum(t.l0_generations);
-		values[5] = Int64GetDatum(t.l0_bytes);
-		values[6] = Int64GetDatum(t.memtable_rows);
-		values[7] = Int64GetDatum(t.wal_lag_total);
-		values[8] = Int64GetDatum(t.wal_lag_max);
-		nulls[8] = (task->stats->nbuckets == 0);
-		values[9] = Int32GetDatum(t.compacting_buckets);
-	}
-	lsm_failure_columns(failure, values + 10, nulls + 10);
+	memset(nulls, !ok, sizeof(nulls));	/* a failure: NULL totals */
+	i = declared_names(set, t, values, nulls, 0);
+	values[i++] = BoolGetDatum(ok && task->stats->enabled);
+	values[i++] = Int32GetDatum(sum->nbuckets);
+	values[i++] = Int64GetDatum(sum->l0_generations);
+	values[i++] = Int64GetDatum(sum->l0_bytes);
+	values[i++] = Int64GetDatum(sum->memtable_rows);
+	values[i++] = Int64GetDatum(sum->wal_lag_total);
+	nulls[i] |= (sum->nbuckets == 0);
+	values[i++] = Int64GetDatum(sum->wal_lag_max);
+	values[i++] = Int32GetDatum(sum->compacting_buckets);
+	i = lsm_failure_columns(task->failure, values, nulls, i);
 	if (set->limits != NULL)
-		declared_due_columns(set, i, failure,
-							 values + TABLE_STATS_COLS_V1_1,
-							 nulls + TABLE_STATS_COLS_V1_1);
-	tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+		i = declared_due_columns(set, t, values, nulls, i);
+	lsm_put_row(rsinfo, values, nulls, i);
 }
 
 /*
@@ -592,7 +532,8 @@ declared_table_row(ReturnSetInfo *rsinfo, const DeclaredSet *set, int i)
  * lsm_enabled is false for a table without an LSM write path (no buckets,
  * zero totals).  A table that fails has NULL in every column but server,
  * table_name, error_sqlstate and error ("errmsg: errdetail") and its
- * thresholds.  The thresholds come from lancelsm_table; due, due_reason
+ * thresholds; a number of the table out of range for bigint is such a
+ * failure (22003, the detail naming the value).  The thresholds come from lancelsm_table; due, due_reason
  * and due_action say what lancelsm_checkpoint_due() would do now (see
  * src/threshold.c).  Declared by 1.1, it has the first 12 columns only.
  * Raises only on cancel or statement_timeout (57014).
@@ -607,14 +548,14 @@ lancelsm_declared_table_stats(PG_FUNCTION_ARGS)
 
 	InitMaterializedSRF(fcinfo, 0);
 	natts = rsinfo->setDesc->natts;
-	if (natts != TABLE_STATS_COLS_V1_1 && natts != TABLE_STATS_COLS_V1_2)
+	if (natts != LSM_TABLE_STATS_COLS_V1_1 && natts != LSM_TABLE_STATS_COLS_V1_2)
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 				 errmsg("lancelsm_declared_table_stats is declared with %d columns, which this lancelsm library does not support",
 						natts),
 				 errhint("Run ALTER EXTENSION lancelsm UPDATE.")));
 	declared_collect(fcinfo, LSM_TASK_STATS,
-					 natts == TABLE_STATS_COLS_V1_2, &set);
+					 natts == LSM_TABLE_STATS_COLS_V1_2, &set);
 	for (int i = 0; i < set.ntables; i++)
 		declared_table_row(rsinfo, &set, i);
 	return (Datum) 0;
@@ -746,22 +687,21 @@ PG_FUNCTION_INFO_V1(lancelsm_checkpoint_all);
 Datum
 lancelsm_checkpoint_all(PG_FUNCTION_ARGS)
 {
-	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	ReturnSetInfo *rsinfo = lsm_materialize(fcinfo, LSM_CHECKPOINT_ALL_COLS);
 	DeclaredSet set;
 
-	InitMaterializedSRF(fcinfo, 0);
 	declared_collect(fcinfo, LSM_TASK_CHECKPOINT, false, &set);
 	lsm_declared_record(fcinfo, &set, set.tasks);
-	for (int i = 0; i < set.ntables; i++)
+	for (int t = 0; t < set.ntables; t++)
 	{
-		Datum		values[1 + LSM_CHECKPOINT_ROW_COLS];
-		bool		nulls[1 + LSM_CHECKPOINT_ROW_COLS];
+		Datum		values[LSM_CHECKPOINT_ALL_COLS];
+		bool		nulls[LSM_CHECKPOINT_ALL_COLS];
+		int			i = 0;
 
-		values[0] = CStringGetTextDatum(set.servers[i]);
-		nulls[0] = false;
-		lsm_checkpoint_row_values(set.tasks[i], values + 1, nulls + 1);
-		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc,
-							 values, nulls);
+		values[i] = CStringGetTextDatum(set.servers[t]);
+		nulls[i++] = false;
+		i = lsm_checkpoint_row_values(set.tasks[t], values, nulls, i);
+		lsm_put_row(rsinfo, values, nulls, i);
 	}
 	return (Datum) 0;
 }

@@ -31,13 +31,14 @@ typedef struct DeclaredSet
 	LsmLimits  *limits;			/* its thresholds */
 	Datum	   *limit_values;	/* LSM_LIMIT_COLS columns of each table */
 	bool	   *limit_nulls;
+	/* only for stats tasks, after lsm_declared_summarize, per table: */
+	LsmTableSummary *summaries; /* valid where its task has no failure */
 } DeclaredSet;
 
 extern void lsm_declared_prepare(FunctionCallInfo fcinfo, LsmTaskKind kind,
 								 bool with_limits, DeclaredSet *set);
 extern void lsm_declared_wipe(DeclaredSet *set);
-extern LsmFailure *lsm_declared_measures(const LsmTask *task,
-										 int64 *measures);
+extern void lsm_declared_summarize(DeclaredSet *set);
 extern void lsm_declared_record(FunctionCallInfo fcinfo,
 								const DeclaredSet *set, LsmTask **tasks);
 

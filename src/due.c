@@ -31,9 +31,6 @@
 #include "utils/builtins.h"
 #include "utils/tuplestore.h"
 
-/* Columns of lancelsm_checkpoint_due(). */
-#define DUE_COLS (1 + LSM_CHECKPOINT_ROW_COLS + 3)
-
 /* What one call decided for each declared table. */
 typedef struct DuePlan
 {
@@ -81,9 +78,10 @@ due_plan_alloc(const DeclaredSet *set, DuePlan *plan)
 }
 
 /*
- * due_decide: after the stats tasks of the set have finished, decide the
- * action of every table and prepare one task per due table, on the
- * configuration its stats read used.
+ * due_decide: after the stats tasks of the set have finished and been
+ * summarized (lsm_declared_summarize: a number out of range for bigint
+ * is the table's failure), decide the action of every table and prepare
+ * one task per due table, on the configuration its stats read used.
  */
 static void
 due_decide(const DeclaredSet *set, DuePlan *plan)
@@ -91,13 +89,13 @@ due_decide(const DeclaredSet *set, DuePlan *plan)
 	for (int i = 0; i < set->ntables; i++)
 	{
 		const LsmTask *stats = set->tasks[i];
-		int64		measures[LSM_MEASURES];
 		LsmTask    *act;
 
-		plan->failures[i] = lsm_declared_measures(stats, measures);
+		plan->failures[i] = stats->failure;
 		if (plan->failures[i] != NULL)
 			continue;
-		plan->actions[i] = lsm_due_evaluate(&set->limits[i], measures,
+		plan->actions[i] = lsm_due_evaluate(&set->limits[i],
+											&set->summaries[i],
 											&plan->reasons[i]);
 		if (plan->actions[i] == LSM_DUE_NONE)
 			continue;
@@ -120,11 +118,11 @@ static void
 due_row(ReturnSetInfo *rsinfo, const DeclaredSet *set, const DuePlan *plan,
 		int i)
 {
-	Datum		values[DUE_COLS];
-	bool		nulls[DUE_COLS];
+	Datum		values[LSM_DUE_COLS];
+	bool		nulls[LSM_DUE_COLS];
 	LsmTask		none;
 	const LsmTask *row_task = plan->acts[i];
-	int			c = 1 + LSM_CHECKPOINT_ROW_COLS;
+	int			c = 0;
 
 	if (row_task == NULL)
 	{
@@ -132,16 +130,16 @@ due_row(ReturnSetInfo *rsinfo, const DeclaredSet *set, const DuePlan *plan,
 		none.failure = plan->failures[i];
 		row_task = &none;
 	}
-	values[0] = CStringGetTextDatum(set->servers[i]);
-	nulls[0] = false;
-	lsm_checkpoint_row_values(row_task, values + 1, nulls + 1);
+	values[c] = CStringGetTextDatum(set->servers[i]);
+	nulls[c++] = false;
+	c = lsm_checkpoint_row_values(row_task, values, nulls, c);
 	values[c] = BoolGetDatum(plan->actions[i] != LSM_DUE_NONE);
 	nulls[c++] = (plan->failures[i] != NULL);
 	values[c] = plan->reasons[i] ? CStringGetTextDatum(plan->reasons[i]) : 0;
 	nulls[c++] = (plan->reasons[i] == NULL);
 	values[c] = CStringGetTextDatum(lsm_due_action_name(plan->actions[i]));
-	nulls[c] = false;
-	tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+	nulls[c++] = false;
+	lsm_put_row(rsinfo, values, nulls, c);
 }
 
 /*
@@ -170,16 +168,16 @@ PG_FUNCTION_INFO_V1(lancelsm_checkpoint_due);
 Datum
 lancelsm_checkpoint_due(PG_FUNCTION_ARGS)
 {
-	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	ReturnSetInfo *rsinfo = lsm_materialize(fcinfo, LSM_DUE_COLS);
 	DeclaredSet set;
 	DuePlan		plan;
 
-	InitMaterializedSRF(fcinfo, 0);
 	lsm_declared_prepare(fcinfo, LSM_TASK_STATS, true, &set);
 	due_plan_alloc(&set, &plan);
 	PG_TRY();
 	{
 		lsm_task_run_all(set.tasks, set.ntables);
+		lsm_declared_summarize(&set);
 		due_decide(&set, &plan);
 		lsm_task_run_all(plan.run, plan.nrun);
 	}

@@ -333,57 +333,51 @@ checkpoint_many_tasks(ArrayType *names, LsmTask ***tasks_out)
 }
 
 /*
- * lsm_failure_columns: a failure as two text columns, its SQLSTATE and its
- * message ("errmsg: errdetail"), into values/nulls[0..1]; both NULL when
- * failure is NULL.
+ * lsm_failure_columns: a failure as two text columns, its SQLSTATE and
+ * its message ("errmsg: errdetail"), into values/nulls from column i on;
+ * both NULL when failure is NULL.  Returns the column after them.
  */
-void
-lsm_failure_columns(const LsmFailure *f, Datum *values, bool *nulls)
+int
+lsm_failure_columns(const LsmFailure *f, Datum *values, bool *nulls, int i)
 {
-	nulls[0] = nulls[1] = (f == NULL);
-	if (f == NULL)
-		return;
-	values[0] = CStringGetTextDatum(unpack_sql_state(f->sqlerrcode));
-	values[1] = CStringGetTextDatum(f->detail ?
-									psprintf("%s: %s", f->message, f->detail) :
-									f->message);
+	const char *message = NULL;
+
+	if (f != NULL)
+		message = f->detail ? psprintf("%s: %s", f->message, f->detail) :
+			f->message;
+	values[i] = f ? CStringGetTextDatum(unpack_sql_state(f->sqlerrcode)) :
+		(Datum) 0;
+	nulls[i++] = (f == NULL);
+	values[i] = f ? CStringGetTextDatum(message) : (Datum) 0;
+	nulls[i++] = (f == NULL);
+	return i;
 }
 
 /*
- * lsm_checkpoint_row_values: the LSM_CHECKPOINT_ROW_COLS columns of a finished
- * checkpoint task (table_name, ok, sqlstate, message, elapsed, passes,
- * polls) into values/nulls[0..6]; elapsed is NULL for a task that never
- * started.
+ * lsm_checkpoint_row_values: the LSM_CHECKPOINT_ROW_COLS columns of a
+ * finished checkpoint task (table_name, ok, sqlstate, message, elapsed,
+ * passes, polls) into values/nulls from column i on; elapsed is NULL for
+ * a task that never started.  Returns the column after the last one
+ * written.
  */
-void
-lsm_checkpoint_row_values(const LsmTask *task, Datum *values, bool *nulls)
+int
+lsm_checkpoint_row_values(const LsmTask *task, Datum *values, bool *nulls,
+						  int i)
 {
-	values[0] = CStringGetTextDatum(task->table_name);
-	nulls[0] = false;
-	values[1] = BoolGetDatum(task->failure == NULL);
-	nulls[1] = false;
-	lsm_failure_columns(task->failure, values + 2, nulls + 2);
-	values[4] = DirectFunctionCall2(timestamp_mi,
+	values[i] = CStringGetTextDatum(task->table_name);
+	nulls[i++] = false;
+	values[i] = BoolGetDatum(task->failure == NULL);
+	nulls[i++] = false;
+	i = lsm_failure_columns(task->failure, values, nulls, i);
+	values[i] = DirectFunctionCall2(timestamp_mi,
 									TimestampTzGetDatum(task->finished_at),
 									TimestampTzGetDatum(task->started_at));
-	nulls[4] = (task->started_at == 0);
-	values[5] = Int32GetDatum(task->passes);
-	nulls[5] = false;
-	values[6] = Int32GetDatum(task->polls);
-	nulls[6] = false;
-}
-
-/*
- * checkpoint_many_row: the result row of one finished task.
- */
-static void
-checkpoint_many_row(ReturnSetInfo *rsinfo, const LsmTask *task)
-{
-	Datum		values[LSM_CHECKPOINT_ROW_COLS];
-	bool		nulls[LSM_CHECKPOINT_ROW_COLS];
-
-	lsm_checkpoint_row_values(task, values, nulls);
-	tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+	nulls[i++] = (task->started_at == 0);
+	values[i] = Int32GetDatum(task->passes);
+	nulls[i++] = false;
+	values[i] = Int32GetDatum(task->polls);
+	nulls[i++] = false;
+	return i;
 }
 
 /*
@@ -404,12 +398,11 @@ PG_FUNCTION_INFO_V1(lancelsm_checkpoint_many);
 Datum
 lancelsm_checkpoint_many(PG_FUNCTION_ARGS)
 {
-	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	ReturnSetInfo *rsinfo = lsm_materialize(fcinfo, LSM_CHECKPOINT_ROW_COLS);
 	LsmConfig  *config;
 	LsmTask   **tasks;
 	int			ntasks;
 
-	InitMaterializedSRF(fcinfo, 0);
 	ntasks = checkpoint_many_tasks(PG_GETARG_ARRAYTYPE_P(1), &tasks);
 	config = lsm_config_resolve(text_to_cstring(PG_GETARG_TEXT_PP(0)));
 	for (int i = 0; i < ntasks; i++)
@@ -424,6 +417,12 @@ lancelsm_checkpoint_many(PG_FUNCTION_ARGS)
 	}
 	PG_END_TRY();
 	for (int i = 0; i < ntasks; i++)
-		checkpoint_many_row(rsinfo, tasks[i]);
+	{
+		Datum		values[LSM_CHECKPOINT_ROW_COLS];
+		bool		nulls[LSM_CHECKPOINT_ROW_COLS];
+
+		lsm_put_row(rsinfo, values, nulls,
+					lsm_checkpoint_row_values(tasks[i], values, nulls, 0));
+	}
 	return (Datum) 0;
 }

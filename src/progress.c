@@ -39,6 +39,7 @@
 #include "pgstat.h"
 #include "port/atomics.h"
 #include "progress.h"
+#include "shape.h"
 #include "storage/fd.h"
 #include "storage/ipc.h"
 #include "storage/lwlock.h"
@@ -63,9 +64,6 @@
 /* Message of a checkpoint that its statement's interruption ended. */
 #define HISTORY_INTERRUPTED_MESSAGE \
 	"the statement was interrupted (canceled, timed out or failed) before the checkpoint finished"
-
-#define PROGRESS_COLS 11
-#define HISTORY_COLS 8
 
 /* What a running checkpoint reports after each step. */
 typedef struct ProgressCounters
@@ -689,26 +687,30 @@ nullable_int8(int64 value, bool *isnull)
 }
 
 /*
- * progress_row: the lancelsm_progress row of one entry (a private copy).
+ * progress_row: the lancelsm_progress row of one entry (a private copy),
+ * LSM_PROGRESS_COLS columns.
  */
 static void
 progress_row(ReturnSetInfo *rsinfo, const ProgressEntry *e)
 {
-	Datum		values[PROGRESS_COLS];
-	bool		nulls[PROGRESS_COLS] = {0};
+	Datum		values[LSM_PROGRESS_COLS];
+	bool		nulls[LSM_PROGRESS_COLS] = {0};
+	int			i = 0;
 
-	values[0] = Int32GetDatum(e->pid);
-	values[1] = CStringGetTextDatum(e->server);
-	values[2] = CStringGetTextDatum(e->table_name);
-	values[3] = CStringGetTextDatum(e->counters.phase);
-	values[4] = nullable_int8(e->counters.target, &nulls[4]);
-	values[5] = nullable_int8(e->counters.outstanding, &nulls[5]);
-	values[6] = Int32GetDatum(e->counters.passes);
-	values[7] = Int32GetDatum(e->counters.polls);
-	values[8] = Int32GetDatum(e->counters.retries);
-	values[9] = Int32GetDatum(e->counters.reissues);
-	values[10] = TimestampTzGetDatum(e->started_at);
-	tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+	values[i++] = Int32GetDatum(e->pid);
+	values[i++] = CStringGetTextDatum(e->server);
+	values[i++] = CStringGetTextDatum(e->table_name);
+	values[i++] = CStringGetTextDatum(e->counters.phase);
+	values[i] = nullable_int8(e->counters.target, &nulls[i]);
+	i++;
+	values[i] = nullable_int8(e->counters.outstanding, &nulls[i]);
+	i++;
+	values[i++] = Int32GetDatum(e->counters.passes);
+	values[i++] = Int32GetDatum(e->counters.polls);
+	values[i++] = Int32GetDatum(e->counters.retries);
+	values[i++] = Int32GetDatum(e->counters.reissues);
+	values[i++] = TimestampTzGetDatum(e->started_at);
+	lsm_put_row(rsinfo, values, nulls, i);
 }
 
 /*
@@ -727,10 +729,10 @@ PG_FUNCTION_INFO_V1(lancelsm_progress);
 Datum
 lancelsm_progress(PG_FUNCTION_ARGS)
 {
-	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	ReturnSetInfo *rsinfo;
 
 	progress_require_shmem(false);
-	InitMaterializedSRF(fcinfo, 0);
+	rsinfo = lsm_materialize(fcinfo, LSM_PROGRESS_COLS);
 	for (int i = 0; i < progress_shared->nprogress; i++)
 	{
 		ProgressEntry *e = &progress_entries[i];
@@ -760,26 +762,29 @@ lancelsm_progress_skipped(PG_FUNCTION_ARGS)
 }
 
 /*
- * history_row: the lancelsm_checkpoint_history row of one entry.
+ * history_row: the lancelsm_checkpoint_history row of one entry,
+ * LSM_HISTORY_COLS columns; sqlstate and message are NULL for a success.
  */
 static void
 history_row(ReturnSetInfo *rsinfo, const HistoryEntry *h)
 {
-	Datum		values[HISTORY_COLS];
-	bool		nulls[HISTORY_COLS] = {0};
+	Datum		values[LSM_HISTORY_COLS];
+	bool		nulls[LSM_HISTORY_COLS] = {0};
+	int			i = 0;
 
-	values[0] = CStringGetTextDatum(h->server);
-	values[1] = CStringGetTextDatum(h->table_name);
-	values[2] = TimestampTzGetDatum(h->finished_at);
-	values[3] = BoolGetDatum(h->ok);
-	values[4] = CStringGetTextDatum(h->sqlstate);
-	values[5] = CStringGetTextDatum(h->message);
-	nulls[4] = nulls[5] = h->ok;
-	values[6] = DirectFunctionCall2(timestamp_mi,
-									TimestampTzGetDatum(h->finished_at),
-									TimestampTzGetDatum(h->started_at));
-	values[7] = Int32GetDatum(h->passes);
-	tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+	values[i++] = CStringGetTextDatum(h->server);
+	values[i++] = CStringGetTextDatum(h->table_name);
+	values[i++] = TimestampTzGetDatum(h->finished_at);
+	values[i++] = BoolGetDatum(h->ok);
+	nulls[i] = h->ok;
+	values[i++] = CStringGetTextDatum(h->sqlstate);
+	nulls[i] = h->ok;
+	values[i++] = CStringGetTextDatum(h->message);
+	values[i++] = DirectFunctionCall2(timestamp_mi,
+									  TimestampTzGetDatum(h->finished_at),
+									  TimestampTzGetDatum(h->started_at));
+	values[i++] = Int32GetDatum(h->passes);
+	lsm_put_row(rsinfo, values, nulls, i);
 }
 
 /*
@@ -796,12 +801,12 @@ PG_FUNCTION_INFO_V1(lancelsm_checkpoint_history);
 Datum
 lancelsm_checkpoint_history(PG_FUNCTION_ARGS)
 {
-	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	ReturnSetInfo *rsinfo;
 	HistoryEntry *copy;
 	int			n;
 
 	progress_require_shmem(true);
-	InitMaterializedSRF(fcinfo, 0);
+	rsinfo = lsm_materialize(fcinfo, LSM_HISTORY_COLS);
 	n = progress_shared->nhistory;
 	copy = palloc(mul_size(Max(n, 1), sizeof(HistoryEntry)));
 	LWLockAcquire(progress_shared->lock, LW_SHARED);

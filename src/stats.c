@@ -24,9 +24,6 @@
 #include "utils/builtins.h"
 #include "utils/tuplestore.h"
 
-#define GENERATION_COLS 4
-#define MEMTABLE_COLS 6
-
 /*
  * stats_read: resolve, request and decode the stats of the function's
  * (server, table_name) arguments.
@@ -40,111 +37,80 @@ stats_read(FunctionCallInfo fcinfo, bool include_generation_rows)
 }
 
 /*
- * stats_int8: a uint64 from the decoder as a bigint Datum, raising 22003
- * above INT64_MAX (the decoder admits the protocol's whole 0..UINT64_MAX).
+ * stats_int8: a uint64 from the decoder as a bigint Datum.  Raises 22003
+ * above INT64_MAX (the decoder admits the protocol's whole
+ * 0..UINT64_MAX).
  */
 static Datum
 stats_int8(uint64 v)
 {
-	if (v > (uint64) PG_INT64_MAX)
+	int64		result;
+
+	if (!lsm_int8_from_uint64(v, &result))
 		ereport(ERROR,
 				(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
 				 errmsg("statistic %llu from LanceDB is out of range for type bigint",
 						(unsigned long long) v)));
-	return Int64GetDatum((int64) v);
+	return Int64GetDatum(result);
 }
 
 /*
- * stats_add: a + b, raising 22003 when the sum leaves the bigint range.
+ * stats_raise_range: raise a range problem of a bucket's summary as
+ * 22003: the value, or the sum, and a detail naming the statistic and its
+ * bucket.
  */
-static uint64
-stats_add(uint64 a, uint64 b)
+pg_noreturn static void
+stats_raise_range(const LsmRangeProblem *problem)
 {
-	if (b > (uint64) PG_INT64_MAX - a)
+	if (problem->sum)
 		ereport(ERROR,
 				(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
-				 errmsg("bucket totals from LanceDB are out of range for type bigint")));
-	return a + b;
+				 errmsg("bucket totals from LanceDB are out of range for type bigint"),
+				 errdetail_internal("%s", lsm_range_detail(problem))));
+	ereport(ERROR,
+			(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
+			 errmsg("statistic %llu from LanceDB is out of range for type bigint",
+					(unsigned long long) problem->value),
+			 errdetail_internal("%s", lsm_range_detail(problem))));
 }
 
 /*
- * stats_l0_columns: the L0 summary columns of a bucket, into
- * values/nulls[9..13]: wal_lag is not L0 but is filled by the caller.
+ * lsm_stats_bucket_values: the LSM_STATS_COLS columns of a lancelsm_stats
+ * row (see lancelsm_stats) of bucket b, summarized as s, into
+ * values/nulls from column i on.  Returns the column after the last one
+ * written.
  */
-static void
-stats_l0_columns(const LsmBucket *b, bool with_rows, Datum *values,
-				 bool *nulls)
+int
+lsm_stats_bucket_values(const LsmBucket *b, const LsmBucketSummary *s,
+						Datum *values, bool *nulls, int i)
 {
-	uint64		bytes = 0;
-	uint64		rows = 0;
-	uint64		oldest = PG_UINT64_MAX;
-	uint64		newest = 0;
+	bool		empty_l0 = (s->l0_generations == 0);
 
-	for (int g = 0; g < b->ngenerations; g++)
-	{
-		const LsmGeneration *gen = &b->generations[g];
-
-		bytes = stats_add(bytes, gen->bytes);
-		if (gen->has_rows)
-			rows = stats_add(rows, gen->rows);
-		oldest = Min(oldest, gen->generation);
-		newest = Max(newest, gen->generation);
-	}
-	values[9] = Int64GetDatum(b->ngenerations);
-	values[10] = stats_int8(bytes);
-	nulls[11] = nulls[12] = (b->ngenerations == 0);
-	if (b->ngenerations > 0)
-	{
-		values[11] = stats_int8(oldest);
-		values[12] = stats_int8(newest);
-	}
-	values[13] = stats_int8(rows);
-	nulls[13] = !with_rows;
-}
-
-/*
- * stats_memtable_columns: memtable count, rows and bytes of a bucket into
- * values/nulls[14..16]; NULL for a Sealed bucket that reports none.
- */
-static void
-stats_memtable_columns(const LsmBucket *b, Datum *values, bool *nulls)
-{
-	uint64		rows = 0;
-	uint64		bytes = 0;
-
-	for (int m = 0; m < b->nmemtables; m++)
-	{
-		rows = stats_add(rows, b->memtables[m].rows);
-		bytes = stats_add(bytes, b->memtables[m].bytes);
-	}
-	values[14] = Int64GetDatum(b->nmemtables);
-	values[15] = stats_int8(rows);
-	values[16] = stats_int8(bytes);
-	nulls[14] = nulls[15] = nulls[16] = !b->has_memtables;
-}
-
-/*
- * lsm_stats_bucket_values: the LSM_STATS_ROW_COLS columns of lancelsm_stats
- * for bucket b into values/nulls[0..16] (see lancelsm_stats).  Raises 22003
- * when a bucket's totals leave the bigint range.
- */
-void
-lsm_stats_bucket_values(const LsmBucket *b, bool with_rows, Datum *values,
-						bool *nulls)
-{
-	memset(nulls, 0, LSM_STATS_ROW_COLS * sizeof(bool));
-	values[0] = CStringGetTextDatum(b->shard_id);
-	values[1] = CStringGetTextDatum(b->status);
-	values[2] = stats_int8(b->writer_epoch);
-	values[3] = stats_int8(b->manifest_version);
-	values[4] = stats_int8(b->current_generation);
-	values[5] = stats_int8(b->replay_after_wal_entry_position);
-	values[6] = stats_int8(b->wal_entry_position_last_seen);
-	values[7] = BoolGetDatum(b->compacting);
-	values[8] = Int64GetDatum((int64) b->wal_entry_position_last_seen -
-							  (int64) b->replay_after_wal_entry_position);
-	stats_l0_columns(b, with_rows, values, nulls);
-	stats_memtable_columns(b, values, nulls);
+	memset(nulls + i, false, LSM_STATS_COLS * sizeof(bool));
+	values[i++] = CStringGetTextDatum(b->shard_id);
+	values[i++] = CStringGetTextDatum(b->status);
+	values[i++] = Int64GetDatum(s->writer_epoch);
+	values[i++] = Int64GetDatum(s->manifest_version);
+	values[i++] = Int64GetDatum(s->current_generation);
+	values[i++] = Int64GetDatum(s->replay_after_wal_entry_position);
+	values[i++] = Int64GetDatum(s->wal_entry_position_last_seen);
+	values[i++] = BoolGetDatum(s->compacting);
+	values[i++] = Int64GetDatum(s->wal_lag);
+	values[i++] = Int64GetDatum(s->l0_generations);
+	values[i++] = Int64GetDatum(s->l0_bytes);
+	nulls[i] = empty_l0;
+	values[i++] = Int64GetDatum(s->oldest_l0_generation);
+	nulls[i] = empty_l0;
+	values[i++] = Int64GetDatum(s->newest_l0_generation);
+	nulls[i] = !s->has_l0_rows;
+	values[i++] = Int64GetDatum(s->l0_rows);
+	nulls[i] = !s->has_memtables;
+	values[i++] = Int64GetDatum(s->memtables);
+	nulls[i] = !s->has_memtables;
+	values[i++] = Int64GetDatum(s->memtable_rows);
+	nulls[i] = !s->has_memtables;
+	values[i++] = Int64GetDatum(s->memtable_bytes);
+	return i;
 }
 
 /*
@@ -172,19 +138,23 @@ PG_FUNCTION_INFO_V1(lancelsm_stats);
 Datum
 lancelsm_stats(PG_FUNCTION_ARGS)
 {
-	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	ReturnSetInfo *rsinfo = lsm_materialize(fcinfo, LSM_STATS_COLS);
 	bool		with_rows = PG_GETARG_BOOL(2);
-	const LsmStats *stats;
+	const LsmStats *stats = stats_read(fcinfo, with_rows);
 
-	InitMaterializedSRF(fcinfo, 0);
-	stats = stats_read(fcinfo, with_rows);
-	for (int i = 0; i < stats->nbuckets; i++)
+	for (int b = 0; b < stats->nbuckets; b++)
 	{
-		Datum		values[LSM_STATS_ROW_COLS];
-		bool		nulls[LSM_STATS_ROW_COLS];
+		Datum		values[LSM_STATS_COLS];
+		bool		nulls[LSM_STATS_COLS];
+		LsmBucketSummary s;
+		LsmRangeProblem problem;
 
-		lsm_stats_bucket_values(&stats->buckets[i], with_rows, values, nulls);
-		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+		if (!lsm_bucket_summarize(&stats->buckets[b], with_rows, &s,
+								  &problem))
+			stats_raise_range(&problem);
+		lsm_put_row(rsinfo, values, nulls,
+					lsm_stats_bucket_values(&stats->buckets[b], &s,
+											values, nulls, 0));
 	}
 	return (Datum) 0;
 }
@@ -203,29 +173,27 @@ PG_FUNCTION_INFO_V1(lancelsm_generations);
 Datum
 lancelsm_generations(PG_FUNCTION_ARGS)
 {
-	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
-	const LsmStats *stats;
+	ReturnSetInfo *rsinfo = lsm_materialize(fcinfo, LSM_GENERATIONS_COLS);
+	const LsmStats *stats = stats_read(fcinfo, PG_GETARG_BOOL(2));
 
-	InitMaterializedSRF(fcinfo, 0);
-	stats = stats_read(fcinfo, PG_GETARG_BOOL(2));
-	for (int i = 0; i < stats->nbuckets; i++)
+	for (int b = 0; b < stats->nbuckets; b++)
 	{
-		const LsmBucket *b = &stats->buckets[i];
-		Datum		shard_id = CStringGetTextDatum(b->shard_id);
+		const LsmBucket *bucket = &stats->buckets[b];
+		Datum		shard_id = CStringGetTextDatum(bucket->shard_id);
 
-		for (int g = 0; g < b->ngenerations; g++)
+		for (int g = 0; g < bucket->ngenerations; g++)
 		{
-			const LsmGeneration *gen = &b->generations[g];
-			Datum		values[GENERATION_COLS];
-			bool		nulls[GENERATION_COLS] = {0};
+			const LsmGeneration *gen = &bucket->generations[g];
+			Datum		values[LSM_GENERATIONS_COLS];
+			bool		nulls[LSM_GENERATIONS_COLS] = {0};
+			int			i = 0;
 
-			values[0] = shard_id;
-			values[1] = stats_int8(gen->generation);
-			values[2] = stats_int8(gen->bytes);
-			values[3] = stats_int8(gen->rows);
-			nulls[3] = !gen->has_rows;
-			tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc,
-								 values, nulls);
+			values[i++] = shard_id;
+			values[i++] = stats_int8(gen->generation);
+			values[i++] = stats_int8(gen->bytes);
+			nulls[i] = !gen->has_rows;
+			values[i++] = gen->has_rows ? stats_int8(gen->rows) : (Datum) 0;
+			lsm_put_row(rsinfo, values, nulls, i);
 		}
 	}
 	return (Datum) 0;
@@ -259,29 +227,27 @@ PG_FUNCTION_INFO_V1(lancelsm_memtables);
 Datum
 lancelsm_memtables(PG_FUNCTION_ARGS)
 {
-	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
-	const LsmStats *stats;
+	ReturnSetInfo *rsinfo = lsm_materialize(fcinfo, LSM_MEMTABLES_COLS);
+	const LsmStats *stats = stats_read(fcinfo, false);
 
-	InitMaterializedSRF(fcinfo, 0);
-	stats = stats_read(fcinfo, false);
-	for (int i = 0; i < stats->nbuckets; i++)
+	for (int b = 0; b < stats->nbuckets; b++)
 	{
-		const LsmBucket *b = &stats->buckets[i];
+		const LsmBucket *bucket = &stats->buckets[b];
 
-		for (int m = 0; m < b->nmemtables; m++)
+		for (int m = 0; m < bucket->nmemtables; m++)
 		{
-			const LsmMemtable *mt = &b->memtables[m];
-			Datum		values[MEMTABLE_COLS];
-			bool		nulls[MEMTABLE_COLS] = {0};
+			const LsmMemtable *mt = &bucket->memtables[m];
+			Datum		values[LSM_MEMTABLES_COLS];
+			bool		nulls[LSM_MEMTABLES_COLS] = {0};
+			int			i = 0;
 
-			values[0] = CStringGetTextDatum(b->shard_id);
-			values[1] = stats_int8(mt->generation);
-			values[2] = stats_int8(mt->rows);
-			values[3] = stats_int8(mt->bytes);
-			values[4] = stats_int8(mt->batches);
-			values[5] = stats_indexes_array(mt);
-			tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc,
-								 values, nulls);
+			values[i++] = CStringGetTextDatum(bucket->shard_id);
+			values[i++] = stats_int8(mt->generation);
+			values[i++] = stats_int8(mt->rows);
+			values[i++] = stats_int8(mt->bytes);
+			values[i++] = stats_int8(mt->batches);
+			values[i++] = stats_indexes_array(mt);
+			lsm_put_row(rsinfo, values, nulls, i);
 		}
 	}
 	return (Datum) 0;

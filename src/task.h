@@ -14,6 +14,7 @@
 #include "fault.h"
 #include "http.h"
 #include "lsm_types.h"
+#include "shape.h"
 
 typedef enum LsmTaskKind
 {
@@ -89,21 +90,17 @@ extern LsmTask *lsm_run_on_table(LsmTaskKind kind, text *server,
 extern LsmTask *lsm_run_with_body(LsmTaskKind kind, text *server,
 								  text *table, const char *body);
 
-/* Columns of lancelsm_checkpoint(text, text[]), one row per table. */
-#define LSM_CHECKPOINT_ROW_COLS 7
-/* Columns of lancelsm_stats, one row per bucket. */
-#define LSM_STATS_ROW_COLS 17
-
 /* src/lancelsm.c: table names and result rows shared by the SQL functions */
 extern LsmFailure *lsm_table_name_problem(const char *name);
 extern bool *lsm_duplicate_flags(char **names, int n);
-extern void lsm_failure_columns(const LsmFailure *f, Datum *values,
-								bool *nulls);
-extern void lsm_checkpoint_row_values(const LsmTask *task, Datum *values,
-									  bool *nulls);
+extern int	lsm_failure_columns(const LsmFailure *f, Datum *values,
+								bool *nulls, int i);
+extern int	lsm_checkpoint_row_values(const LsmTask *task, Datum *values,
+									  bool *nulls, int i);
 
 /* src/stats.c: the columns of one lancelsm_stats row */
-extern void lsm_stats_bucket_values(const LsmBucket *b, bool with_rows,
-									Datum *values, bool *nulls);
+extern int	lsm_stats_bucket_values(const LsmBucket *b,
+									const LsmBucketSummary *s,
+									Datum *values, bool *nulls, int i);
 
 #endif							/* LANCELSM_TASK_H */

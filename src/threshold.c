@@ -48,19 +48,35 @@ threshold_reason_add(StringInfo reason, const char *name, const char *value,
 }
 
 /*
- * lsm_due_evaluate: the action a table with these thresholds and these
- * statistics (LSM_MEASURES values, LsmMeasure order) is due for.
- * *reason is set to every exceeded threshold, e.g. "l0_generations 31 >
- * 20, wal_lag 7 > 5", or to NULL when none is (LSM_DUE_NONE).  Allocates
- * in CurrentMemoryContext.
+ * threshold_measures_of: the statistics of a table summary that the
+ * thresholds are compared with, into measures (LSM_MEASURES values,
+ * LsmMeasure order): L0 generations and bytes and memtable rows summed
+ * over the buckets, the largest WAL lag of a bucket (0 without buckets).
+ */
+static void
+threshold_measures_of(const LsmTableSummary *table, int64 *measures)
+{
+	measures[LSM_MEASURE_L0_GENERATIONS] = table->l0_generations;
+	measures[LSM_MEASURE_L0_BYTES] = table->l0_bytes;
+	measures[LSM_MEASURE_WAL_LAG] = table->wal_lag_max;
+	measures[LSM_MEASURE_MEMTABLE_ROWS] = table->memtable_rows;
+}
+
+/*
+ * lsm_due_evaluate: the action a table with these thresholds and this
+ * summary of its buckets is due for.  *reason is set to every exceeded
+ * threshold, e.g. "l0_generations 31 > 20, wal_lag 7 > 5", or to NULL
+ * when none is (LSM_DUE_NONE).  Allocates in CurrentMemoryContext.
  */
 LsmDueAction
-lsm_due_evaluate(const LsmLimits *limits, const int64 *measures,
+lsm_due_evaluate(const LsmLimits *limits, const LsmTableSummary *table,
 				 char **reason)
 {
 	StringInfoData buf;
 	int			action = LSM_DUE_NONE;
+	int64		measures[LSM_MEASURES];
 
+	threshold_measures_of(table, measures);
 	initStringInfo(&buf);
 	for (int m = 0; m < LSM_MEASURES; m++)
 	{

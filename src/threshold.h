@@ -11,6 +11,8 @@
 
 #include "postgres.h"
 
+#include "shape.h"
+
 /* The table statistics a threshold is compared with, in this order. */
 typedef enum LsmMeasure
 {
@@ -45,7 +47,8 @@ typedef struct LsmLimits
 } LsmLimits;
 
 extern LsmDueAction lsm_due_evaluate(const LsmLimits *limits,
-									 const int64 *measures, char **reason);
+									 const LsmTableSummary *table,
+									 char **reason);
 extern const char *lsm_due_action_name(LsmDueAction action);
 
 #endif							/* LANCELSM_THRESHOLD_H */

@@ -37,9 +37,6 @@
 #define WRITE_SPEC_MIN_BUCKETS 1
 #define WRITE_SPEC_MAX_BUCKETS 1024
 
-/* Columns of lancelsm_write_spec. */
-#define WRITE_SPEC_COLS 5
-
 /*
  * spec_to_utf8: a server-encoded string as UTF-8 for the wire.
  */
@@ -359,16 +356,12 @@ PG_FUNCTION_INFO_V1(lancelsm_write_spec);
 Datum
 lancelsm_write_spec(PG_FUNCTION_ARGS)
 {
-	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	ReturnSetInfo *rsinfo = lsm_materialize(fcinfo, LSM_WRITE_SPEC_COLS);
 	const LsmWriteSpec *spec;
-	Datum		values[WRITE_SPEC_COLS];
-	bool		nulls[WRITE_SPEC_COLS] = {0};
+	Datum		values[LSM_WRITE_SPEC_COLS];
+	bool		nulls[LSM_WRITE_SPEC_COLS] = {0};
 	int			i = 0;
 
-	InitMaterializedSRF(fcinfo, 0);
-	if (rsinfo->setDesc->natts != WRITE_SPEC_COLS)
-		elog(ERROR, "lancelsm_write_spec: %d result columns, expected %d",
-			 rsinfo->setDesc->natts, WRITE_SPEC_COLS);
 	spec = lsm_run_with_body(LSM_TASK_GET_SPEC, PG_GETARG_TEXT_PP(0),
 							 PG_GETARG_TEXT_PP(1), NULL)->spec;
 	if (!spec->enabled)
@@ -381,6 +374,6 @@ lancelsm_write_spec(PG_FUNCTION_ARGS)
 	values[i++] = Int32GetDatum((int32) spec->num_buckets);
 	values[i++] = spec_indexes_array(spec);
 	values[i++] = spec_defaults_jsonb(spec);
-	tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+	lsm_put_row(rsinfo, values, nulls, i);
 	return (Datum) 0;
 }
