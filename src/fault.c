@@ -84,7 +84,7 @@ fault_expected_status(LsmRoute route)
  * fault_is_draining: whether a 503 answer carries the draining code.
  */
 static bool
-fault_is_draining(const LsmRequest *req)
+fault_is_draining(const LsmOutcome *req)
 {
 	LsmErrorBody body;
 
@@ -99,7 +99,7 @@ fault_is_draining(const LsmRequest *req)
  * body) is a failure: the server is not speaking the protocol.
  */
 LsmVerdict
-lsm_fault_verdict(const LsmRequest *req)
+lsm_fault_verdict(const LsmOutcome *req)
 {
 	if (req->transport != LSM_TRANSPORT_OK)
 		return LSM_VERDICT_FAIL;
@@ -119,7 +119,7 @@ lsm_fault_verdict(const LsmRequest *req)
  * fault_sqlstate: the SQLSTATE of a failure class (README.md, "Errors").
  */
 static int
-fault_sqlstate(const LsmRequest *req)
+fault_sqlstate(const LsmOutcome *req)
 {
 	switch (req->transport)
 	{
@@ -180,7 +180,7 @@ fault_hint_400(LsmRoute route)
  * fault_hint: the fix, where it is known; NULL otherwise.
  */
 static char *
-fault_hint(const LsmRequest *req)
+fault_hint(const LsmOutcome *req)
 {
 	if (req->transport == LSM_TRANSPORT_CONNECT)
 		return pstrdup("Check the server's host_override, database and region options, its TLS options, and that the host is reachable.");
@@ -237,7 +237,7 @@ fault_snippet(const char *body, size_t len)
  * message, or an excerpt of whatever the body was.
  */
 static char *
-fault_answer_text(const LsmRequest *req)
+fault_answer_text(const LsmOutcome *req)
 {
 	LsmErrorBody body;
 
@@ -267,7 +267,7 @@ fault_answer_text(const LsmRequest *req)
  * answer was read.
  */
 static char *
-fault_transport_text(const LsmRequest *req)
+fault_transport_text(const LsmOutcome *req)
 {
 	switch (req->transport)
 	{
@@ -352,7 +352,7 @@ fault_secrets(const LsmConfig *config)
  * secret straddling an excerpt's cut never leaks half.
  */
 static char *
-fault_redact_body(const LsmRequest *req, size_t *len)
+fault_redact_body(const LsmOutcome *req, size_t *len)
 {
 	const char **secrets = fault_secrets(req->config);
 	char	   *body = req->response;
@@ -415,10 +415,10 @@ lsm_fault_redact_config(LsmFailure *failure, const LsmConfig *config)
  * before this answer.  Raises nothing.
  */
 LsmFailure *
-lsm_fault_from_request(const LsmRequest *req, LsmFaultMessage what,
+lsm_fault_from_request(const LsmOutcome *req, LsmFaultMessage what,
 					   const char *table_name, int retries)
 {
-	LsmRequest	redacted = *req;
+	LsmOutcome	redacted = *req;
 	char	   *text;
 	char	   *detail;
 

@@ -9,7 +9,7 @@
 #ifndef LANCELSM_FAULT_H
 #define LANCELSM_FAULT_H
 
-#include "http.h"
+#include "outcome.h"
 #include "pg_compat.h"
 
 /* What the caller should do with a finished request. */
@@ -63,11 +63,11 @@ typedef struct LsmFailure
 	char	   *hint;
 } LsmFailure;
 
-extern LsmVerdict lsm_fault_verdict(const LsmRequest *req);
+extern LsmVerdict lsm_fault_verdict(const LsmOutcome *req);
 extern void lsm_fault_redact(LsmFailure *failure, const char *secret);
 extern void lsm_fault_redact_config(LsmFailure *failure,
 									const LsmConfig *config);
-extern LsmFailure *lsm_fault_from_request(const LsmRequest *req,
+extern LsmFailure *lsm_fault_from_request(const LsmOutcome *req,
 										  LsmFaultMessage what,
 										  const char *table_name,
 										  int retries);

@@ -7,7 +7,9 @@
  * their libcurl easy handles with secure defaults, reads their answers
  * under lancelsm.max_response_size, and classifies how each ended.  The
  * handles are run by the connection pools of src/pool.c, which also do
- * the waiting.
+ * the waiting.  Calls go one way, from here to src/pool.c: the pools see
+ * easy handles and their owner (the LsmRequest) only, and hand finished
+ * handles back to lsm_http_wait(), which classifies and frees them here.
  *
  * No PostgreSQL error is ever raised inside a curl callback: callbacks
  * record what went wrong and return an abort code.
@@ -21,8 +23,8 @@
 #include <curl/curl.h>
 
 #include "common/string.h"
-#include "lancelsm.h"
 #include "http.h"
+#include "lancelsm.h"
 #include "pool.h"
 #include "miscadmin.h"
 #include "port.h"
@@ -53,12 +55,31 @@
 #define LSM_TCP_KEEPIDLE_S 60L
 #define LSM_TCP_KEEPINTVL_S 10L
 
+/*
+ * One HTTP exchange.  Prepared with lsm_http_prepare(), run with
+ * lsm_http_start() and lsm_http_wait(), read through lsm_http_outcome(),
+ * freed with lsm_http_release().  A request may be prepared again for a
+ * new attempt after it is released: every attempt gets a fresh id.
+ */
+struct LsmRequest
+{
+	LsmOutcome	out;			/* what was sent, how it ended */
+	const char *table_name;
+	const char *body;			/* NULL: no body */
+	void	   *owner;			/* caller's cookie, untouched here */
+	size_t		response_cap;
+	bool		header_done;	/* the header's closing blank line came */
+	CURL	   *easy;			/* while in flight */
+	struct curl_slist *headers; /* while in flight */
+	char	   *url;
+	MemoryContext cxt;
+};
 
 /*
- * lsm_route_path: the URL path component naming a route.
+ * http_route_path: the URL path component naming a route.
  */
-const char *
-lsm_route_path(LsmRoute route)
+static const char *
+http_route_path(LsmRoute route)
 {
 	switch (route)
 	{
@@ -79,13 +100,13 @@ lsm_route_path(LsmRoute route)
 }
 
 /*
- * lsm_http_encode_table: percent-encode a table identifier (or any string)
+ * http_encode_table: percent-encode a table identifier (or any string)
  * into exactly one URL path segment.  Only ASCII letters, digits, '-', '_'
  * and '~' stay as they are; everything else, '.' included (so that "." and
  * ".." can never become dot segments), becomes %XX.  Result is palloc'd.
  */
-char *
-lsm_http_encode_table(const char *table_name)
+static char *
+http_encode_table(const char *table_name)
 {
 	static const char hex[] = "0123456789ABCDEF";
 	size_t		len = strlen(table_name);
@@ -136,51 +157,58 @@ http_new_request_id(char *buf)
 static char *
 http_build_url(const LsmConfig *config, LsmRoute route, const char *table)
 {
-	char	   *id = lsm_http_encode_table(table);
+	char	   *id = http_encode_table(table);
 
 	if (strcmp(config->id_delimiter, "$") == 0)
 		return psprintf("%s/v1/table/%s/%s/", config->base_url, id,
-						lsm_route_path(route));
+						http_route_path(route));
 	return psprintf("%s/v1/table/%s/%s/?delimiter=%s", config->base_url, id,
-					lsm_route_path(route),
-					lsm_http_encode_table(config->id_delimiter));
+					http_route_path(route),
+					http_encode_table(config->id_delimiter));
 }
 
 /*
- * lsm_http_prepare: fill req for one attempt of a route on a table.
+ * lsm_http_prepare: fill req for one attempt of a route on a table, on
+ * behalf of owner (returned by lsm_http_wait() when it finishes), and
+ * return it; req NULL: a new request.
  *
  * config, table_name and body must outlive the request.  Every call draws
  * a fresh x-request-id and clears the previous outcome; the request must
  * not be in flight.  Allocates in CurrentMemoryContext, which must also
- * outlive the request (the response body is read into it).
+ * outlive the request (the response body is read into it).  Errors:
+ * XX000 when no random request id can be drawn.
  */
-void
+LsmRequest *
 lsm_http_prepare(LsmRequest *req, const LsmConfig *config, LsmRoute route,
-				 const char *table_name, const char *body)
+				 const char *table_name, const char *body, void *owner)
 {
+	if (req == NULL)
+		req = palloc0(sizeof(LsmRequest));
 	Assert(req->easy == NULL);
-	req->config = config;
-	req->route = route;
+	req->owner = owner;
+	req->out.config = config;
+	req->out.route = route;
 	req->table_name = table_name;
 	req->body = body;
-	http_new_request_id(req->request_id);
-	req->transport = LSM_TRANSPORT_PENDING;
-	req->status = 0;
-	req->curl_error[0] = '\0';
+	http_new_request_id(req->out.request_id);
+	req->out.transport = LSM_TRANSPORT_PENDING;
+	req->out.status = 0;
+	req->out.curl_error[0] = '\0';
 	req->header_done = false;
-	if (req->response)
-		pfree(req->response);
-	req->response = NULL;
-	req->response_len = 0;
+	if (req->out.response)
+		pfree(req->out.response);
+	req->out.response = NULL;
+	req->out.response_len = 0;
 	req->response_cap = 0;
 	if (req->url)
 		pfree(req->url);
 	req->url = http_build_url(config, route, table_name);
 	req->cxt = CurrentMemoryContext;
+	return req;
 }
 
 /*
- * http_grow_buffer: req->response resized to newcap bytes (allocated in
+ * http_grow_buffer: req->out.response resized to newcap bytes (allocated in
  * req->cxt when there is none yet); NULL when out of memory, the old
  * buffer then intact.  Never raises: called from a curl callback.
  *
@@ -195,7 +223,7 @@ http_grow_buffer(LsmRequest *req, size_t newcap)
 	MemoryContext oldcxt = CurrentMemoryContext;
 	char	   *volatile grown = NULL;
 
-	if (req->response == NULL)
+	if (req->out.response == NULL)
 		return MemoryContextAllocExtended(req->cxt, newcap,
 										  MCXT_ALLOC_HUGE | MCXT_ALLOC_NO_OOM);
 
@@ -206,7 +234,7 @@ http_grow_buffer(LsmRequest *req, size_t newcap)
 	 */
 	PG_TRY();
 	{
-		grown = repalloc_huge(req->response, newcap);
+		grown = repalloc_huge(req->out.response, newcap);
 	}
 	PG_CATCH();
 	{
@@ -219,7 +247,7 @@ http_grow_buffer(LsmRequest *req, size_t newcap)
 }
 
 /*
- * http_write_cb: curl's body callback.  Appends to req->response, enforcing
+ * http_write_cb: curl's body callback.  Appends to req->out.response, enforcing
  * lancelsm.max_response_size while reading.  Never raises: on the cap or
  * out of memory it records why and returns 0, which makes curl abort the
  * transfer with CURLE_WRITE_ERROR.
@@ -231,14 +259,14 @@ http_write_cb(char *data, size_t size, size_t nmemb, void *userdata)
 	size_t		n = size * nmemb;
 	size_t		cap_bytes = (size_t) lsm_max_response_size_kb * 1024;
 
-	if (n > cap_bytes || req->response_len > cap_bytes - n)
+	if (n > cap_bytes || req->out.response_len > cap_bytes - n)
 	{
-		req->transport = LSM_TRANSPORT_TOO_LARGE;
+		req->out.transport = LSM_TRANSPORT_TOO_LARGE;
 		return 0;
 	}
-	if (req->response_len + n + 1 > req->response_cap)
+	if (req->out.response_len + n + 1 > req->response_cap)
 	{
-		size_t		newcap = Max(req->response_cap * 2, req->response_len + n + 1);
+		size_t		newcap = Max(req->response_cap * 2, req->out.response_len + n + 1);
 		char	   *grown;
 
 		newcap = Max(newcap, 1024);
@@ -246,15 +274,15 @@ http_write_cb(char *data, size_t size, size_t nmemb, void *userdata)
 		grown = http_grow_buffer(req, newcap);
 		if (grown == NULL)
 		{
-			strlcpy(req->curl_error, "out of memory", LSM_CURL_ERROR_LEN);
+			strlcpy(req->out.curl_error, "out of memory", LSM_CURL_ERROR_LEN);
 			return 0;
 		}
-		req->response = grown;
+		req->out.response = grown;
 		req->response_cap = newcap;
 	}
-	memcpy(req->response + req->response_len, data, n);
-	req->response_len += n;
-	req->response[req->response_len] = '\0';
+	memcpy(req->out.response + req->out.response_len, data, n);
+	req->out.response_len += n;
+	req->out.response[req->out.response_len] = '\0';
 	return n;
 }
 
@@ -340,7 +368,7 @@ http_client_headers(struct curl_slist *list, const LsmConfig *config,
 static struct curl_slist *
 http_header_list(const LsmRequest *req)
 {
-	const LsmConfig *config = req->config;
+	const LsmConfig *config = req->out.config;
 	struct curl_slist *list = NULL;
 	char		line[512];
 
@@ -348,7 +376,7 @@ http_header_list(const LsmRequest *req)
 	const char *token = config->bearer_token_file ?
 		lsm_bearer_token(config->bearer_token_file) : NULL;
 
-	snprintf(line, sizeof(line), "x-request-id: %s", req->request_id);
+	snprintf(line, sizeof(line), "x-request-id: %s", req->out.request_id);
 	list = curl_slist_append(list, line);
 	if (list && config->host_override)
 	{
@@ -443,10 +471,9 @@ http_configure_liveness(CURL *easy, const LsmConfig *config)
 static void
 http_configure(CURL *easy, LsmRequest *req, TimestampTz deadline)
 {
-	const LsmConfig *config = req->config;
+	const LsmConfig *config = req->out.config;
 
 	curl_easy_setopt(easy, CURLOPT_URL, req->url);
-	curl_easy_setopt(easy, CURLOPT_PRIVATE, req);
 	curl_easy_setopt(easy, CURLOPT_NOSIGNAL, 1L);
 #if LIBCURL_VERSION_NUM >= 0x075500
 	curl_easy_setopt(easy, CURLOPT_PROTOCOLS_STR, "http,https");
@@ -464,7 +491,7 @@ http_configure(CURL *easy, LsmRequest *req, TimestampTz deadline)
 	curl_easy_setopt(easy, CURLOPT_SSL_VERIFYHOST, 2L);
 	curl_easy_setopt(easy, CURLOPT_USERAGENT,
 					 "lancelsm/" LANCELSM_VERSION " (PostgreSQL " PG_VERSION ")");
-	curl_easy_setopt(easy, CURLOPT_ERRORBUFFER, req->curl_error);
+	curl_easy_setopt(easy, CURLOPT_ERRORBUFFER, req->out.curl_error);
 	curl_easy_setopt(easy, CURLOPT_WRITEFUNCTION, http_write_cb);
 	curl_easy_setopt(easy, CURLOPT_WRITEDATA, req);
 	curl_easy_setopt(easy, CURLOPT_HEADERFUNCTION, http_header_cb);
@@ -484,7 +511,7 @@ http_configure(CURL *easy, LsmRequest *req, TimestampTz deadline)
 	 * TCP (and TLS) handshake per call (bench/reuse.sh: 1,000 flushes on at
 	 * most 2 connections).
 	 */
-	if (req->route == LSM_ROUTE_SET_SPEC || req->route == LSM_ROUTE_UNSET_SPEC)
+	if (req->out.route == LSM_ROUTE_SET_SPEC || req->out.route == LSM_ROUTE_UNSET_SPEC)
 	{
 		/*
 		 * ... except the two routes that change a table's write path: if
@@ -545,7 +572,7 @@ lsm_http_start(LsmRequest *req, TimestampTz deadline)
 	CURL	   *easy;
 	volatile bool attached = false;
 
-	Assert(req->easy == NULL && req->transport == LSM_TRANSPORT_PENDING);
+	Assert(req->easy == NULL && req->out.transport == LSM_TRANSPORT_PENDING);
 	req->headers = http_header_list(req);
 	easy = curl_easy_init();
 	req->easy = easy;
@@ -560,7 +587,8 @@ lsm_http_start(LsmRequest *req, TimestampTz deadline)
 	PG_TRY();
 	{
 		http_configure(easy, req, deadline);
-		attached = lsm_pool_attach(req);
+		attached = lsm_pool_add(easy, req->out.config->serverid,
+								req->out.config->umid, req);
 	}
 	PG_CATCH();
 	{
@@ -595,7 +623,7 @@ http_header_too_large(const LsmRequest *req, CURLcode code)
 	if (code == CURLE_TOO_LARGE)
 		return true;
 #endif
-	return code == CURLE_OUT_OF_MEMORY && req->curl_error[0] == '\0';
+	return code == CURLE_OUT_OF_MEMORY && req->out.curl_error[0] == '\0';
 }
 
 /*
@@ -607,7 +635,7 @@ http_classify(const LsmRequest *req, CURLcode code, TimestampTz deadline)
 {
 	long		sent = 0;
 
-	if (req->transport == LSM_TRANSPORT_TOO_LARGE ||
+	if (req->out.transport == LSM_TRANSPORT_TOO_LARGE ||
 		code == CURLE_FILESIZE_EXCEEDED)
 		return LSM_TRANSPORT_TOO_LARGE;
 	if (code == CURLE_OK)
@@ -619,7 +647,7 @@ http_classify(const LsmRequest *req, CURLcode code, TimestampTz deadline)
 		TimestampTzPlusMilliseconds(deadline, -LSM_DEADLINE_GRACE_MS))
 		/* curl's clock is not ours: a timeout this close is the deadline */
 		return LSM_TRANSPORT_TIMEOUT;
-	if (code == CURLE_OPERATION_TIMEDOUT && req->config->read_timeout_s > 0)
+	if (code == CURLE_OPERATION_TIMEDOUT && req->out.config->read_timeout_s > 0)
 	{
 		/* with the request sent, only the low-speed check times out */
 		curl_easy_getinfo(req->easy, CURLINFO_REQUEST_SIZE, &sent);
@@ -636,7 +664,7 @@ http_classify(const LsmRequest *req, CURLcode code, TimestampTz deadline)
 		code == CURLE_SSL_CIPHER ||
 		code == CURLE_UNSUPPORTED_PROTOCOL ||
 		code == CURLE_URL_MALFORMAT ||
-		(code == CURLE_OPERATION_TIMEDOUT && req->status == 0))
+		(code == CURLE_OPERATION_TIMEDOUT && req->out.status == 0))
 		return LSM_TRANSPORT_CONNECT;
 	if (code == CURLE_WEIRD_SERVER_REPLY ||
 		code == CURLE_BAD_CONTENT_ENCODING)
@@ -646,40 +674,89 @@ http_classify(const LsmRequest *req, CURLcode code, TimestampTz deadline)
 }
 
 /*
- * lsm_http_finished: classify a transfer curl has finished (the request is
- * off its pool) into req->transport and req->status, then free its curl
- * objects.  deadline is the statement's (0: none).  req->curl_error keeps
+ * http_finished: classify a transfer curl has finished (the request is
+ * off its pool) into its transport class and HTTP status, then free its
+ * curl objects.  deadline is the statement's (0: none).  req->out.curl_error keeps
  * libcurl's error buffer, or curl_easy_strerror()'s text when libcurl left
  * the buffer empty.
  */
-void
-lsm_http_finished(LsmRequest *req, int curl_code, TimestampTz deadline)
+static void
+http_finished(LsmRequest *req, CURLcode code, TimestampTz deadline)
 {
-	CURLcode	code = (CURLcode) curl_code;
-
-	curl_easy_getinfo(req->easy, CURLINFO_RESPONSE_CODE, &req->status);
-	req->transport = http_classify(req, code, deadline);
-	if (req->curl_error[0] == '\0' && code != CURLE_OK)
-		strlcpy(req->curl_error, curl_easy_strerror(code), LSM_CURL_ERROR_LEN);
-	if (req->transport != LSM_TRANSPORT_OK)
-		req->status = 0;
+	curl_easy_getinfo(req->easy, CURLINFO_RESPONSE_CODE, &req->out.status);
+	req->out.transport = http_classify(req, code, deadline);
+	if (req->out.curl_error[0] == '\0' && code != CURLE_OK)
+		strlcpy(req->out.curl_error, curl_easy_strerror(code), LSM_CURL_ERROR_LEN);
+	if (req->out.transport != LSM_TRANSPORT_OK)
+		req->out.status = 0;
 	http_free_curl(req);
 }
 
 /*
+ * lsm_http_outcome: what req sent and how it ended (transport
+ * LSM_TRANSPORT_PENDING while it has not).  Valid until req is prepared
+ * again or released.
+ */
+const LsmOutcome *
+lsm_http_outcome(const LsmRequest *req)
+{
+	return &req->out;
+}
+
+/*
  * lsm_http_release: free what a request still holds.  Safe on a request
- * that is in flight (it is aborted), finished or never started.
+ * that is in flight (it is aborted), finished or never started, and on
+ * NULL (never prepared).
  */
 void
 lsm_http_release(LsmRequest *req)
 {
+	if (req == NULL)
+		return;
 	if (req->easy)
-		lsm_pool_detach(req);
+		lsm_pool_remove(req->easy);
 	http_free_curl(req);
-	if (req->response)
-		pfree(req->response);
-	req->response = NULL;
-	req->response_len = 0;
+	if (req->out.response)
+		pfree(req->out.response);
+	req->out.response = NULL;
+	req->out.response_len = 0;
 	req->response_cap = 0;
 }
 
+
+/*
+ * lsm_http_wait: drive every request in flight until one finishes (return
+ * its owner; the request is off its pool, its outcome filled in, its curl
+ * objects freed) or until wake_at passes (return NULL; 0: no wake-up).
+ * Raises PostgreSQL's own error on query cancel, statement_timeout or when
+ * deadline (0: none) passes; requests then stay in flight and the caller
+ * must call lsm_http_abort_all().  Errors: 57014, or out of memory.
+ */
+void *
+lsm_http_wait(TimestampTz wake_at, TimestampTz deadline)
+{
+	CURLcode	code;
+	LsmRequest *req = lsm_pool_wait(wake_at, deadline, &code);
+
+	if (req == NULL)
+		return NULL;
+	http_finished(req, code, deadline);
+	if (req->out.transport == LSM_TRANSPORT_TIMEOUT)
+		lsm_pool_deadline_passed();
+	return req->owner;
+}
+
+/*
+ * lsm_http_abort_all: abort and free every request in flight.  Called from
+ * the PG_CATCH of whoever started them, before memory is reset, so that no
+ * easy handle, header list (with its API key) or half-read connection
+ * outlives an error.
+ */
+void
+lsm_http_abort_all(void)
+{
+	LsmRequest *req;
+
+	while ((req = lsm_pool_abort_next()) != NULL)
+		lsm_http_release(req);
+}

@@ -17,8 +17,13 @@
  * CHECK_FOR_INTERRUPTS() raises PostgreSQL's own error within one wakeup,
  * whatever curl is doing (resolving, connecting, TLS, sending, waiting for
  * a silent server, reading a dripping body).  Errors raised between curl
- * calls leave requests in flight: the caller's PG_CATCH must call
- * lsm_http_abort_all().  No error is raised inside a curl callback.
+ * calls leave requests in flight: the caller's PG_CATCH must take them off
+ * with lsm_pool_abort_next().  No error is raised inside a curl callback.
+ *
+ * The pools deal in libcurl easy handles, each with an opaque owner
+ * pointer, and hand back finished handles with their CURLcode; what a
+ * handle is for, and how its end is classified, is src/http.c's business
+ * (pool.h).
  *
  *-------------------------------------------------------------------------
  */
@@ -75,8 +80,16 @@ static HttpSocket *pool_sockets = NULL;
 static int	pool_nsockets = 0;
 static int	pool_socket_cap = 0;
 
-/* Requests in flight on any pool, so that an error can abort them all. */
-static LsmRequest **pool_inflight = NULL;
+/* One easy handle in flight, on which pool, for whom. */
+typedef struct PoolEntry
+{
+	CURL	   *easy;
+	HttpPool   *pool;
+	void	   *owner;
+} PoolEntry;
+
+/* Handles in flight on any pool, so that an error can abort them all. */
+static PoolEntry *pool_inflight = NULL;
 static int	pool_ninflight = 0;
 static int	pool_inflight_cap = 0;
 
@@ -248,10 +261,10 @@ pool_for(Oid serverid, Oid umid)
 }
 
 /*
- * pool_track: remember req as in flight.
+ * pool_track: remember easy as in flight on pool for owner.
  */
 static void
-pool_track(LsmRequest *req)
+pool_track(CURL *easy, HttpPool *pool, void *owner)
 {
 	if (pool_ninflight == pool_inflight_cap)
 	{
@@ -259,68 +272,80 @@ pool_track(LsmRequest *req)
 
 		if (pool_inflight == NULL)
 			pool_inflight = MemoryContextAlloc(TopMemoryContext,
-											   newcap * sizeof(LsmRequest *));
+											   newcap * sizeof(PoolEntry));
 		else
 			pool_inflight = repalloc(pool_inflight,
-									 newcap * sizeof(LsmRequest *));
+									 newcap * sizeof(PoolEntry));
 		pool_inflight_cap = newcap;
 	}
-	pool_inflight[pool_ninflight++] = req;
+	pool_inflight[pool_ninflight].easy = easy;
+	pool_inflight[pool_ninflight].pool = pool;
+	pool_inflight[pool_ninflight].owner = owner;
+	pool_ninflight++;
 }
 
 /*
- * lsm_pool_attach: put req's configured easy handle in flight on the pool
- * of its server and user mapping.  Returns false when libcurl refuses it
- * (the handle is then not attached).
+ * lsm_pool_add: put a configured easy handle in flight on the pool of
+ * (serverid, umid), created when needed, on behalf of owner (handed back
+ * with the handle when it finishes).  Returns false when libcurl refuses
+ * the handle, which is then not in flight.  Errors: 53200 when a pool's
+ * multi handle cannot be created, or out of memory.
  */
 bool
-lsm_pool_attach(LsmRequest *req)
+lsm_pool_add(CURL *easy, Oid serverid, Oid umid, void *owner)
 {
-	HttpPool   *pool = pool_for(req->config->serverid, req->config->umid);
+	HttpPool   *pool = pool_for(serverid, umid);
 
-	pool_track(req);
-	if (curl_multi_add_handle(pool->multi, req->easy) != CURLM_OK)
+	pool_track(easy, pool, owner);
+	if (curl_multi_add_handle(pool->multi, easy) != CURLM_OK)
 	{
 		pool_ninflight--;
 		return false;
 	}
-	req->pool = pool;
 	pool->ninflight++;
 	return true;
 }
 
 /*
- * lsm_pool_detach: take req's easy handle off its pool.  Its connection
- * goes back to the pool's cache when the exchange completed cleanly;
- * libcurl closes it otherwise (an aborted request).
+ * pool_untrack: take in-flight entry i off its pool and out of the table;
+ * returns its owner.  Its connection goes back to the pool's cache when
+ * the exchange completed cleanly; libcurl closes it otherwise (an aborted
+ * request).
+ */
+static void *
+pool_untrack(int i)
+{
+	PoolEntry	entry = pool_inflight[i];
+
+	pool_inflight[i] = pool_inflight[--pool_ninflight];
+	curl_multi_remove_handle(entry.pool->multi, entry.easy);
+	entry.pool->ninflight--;
+	return entry.owner;
+}
+
+/*
+ * lsm_pool_remove: take easy off its pool, if it is in flight (a handle
+ * that is not is left alone).  The caller still owns and frees the handle.
  */
 void
-lsm_pool_detach(LsmRequest *req)
+lsm_pool_remove(CURL *easy)
 {
-	HttpPool   *pool = (HttpPool *) req->pool;
-
 	for (int i = 0; i < pool_ninflight; i++)
 	{
-		if (pool_inflight[i] == req)
+		if (pool_inflight[i].easy == easy)
 		{
-			pool_inflight[i] = pool_inflight[--pool_ninflight];
-			break;
+			pool_untrack(i);
+			return;
 		}
-	}
-	if (pool)
-	{
-		curl_multi_remove_handle(pool->multi, req->easy);
-		pool->ninflight--;
-		req->pool = NULL;
 	}
 }
 
 /*
- * pool_take_completed: the next request some pool has finished, detached,
- * classified and with its curl objects freed; or NULL.
+ * pool_take_completed: the owner of the next easy handle some pool has
+ * finished, taken off its pool, with libcurl's result in *code; or NULL.
  */
-static LsmRequest *
-pool_take_completed(TimestampTz deadline)
+static void *
+pool_take_completed(CURLcode *code)
 {
 	for (HttpPool *pool = pools; pool; pool = pool->next)
 	{
@@ -329,27 +354,29 @@ pool_take_completed(TimestampTz deadline)
 
 		while ((msg = curl_multi_info_read(pool->multi, &pending)) != NULL)
 		{
-			LsmRequest *req = NULL;
-
 			if (msg->msg != CURLMSG_DONE)
 				continue;
-			curl_easy_getinfo(msg->easy_handle, CURLINFO_PRIVATE,
-							  (char **) &req);
-			lsm_pool_detach(req);
-			lsm_http_finished(req, msg->data.result, deadline);
-			return req;
+			for (int i = 0; i < pool_ninflight; i++)
+			{
+				if (pool_inflight[i].easy == msg->easy_handle)
+				{
+					*code = msg->data.result;
+					return pool_untrack(i);
+				}
+			}
 		}
 	}
 	return NULL;
 }
 
 /*
- * pool_deadline_passed: the statement's deadline has passed.  Let
+ * lsm_pool_deadline_passed: the statement's deadline has passed.  Let
  * PostgreSQL raise its own timeout error if its timer fired; where no timer
- * is armed (a background worker), raise the same error ourselves.
+ * is armed (a background worker), raise the same error ourselves.  Never
+ * returns.  Errors: 57014.
  */
-static void
-pool_deadline_passed(void)
+void
+lsm_pool_deadline_passed(void)
 {
 	CHECK_FOR_INTERRUPTS();
 	ereport(ERROR,
@@ -514,32 +541,29 @@ pool_step(TimestampTz wake_at, TimestampTz deadline)
 }
 
 /*
- * lsm_http_wait: drive every request in flight until one finishes (return
- * it, off its pool, outcome filled in) or until wake_at passes (return
- * NULL; 0: no wake-up).  Raises PostgreSQL's own error on query cancel,
- * statement_timeout or when deadline (0: none) passes; requests then stay
- * in flight and the caller must call lsm_http_abort_all().
+ * lsm_pool_wait: drive every handle in flight until one finishes (return
+ * its owner, the handle off its pool, and libcurl's result in *code) or until wake_at passes (return NULL; 0: no wake-up).  Raises
+ * PostgreSQL's own error on query cancel, statement_timeout or when
+ * deadline (0: none) passes; handles then stay in flight and the caller
+ * must take them off with lsm_pool_abort_next().  Errors: 57014, or out
+ * of memory.
  */
-LsmRequest *
-lsm_http_wait(TimestampTz wake_at, TimestampTz deadline)
+void *
+lsm_pool_wait(TimestampTz wake_at, TimestampTz deadline, CURLcode *code)
 {
 	TimestampTz grace = deadline ?
 		TimestampTzPlusMilliseconds(deadline, LSM_DEADLINE_GRACE_MS) : 0;
 
 	for (;;)
 	{
-		LsmRequest *done = pool_take_completed(deadline);
+		void	   *done = pool_take_completed(code);
 		TimestampTz now;
 
 		if (done)
-		{
-			if (done->transport == LSM_TRANSPORT_TIMEOUT)
-				pool_deadline_passed();
 			return done;
-		}
 		now = GetCurrentTimestamp();
 		if (grace != 0 && now >= grace)
-			pool_deadline_passed();
+			lsm_pool_deadline_passed();
 		if (wake_at != 0 && now >= wake_at)
 			return NULL;
 		if (pool_ninflight == 0 && wake_at == 0)
@@ -549,16 +573,18 @@ lsm_http_wait(TimestampTz wake_at, TimestampTz deadline)
 }
 
 /*
- * lsm_http_abort_all: abort every request in flight.  Called from the
- * PG_CATCH of whoever started them, before memory is reset, so that no
- * easy handle, header list (with its API key) or half-read connection
- * outlives an error.
+ * lsm_pool_abort_next: take one handle in flight off its pool, unfinished
+ * (libcurl closes its connection), and return its owner, who still has
+ * the handle to free; NULL when none is left, every curl timer
+ * then forgotten.  Called in a loop from the PG_CATCH of whoever started
+ * the handles, before memory is reset.
  */
-void
-lsm_http_abort_all(void)
+void *
+lsm_pool_abort_next(void)
 {
-	while (pool_ninflight > 0)
-		lsm_http_release(pool_inflight[pool_ninflight - 1]);
+	if (pool_ninflight > 0)
+		return pool_untrack(pool_ninflight - 1);
 	for (HttpPool *pool = pools; pool; pool = pool->next)
 		pool->timer_at = -1;
+	return NULL;
 }

@@ -2,16 +2,34 @@
  *
  * pool.h
  *		Connection pools: one libcurl multi handle per server and user
- *		mapping, private to src/http.c and src/pool.c.
+ *		mapping, and the wait on the session latch.  Used by src/http.c
+ *		only.
+ *
+ * The pools know libcurl easy handles and an opaque owner pointer per
+ * handle, nothing of requests: they never call back into src/http.c.
+ * src/http.c configures a handle, adds it here, and gets its owner back
+ * as "this owner's handle finished with this CURLcode", off its pool, to
+ * classify and free.
  *
  *-------------------------------------------------------------------------
  */
 #ifndef LANCELSM_POOL_H
 #define LANCELSM_POOL_H
 
-#include "http.h"
+#include "postgres.h"
 
-extern bool lsm_pool_attach(LsmRequest *req);
-extern void lsm_pool_detach(LsmRequest *req);
+#include <curl/curl.h>
+
+#include "datatype/timestamp.h"
+
+/* Our own deadline check waits this long for PostgreSQL's timer first. */
+#define LSM_DEADLINE_GRACE_MS 10
+
+extern bool lsm_pool_add(CURL *easy, Oid serverid, Oid umid, void *owner);
+extern void lsm_pool_remove(CURL *easy);
+extern void *lsm_pool_wait(TimestampTz wake_at, TimestampTz deadline,
+						   CURLcode *code);
+extern void *lsm_pool_abort_next(void);
+extern void lsm_pool_deadline_passed(void);
 
 #endif							/* LANCELSM_POOL_H */

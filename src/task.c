@@ -38,6 +38,7 @@
 #include "postgres.h"
 
 #include "access/xact.h"
+#include "http.h"
 #include "lancelsm.h"
 #include "lsm_json.h"
 #include "miscadmin.h"
@@ -243,13 +244,13 @@ static void
 task_finish(LsmTask *task, LsmFailure *failure)
 {
 	/* no failure may carry a secret, whatever the server sent */
-	if (failure && task->req.config)
-		lsm_fault_redact_config(failure, task->req.config);
+	if (failure && task->req)
+		lsm_fault_redact_config(failure, lsm_http_outcome(task->req)->config);
 	task->phase = LSM_PHASE_DONE;
 	task->failure = failure;
 	task->wake_at = 0;
 	task->finished_at = GetCurrentTimestamp();
-	lsm_http_release(&task->req);
+	lsm_http_release(task->req);
 }
 
 /*
@@ -259,7 +260,8 @@ task_finish(LsmTask *task, LsmFailure *failure)
 static void
 task_fail_request(LsmTask *task)
 {
-	task_finish(task, lsm_fault_from_request(&task->req, task_fault(task),
+	task_finish(task, lsm_fault_from_request(lsm_http_outcome(task->req),
+											 task_fault(task),
 											 task->table_name,
 											 task->retries));
 }
@@ -275,7 +277,8 @@ task_fail_decode(LsmTask *task, const char *what, const char *errbuf)
 	task_finish(task,
 				lsm_fault_new(ERRCODE_PROTOCOL_VIOLATION,
 							  psprintf("The %s the server sent could not be decoded: %s. Request ID: %s.",
-									   what, errbuf, task->req.request_id),
+									   what, errbuf,
+									   lsm_http_outcome(task->req)->request_id),
 							  NULL, task_fault(task), task->table_name));
 }
 
@@ -290,11 +293,12 @@ task_fail_decode(LsmTask *task, const char *what, const char *errbuf)
 static LsmStats *
 task_decode_stats(LsmTask *task, bool with_rows)
 {
+	const LsmOutcome *out = lsm_http_outcome(task->req);
 	LsmStats   *stats = palloc0(sizeof(LsmStats));
 	char		errbuf[LSM_JSON_ERRBUF_SIZE];
 	bool		ok;
 
-	ok = lsm_json_decode_stats(task->req.response, task->req.response_len,
+	ok = lsm_json_decode_stats(out->response, out->response_len,
 							   with_rows, stats, errbuf, sizeof(errbuf));
 	task_keys_learn(task->config->serverid, stats->keys);
 	if (ok)
@@ -326,7 +330,8 @@ task_on_spec(LsmTask *task)
 		return;
 	}
 	spec = palloc0(sizeof(LsmWriteSpec));
-	if (lsm_json_decode_write_spec(task->req.response, task->req.response_len,
+	if (lsm_json_decode_write_spec(lsm_http_outcome(task->req)->response,
+								   lsm_http_outcome(task->req)->response_len,
 								   spec, errbuf, sizeof(errbuf)))
 	{
 		task->spec = spec;
@@ -520,7 +525,8 @@ task_on_lost_claim(LsmTask *task)
 		task_sleep(task, task_backoff_ms(task->reissues++));
 		return;
 	}
-	failure = lsm_fault_from_request(&task->req, task_fault(task),
+	failure = lsm_fault_from_request(lsm_http_outcome(task->req),
+									 task_fault(task),
 									 task->table_name, 0);
 	failure->detail = psprintf("The server node kept losing its claim on the table (%d re-issues from flush). %s",
 							   task->reissues, failure->detail);
@@ -534,7 +540,7 @@ static void
 task_on_answer(LsmTask *task, TimestampTz deadline)
 {
 	task->in_flight = false;
-	switch (lsm_fault_verdict(&task->req))
+	switch (lsm_fault_verdict(lsm_http_outcome(task->req)))
 	{
 		case LSM_VERDICT_OK:
 			task_on_success(task, deadline);
@@ -642,9 +648,9 @@ task_issue(LsmTask *task, TimestampTz deadline)
 	}
 	task->wake_at = 0;
 	task->backing_off = false;
-	lsm_http_prepare(&task->req, task->config, route, task->table_name, body);
-	task->req.owner = task;
-	lsm_http_start(&task->req, deadline);
+	task->req = lsm_http_prepare(task->req, task->config, route,
+								 task->table_name, body, task);
+	lsm_http_start(task->req, deadline);
 	task->in_flight = true;
 }
 
@@ -717,12 +723,12 @@ lsm_task_run_all(LsmTask **tasks, int ntasks)
 		while (task_count_active(tasks, ntasks) > 0)
 		{
 			TimestampTz wake_at = task_wake_due(tasks, ntasks, deadline);
-			LsmRequest *req = lsm_http_wait(wake_at, deadline);
+			LsmTask    *done = lsm_http_wait(wake_at, deadline);
 
-			if (req)
+			if (done)
 			{
-				task_on_answer((LsmTask *) req->owner, deadline);
-				lsm_progress_update((LsmTask *) req->owner);
+				task_on_answer(done, deadline);
+				lsm_progress_update(done);
 			}
 			else if (wake_at == 0)
 				ereport(ERROR,

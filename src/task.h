@@ -12,7 +12,6 @@
 
 #include "checkpoint.h"
 #include "fault.h"
-#include "http.h"
 #include "lsm_types.h"
 #include "shape.h"
 
@@ -55,7 +54,7 @@ typedef struct LsmTask
 
 	/* where it stands */
 	LsmPhase	phase;
-	LsmRequest	req;
+	struct LsmRequest *req;	/* src/http.c; NULL: none issued yet */
 	bool		in_flight;
 	TimestampTz wake_at;		/* sleeping until then; 0: not sleeping */
 	int			retries;		/* of the current request */
