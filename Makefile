@@ -1,6 +1,6 @@
-# lancelsm: PGXS build.  `make && make install`, then
-# `make installcheck` against a running cluster with the emulator (see
-# README.md, "Layout", and scripts/regress-emulator.sh).
+# lancelsm: PGXS build.  `make && make install`, then `make installcheck`
+# against a running cluster; the suite starts and stops its own emulator
+# (README.md, "Layout").
 EXTENSION = lancelsm
 MODULE_big = lancelsm
 OBJS = \
@@ -25,7 +25,14 @@ OBJS = \
 EXTVERSION := $(shell sed -n "s/^default_version *= *'\(.*\)'/\1/p" $(EXTENSION).control)
 DATA = $(wildcard sql/$(EXTENSION)--*.sql)
 
-REGRESS = setup options functions faults checkpoint permissions declared due progress scale write_spec client_options
+# sql/ holds two kinds of script: the install scripts, always named
+# lancelsm--VERSION.sql or lancelsm--FROM--TO.sql (DATA above), and the
+# pg_regress scripts, named as below, each with its expected/NAME.out.
+# (pg_regress's --inputdir would move both sql/ and expected/ of the suite
+# together; PostgreSQL 15 has no separate --expecteddir.)  setup starts
+# the emulator unless LANCELSM_EMULATOR_PORT names one; teardown, last,
+# stops it.
+REGRESS = setup options functions faults checkpoint permissions declared due progress scale write_spec client_options teardown
 REGRESS_OPTS = --dbname=contrib_regression
 TAP_TESTS = 1
 

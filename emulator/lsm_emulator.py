@@ -1639,7 +1639,11 @@ def main(argv=None):
     ap.add_argument("--tls-key", help="the certificate's private key (PEM)")
     ap.add_argument("--tls-client-ca",
                     help="require a client certificate signed by this CA")
+    ap.add_argument("--max-lifetime", type=float, default=0,
+                    help="exit after this many seconds (0: run until signalled)")
     a = ap.parse_args(argv)
+    if a.max_lifetime < 0:
+        ap.error("--max-lifetime wants seconds >= 0")
     if bool(a.tls_cert) != bool(a.tls_key) or (a.tls_client_ca and not a.tls_cert):
         ap.error("--tls-cert and --tls-key go together; --tls-client-ca needs them")
     ctx = make_ssl_context(a.tls_cert, a.tls_key, a.tls_client_ca) \
@@ -1664,6 +1668,12 @@ def main(argv=None):
 
     signal.signal(signal.SIGTERM, on_signal)
     signal.signal(signal.SIGINT, on_signal)
+    # a bound for callers that may never get to stop it (an interrupted
+    # test run): the same clean shutdown as a signal, once the time is up
+    if a.max_lifetime > 0:
+        timer = threading.Timer(a.max_lifetime, on_signal, (None, None))
+        timer.daemon = True
+        timer.start()
     sys.stderr.write("lsm-emulator listening on %s:%d\n" % (a.host, port))
     sys.stderr.flush()
     try:

@@ -768,6 +768,20 @@ class StartCommandTest(unittest.TestCase):
             self.assertIn("/v1/table/events/get_lsm_stats/", err)
             self.assertEqual(p.returncode, 0)
 
+    def test_max_lifetime_exits_by_itself(self):
+        script = os.path.join(os.path.dirname(os.path.abspath(__file__)), "lsm_emulator.py")
+        t0 = time.time()
+        p = subprocess.Popen([sys.executable, script, "--port", "0", "--quiet",
+                              "--api-key", "k", "--max-lifetime", "0.5"],
+                             stderr=subprocess.DEVNULL)
+        try:
+            self.assertEqual(p.wait(10), 0)
+        finally:
+            if p.poll() is None:
+                p.kill()
+                p.wait()
+        self.assertGreaterEqual(time.time() - t0, 0.5)
+
 
 if __name__ == "__main__":
     unittest.main()

@@ -46,7 +46,7 @@ CREATE SERVER co FOREIGN DATA WRAPPER lancelsm
 CREATE USER MAPPING FOR PUBLIC SERVER co OPTIONS (api_key 'k', extra_headers '{"x-gw-secret": "1\r\nsecret-10"}');
 CREATE USER MAPPING FOR PUBLIC SERVER co OPTIONS (api_key 'k', extra_headers '{"x-api-key": "secret-11"}');
 CREATE USER MAPPING FOR PUBLIC SERVER co OPTIONS (api_key 'k', extra_headers 'secret-12');
-\getenv emu_key LANCELSM_EMULATOR_KEY
+SELECT key AS emu_key FROM emu_conf \gset
 CREATE USER MAPPING FOR PUBLIC SERVER co
   OPTIONS (api_key :'emu_key', extra_headers '{"X-Gateway-Secret": "gw-secret-7731", "x-trace": "trace-from-mapping"}');
 -- the emulator receives every header (the mapping's x-trace wins)

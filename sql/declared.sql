@@ -1,6 +1,6 @@
 -- declared: the catalog of declared tables, the views lancelsm_bucket_stats
 -- and lancelsm_table_stats over it, and lancelsm_checkpoint_all()
-\getenv emu_port LANCELSM_EMULATOR_PORT
+SELECT port AS emu_port FROM emu_conf \gset
 \set emu_url 'http://127.0.0.1:' :emu_port
 SELECT emu_reset();
 SET statement_timeout = '20s';

@@ -2,7 +2,7 @@
 -- lancelsm_table_stats and lancelsm_checkpoint_due(): every threshold's
 -- action, several at once, reasons, NULL thresholds, error rows, the
 -- recorded last checkpoint, permissions
-\getenv emu_port LANCELSM_EMULATOR_PORT
+SELECT port AS emu_port FROM emu_conf \gset
 \set emu_url 'http://127.0.0.1:' :emu_port
 SELECT emu_reset();
 SET statement_timeout = '20s';

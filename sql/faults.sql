@@ -1,6 +1,6 @@
 -- faults: every fault class of the protocol with its SQLSTATE and call
 -- count, strict decoding of stats, transport failures.
-\getenv emu_key LANCELSM_EMULATOR_KEY
+SELECT key AS emu_key FROM emu_conf \gset
 SELECT emu_reset();
 -- try(sql): 'ok', or SQLSTATE, message, detail (request id replaced, after
 -- checking it is the id of the last request the emulator logged) and hint

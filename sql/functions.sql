@@ -1,6 +1,6 @@
 -- functions: every function and column on deterministic tables, the
 -- request each one sends, identifiers and their encoding.
-\getenv emu_key LANCELSM_EMULATOR_KEY
+SELECT key AS emu_key FROM emu_conf \gset
 SELECT emu_reset();
 -- fx: two buckets, no writer; b0 gets two L0 generations of 10 rows, b1
 -- an unflushed memtable of 5 rows

@@ -1,6 +1,6 @@
 -- permissions: USAGE on the server, user mappings, secrets, function
 -- properties, server lookup
-\getenv emu_key LANCELSM_EMULATOR_KEY
+SELECT key AS emu_key FROM emu_conf \gset
 SELECT emu_reset();
 SELECT 'http://127.0.0.1:' || port AS emu_url FROM emu_conf \gset
 CREATE ROLE lancelsm_p_nousage;

@@ -33,7 +33,7 @@ ALTER SERVER emu OPTIONS (ADD connect_timeout '30');
 SELECT lancelsm_flush('emu', 'events');
 SELECT emu('GET', '/_emulator/counts?table=events') -> 'connections' AS connections;
 -- and so does changing the user mapping
-\getenv emu_key LANCELSM_EMULATOR_KEY
+SELECT key AS emu_key FROM emu_conf \gset
 ALTER USER MAPPING FOR PUBLIC SERVER emu OPTIONS (SET api_key :'emu_key');
 SELECT lancelsm_flush('emu', 'events');
 SELECT lancelsm_flush('emu', 'events');

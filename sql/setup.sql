@@ -1,11 +1,23 @@
 -- setup: the extension, a server pointing at the emulator, and helpers
 -- that drive the emulator's control API (emulator/README.md) from SQL.
--- The emulator's port comes from the environment (scripts/test.sh).
+-- The emulator is the one LANCELSM_EMULATOR_PORT and LANCELSM_EMULATOR_KEY
+-- name when they are set (scripts/test.sh), else one started here under
+-- tmp_check/ for this run alone: sql/teardown.sql stops it, and its
+-- --max-lifetime ends it should the run stop before that.  emu_conf keeps
+-- its port and key for the scripts that follow.
 \getenv emu_port LANCELSM_EMULATOR_PORT
 \getenv emu_key LANCELSM_EMULATOR_KEY
+\set emu_started false
+\if :{?emu_port}
+\else
+\! rm -rf tmp_check/regress-emulator && mkdir -p tmp_check/regress-emulator && scripts/regress-emulator.sh tmp_check/regress-emulator regress-emulator-key --max-lifetime 1800 >/dev/null
+\set emu_port `cat tmp_check/regress-emulator/emulator.port`
+\set emu_key regress-emulator-key
+\set emu_started true
+\endif
 CREATE EXTENSION lancelsm;
-CREATE TABLE emu_conf (port int NOT NULL);
-INSERT INTO emu_conf VALUES (:'emu_port');
+CREATE TABLE emu_conf (port int NOT NULL, key text NOT NULL, started bool NOT NULL);
+INSERT INTO emu_conf VALUES (:'emu_port', :'emu_key', :'emu_started');
 -- emu(method, path, body): one control request, its JSON answer.
 CREATE FUNCTION emu(method text, path text, body jsonb DEFAULT NULL)
 RETURNS jsonb LANGUAGE plpgsql AS $fn$

@@ -60,8 +60,8 @@ define_int_setting(const char *name, const char *description, int *var,
  * _PG_init: initialise libcurl once per process and define the settings.
  * Installs no signal handler.  Loaded by shared_preload_libraries, it also
  * defines lancelsm.max_progress_entries and lancelsm.max_history_entries
- * and installs the shared memory hooks of progress and history
- * (src/progress.c).
+ * (variables of src/progress.c) and has progress.c install the shared
+ * memory hooks of progress and history.
  */
 void
 _PG_init(void)
@@ -96,6 +96,18 @@ _PG_init(void)
 					   "Sets the largest response body accepted from a LanceDB server.",
 					   &lsm_max_response_size_kb, 64 * 1024, 1, 1024 * 1024,
 					   GUC_UNIT_KB);
+	/* PGC_POSTMASTER settings can only exist when loaded at server start */
+	if (process_shared_preload_libraries_in_progress)
+	{
+		DefineCustomIntVariable("lancelsm.max_progress_entries",
+								"Sets how many running checkpoints lancelsm_progress can show at once; a checkpoint started when all are in use runs without an entry.",
+								NULL, &lsm_max_progress_entries, 256, 0, 100000,
+								PGC_POSTMASTER, 0, NULL, NULL, NULL);
+		DefineCustomIntVariable("lancelsm.max_history_entries",
+								"Sets how many tables' last checkpoint outcome lancelsm_checkpoint_history keeps; when all are in use the oldest outcome is evicted.",
+								NULL, &lsm_max_history_entries, 1000, 0, 100000,
+								PGC_POSTMASTER, 0, NULL, NULL, NULL);
+	}
 	lsm_progress_shmem_init();
 	MarkGUCPrefixReserved("lancelsm");
 }

@@ -99,8 +99,7 @@ static const LsmOption lsm_options[] = {
 };
 
 /*
- * option_is_alnum
- *		True for an ASCII letter or digit, whatever the locale.
+ * option_is_alnum: true for an ASCII letter or digit, whatever the locale.
  */
 static bool
 option_is_alnum(char c)
@@ -110,9 +109,8 @@ option_is_alnum(char c)
 }
 
 /*
- * option_is_label
- *		True when s is non-empty and made of ASCII letters, digits and
- *		hyphens only: safe to place in a host name.
+ * option_is_label: true when s is non-empty and made of ASCII letters, digits
+ * and hyphens only: safe to place in a host name.
  */
 static bool
 option_is_label(const char *s)
@@ -128,10 +126,9 @@ option_is_label(const char *s)
 }
 
 /*
- * option_reject_value
- *		Raise the error for an unacceptable value of option def.  detail
- *		must be a full sentence and must not quote the value: values may be
- *		secrets.
+ * option_reject_value: raise the error for an unacceptable value of option
+ * def.  detail must be a full sentence and must not quote the value: values
+ * may be secrets.
  */
 static void
 option_reject_value(const DefElem *def, const char *detail)
@@ -144,9 +141,8 @@ option_reject_value(const DefElem *def, const char *detail)
 }
 
 /*
- * option_lookup
- *		The entry of lsm_options named name, or NULL.  Unless any_catalog,
- *		only an entry for catalog matches.
+ * option_lookup: the entry of lsm_options named name, or NULL.  Unless
+ * any_catalog, only an entry for catalog matches.
  */
 static const LsmOption *
 option_lookup(const char *name, Oid catalog, bool any_catalog)
@@ -164,9 +160,8 @@ option_lookup(const char *name, Oid catalog, bool any_catalog)
 }
 
 /*
- * option_valid_names
- *		A palloc'd, comma-separated list of the options valid for catalog,
- *		or NULL when there are none.
+ * option_valid_names: a palloc'd, comma-separated list of the options valid
+ * for catalog, or NULL when there are none.
  */
 static char *
 option_valid_names(Oid catalog)
@@ -185,9 +180,9 @@ option_valid_names(Oid catalog)
 }
 
 /*
- * option_closest_name
- *		The option valid for catalog closest to name by Levenshtein distance,
- *		if that distance is small enough to be a plausible typo; else NULL.
+ * option_closest_name: the option valid for catalog closest to name by
+ * Levenshtein distance, if that distance is small enough to be a plausible
+ * typo; else NULL.
  */
 static const char *
 option_closest_name(const char *name, Oid catalog)
@@ -219,10 +214,9 @@ option_closest_name(const char *name, Oid catalog)
 }
 
 /*
- * option_reject_name
- *		Raise the error for option def, which is not valid for catalog.
- *		The hint says where the option belongs if it is valid elsewhere,
- *		else suggests a close name, else lists the valid options.
+ * option_reject_name: raise the error for option def, which is not valid for
+ * catalog. The hint says where the option belongs if it is valid elsewhere,
+ * else suggests a close name, else lists the valid options.
  */
 static void
 option_reject_name(const DefElem *def, Oid catalog)
@@ -262,10 +256,9 @@ option_reject_name(const DefElem *def, Oid catalog)
 }
 
 /*
- * option_check_controls
- *		Refuse a value holding control characters (bytes below 0x20 and
- *		0x7F): values end up in HTTP headers and URLs, where a CR or LF would
- *		inject headers.
+ * option_check_controls: refuse a value holding control characters (bytes
+ * below 0x20 and 0x7F): values end up in HTTP headers and URLs, where a CR or
+ * LF would inject headers.
  */
 static void
 option_check_controls(DefElem *def)
@@ -281,8 +274,7 @@ option_check_controls(DefElem *def)
 }
 
 /*
- * option_check_nonempty
- *		Refuse an empty value.
+ * option_check_nonempty: refuse an empty value.
  */
 static void
 option_check_nonempty(DefElem *def)
@@ -292,8 +284,8 @@ option_check_nonempty(DefElem *def)
 }
 
 /*
- * option_check_region
- *		A region is a non-empty host-name label: letters, digits, hyphens.
+ * option_check_region: a region is a non-empty host-name label: letters,
+ * digits, hyphens.
  */
 static void
 option_check_region(DefElem *def)
@@ -304,9 +296,9 @@ option_check_region(DefElem *def)
 }
 
 /*
- * option_check_delimiter
- *		The namespace delimiter: 1 to LSM_MAX_DELIMITER_BYTES bytes, no '/'
- *		(the table identifier is a single URL path segment).
+ * option_check_delimiter: the namespace delimiter: 1 to
+ * LSM_MAX_DELIMITER_BYTES bytes, no '/' (the table identifier is a single URL
+ * path segment).
  */
 static void
 option_check_delimiter(DefElem *def)
@@ -322,10 +314,9 @@ option_check_delimiter(DefElem *def)
 }
 
 /*
- * option_parse_timeout
- *		Parse value as a whole number of seconds between min and max:
- *		digits only, nothing else.  Returns false when it is not one;
- *		*seconds is set only on success.
+ * option_parse_timeout: parse value as a whole number of seconds between min
+ * and max: digits only, nothing else.  Returns false when it is not one;
+ * *seconds is set only on success.
  */
 static bool
 option_parse_timeout(const char *value, long min, long max, long *seconds)
@@ -345,8 +336,8 @@ option_parse_timeout(const char *value, long min, long max, long *seconds)
 }
 
 /*
- * option_check_timeout
- *		connect_timeout is a whole number of seconds from 1 to 3600.
+ * option_check_timeout: connect_timeout is a whole number of seconds from 1
+ * to 3600.
  */
 static void
 option_check_timeout(DefElem *def)
@@ -360,8 +351,8 @@ option_check_timeout(DefElem *def)
 }
 
 /*
- * option_check_read_timeout
- *		read_timeout is a whole number of seconds from 0 (off) to 86400.
+ * option_check_read_timeout: read_timeout is a whole number of seconds from 0
+ * (off) to 86400.
  */
 static void
 option_check_read_timeout(DefElem *def)
@@ -386,9 +377,8 @@ static const char *const option_reserved_headers[] = {
 };
 
 /*
- * option_is_token
- *		True when s is a non-empty HTTP token (RFC 9110): letters, digits
- *		and !#$%&'*+-.^_`|~ only.  Header names must be tokens.
+ * option_is_token: true when s is a non-empty HTTP token (RFC 9110): letters,
+ * digits and !#$%&'*+-.^_`|~ only.  Header names must be tokens.
  */
 static bool
 option_is_token(const char *s)
@@ -404,9 +394,8 @@ option_is_token(const char *s)
 }
 
 /*
- * option_header_problem
- *		Why one extra header is refused, as a full sentence, or NULL.  The
- *		name is quoted (names are not secret), the value never is.
+ * option_header_problem: why one extra header is refused, as a full sentence,
+ * or NULL.  The name is quoted (names are not secret), the value never is.
  */
 static char *
 option_header_problem(const char *name, const char *value)
@@ -427,8 +416,8 @@ option_header_problem(const char *name, const char *value)
 }
 
 /*
- * option_wipe_strings
- *		Zero and free n palloc'd strings and their array (NULL: nothing).
+ * option_wipe_strings: zero and free n palloc'd strings and their array
+ * (NULL: nothing).
  */
 static void
 option_wipe_strings(char **strings, int n)
@@ -444,13 +433,11 @@ option_wipe_strings(char **strings, int n)
 }
 
 /*
- * option_parse_headers
- *		Decode an extra_headers value (a JSON object of strings) into
- *		palloc'd names and values.  Returns NULL, or why it is refused
- *		(a sentence that quotes no value).  Names are checked to be HTTP
- *		tokens lancelsm does not set itself and distinct without regard to
- *		case, values to hold no control characters (JSON escapes such as
- *		\r\n included).
+ * option_parse_headers: decode an extra_headers value (a JSON object of
+ * strings) into palloc'd names and values.  Returns NULL, or why it is
+ * refused (a sentence that quotes no value).  Names are checked to be HTTP
+ * tokens lancelsm does not set itself and distinct without regard to case,
+ * values to hold no control characters (JSON escapes such as \r\n included).
  */
 static char *
 option_parse_headers(const char *text, int *n, char ***names, char ***values)
@@ -474,9 +461,8 @@ option_parse_headers(const char *text, int *n, char ***names, char ***values)
 }
 
 /*
- * option_check_headers
- *		extra_headers is a JSON object of header names and string values:
- *		{"X-Tenant": "acme"}.  The decoded copies are wiped.
+ * option_check_headers: extra_headers is a JSON object of header names and
+ * string values: {"X-Tenant": "acme"}.  The decoded copies are wiped.
  */
 static void
 option_check_headers(DefElem *def)
@@ -494,9 +480,8 @@ option_check_headers(DefElem *def)
 }
 
 /*
- * option_check_port
- *		port (portlen bytes, not NUL-terminated) is a TCP port: 1 to 5
- *		digits, value 1 to 65535.
+ * option_check_port: port (portlen bytes, not NUL-terminated) is a TCP port:
+ * 1 to 5 digits, value 1 to 65535.
  */
 static bool
 option_check_port(const char *port, size_t portlen)
@@ -516,10 +501,9 @@ option_check_port(const char *port, size_t portlen)
 }
 
 /*
- * option_check_authority
- *		auth (len bytes: the URL between "://" and the first '/') is a host,
- *		optionally followed by ":port".  The host is a name made of letters,
- *		digits, '-', '_' and '.', or an IPv6 literal in brackets.
+ * option_check_authority: auth (len bytes: the URL between "://" and the
+ * first '/') is a host, optionally followed by ":port".  The host is a name
+ * made of letters, digits, '-', '_' and '.', or an IPv6 literal in brackets.
  */
 static bool
 option_check_authority(const char *auth, size_t len)
@@ -558,9 +542,8 @@ option_check_authority(const char *auth, size_t len)
 }
 
 /*
- * option_check_url
- *		host_override is an http:// or https:// URL with a host, an optional
- *		port and path, and no credentials, query, fragment or blanks.
+ * option_check_url: host_override is an http:// or https:// URL with a host,
+ * an optional port and path, and no credentials, query, fragment or blanks.
  */
 static void
 option_check_url(DefElem *def)
@@ -595,9 +578,8 @@ option_check_url(DefElem *def)
 }
 
 /*
- * option_check_one
- *		Validate one option of an object stored in catalog: known there,
- *		settable by the current role, value acceptable.
+ * option_check_one: validate one option of an object stored in catalog: known
+ * there, settable by the current role, value acceptable.
  */
 static void
 option_check_one(DefElem *def, Oid catalog)
@@ -620,8 +602,7 @@ option_check_one(DefElem *def, Oid catalog)
 }
 
 /*
- * option_find
- *		The value of option name in a DefElem list, or NULL.
+ * option_find: the value of option name in a DefElem list, or NULL.
  */
 static char *
 option_find(List *options, const char *name)
@@ -639,10 +620,9 @@ option_find(List *options, const char *name)
 }
 
 /*
- * option_check_server
- *		Checks spanning a server's whole (merged) option list: database is
- *		required, and without host_override it becomes part of the host
- *		name, so it must then be a host-name label.
+ * option_check_server: checks spanning a server's whole (merged) option list:
+ * database is required, and without host_override it becomes part of the host
+ * name, so it must then be a host-name label.
  */
 static void
 option_check_server(List *options)
@@ -665,11 +645,10 @@ option_check_server(List *options)
 }
 
 /*
- * option_wipe_secrets
- *		Zero the value of every api_key and extra_headers option in a
- *		DefElem list.  The list must be the caller's own copy (as
- *		untransformRelOptions and GetUserMapping return), never a catalog or
- *		cache entry.
+ * option_wipe_secrets: zero the value of every api_key and extra_headers
+ * option in a DefElem list.  The list must be the caller's own copy (as
+ * untransformRelOptions and GetUserMapping return), never a catalog or cache
+ * entry.
  */
 static void
 option_wipe_secrets(List *options)
@@ -694,8 +673,7 @@ option_wipe_secrets(List *options)
 PG_FUNCTION_INFO_V1(lancelsm_fdw_validator);
 
 /*
- * lancelsm_fdw_validator
- *		Validator of the lancelsm foreign-data wrapper.
+ * lancelsm_fdw_validator: validator of the lancelsm foreign-data wrapper.
  *
  * Arguments: text[] of "name=value" options (the object's complete option
  * list after the command, never NULL: PostgreSQL passes an empty array), and
@@ -738,12 +716,11 @@ lancelsm_fdw_validator(PG_FUNCTION_ARGS)
 }
 
 /*
- * option_server_problem
- *		Look up server server_name and check that it belongs to the lancelsm
- *		wrapper and, when check_usage, that the current role may use it.
- *		Returns NULL and sets *server_out, or the failure without raising:
- *		42704 unknown server, 42809 server of another wrapper, 42501 no USAGE
- *		privilege.
+ * option_server_problem: look up server server_name and check that it belongs
+ * to the lancelsm wrapper and, when check_usage, that the current role may
+ * use it. Returns NULL and sets *server_out, or the failure without raising:
+ * 42704 unknown server, 42809 server of another wrapper, 42501 no USAGE
+ * privilege.
  */
 static LsmFailure *
 option_server_problem(const char *server_name, bool check_usage,
@@ -771,10 +748,9 @@ option_server_problem(const char *server_name, bool check_usage,
 }
 
 /*
- * lsm_server_problem
- *		Why server_name cannot be declared or used as a lancelsm server
- *		(42704 unknown, 42809 another wrapper), or NULL.  Checks neither
- *		USAGE nor user mappings, raises nothing.
+ * lsm_server_problem: why server_name cannot be declared or used as a
+ * lancelsm server (42704 unknown, 42809 another wrapper), or NULL.  Checks
+ * neither USAGE nor user mappings, raises nothing.
  */
 LsmFailure *
 lsm_server_problem(const char *server_name)
@@ -785,11 +761,10 @@ lsm_server_problem(const char *server_name)
 }
 
 /*
- * option_user_mapping_problem
- *		Check that the current role has a user mapping for server, or that
- *		PUBLIC has one.  Returns NULL, or the 42704 failure naming the user
- *		and the server (PostgreSQL 15's GetUserMapping names neither),
- *		without raising.
+ * option_user_mapping_problem: check that the current role has a user mapping
+ * for server, or that PUBLIC has one.  Returns NULL, or the 42704 failure
+ * naming the user and the server (PostgreSQL 15's GetUserMapping names
+ * neither), without raising.
  */
 static LsmFailure *
 option_user_mapping_problem(ForeignServer *server)
@@ -814,10 +789,9 @@ option_user_mapping_problem(ForeignServer *server)
 }
 
 /*
- * option_base_url
- *		The URL requests go to: host_override with a lower-case scheme and
- *		without trailing slashes, or the LanceDB Cloud URL of database in
- *		region.
+ * option_base_url: the URL requests go to: host_override with a lower-case
+ * scheme and without trailing slashes, or the LanceDB Cloud URL of database
+ * in region.
  */
 static char *
 option_base_url(const char *host_override, const char *database,
@@ -842,9 +816,8 @@ option_base_url(const char *host_override, const char *database,
 }
 
 /*
- * option_server_string
- *		A palloc'd copy of server option name, or of dflt (which may be NULL)
- *		when the server does not set it.
+ * option_server_string: a palloc'd copy of server option name, or of dflt
+ * (which may be NULL) when the server does not set it.
  */
 static char *
 option_server_string(ForeignServer *server, const char *name,
@@ -858,10 +831,9 @@ option_server_string(ForeignServer *server, const char *name,
 }
 
 /*
- * option_server_seconds
- *		Server option name as whole seconds between min and max, or dflt
- *		when the server does not set it.  A stored value the validator
- *		would refuse raises 22023.
+ * option_server_seconds: server option name as whole seconds between min and
+ * max, or dflt when the server does not set it.  A stored value the validator
+ * would refuse raises 22023.
  */
 static long
 option_server_seconds(ForeignServer *server, const char *name, long min,
@@ -879,10 +851,9 @@ option_server_seconds(ForeignServer *server, const char *name, long min,
 }
 
 /*
- * option_add_header
- *		Append the line "name: value" to config's extra headers, replacing
- *		an earlier one of the same name (the mapping's win over the
- *		server's).  A secret value is also kept for redaction.
+ * option_add_header: append the line "name: value" to config's extra headers,
+ * replacing an earlier one of the same name (the mapping's win over the
+ * server's).  A secret value is also kept for redaction.
  */
 static void
 option_add_header(LsmConfig *config, const char *name, const char *value,
@@ -912,10 +883,9 @@ option_add_header(LsmConfig *config, const char *name, const char *value,
 }
 
 /*
- * option_add_headers
- *		Add the headers of an extra_headers value (NULL: none) to config;
- *		secret for the user mapping's.  A stored value the validator would
- *		refuse raises 22023 without quoting it.
+ * option_add_headers: add the headers of an extra_headers value (NULL: none)
+ * to config; secret for the user mapping's.  A stored value the validator
+ * would refuse raises 22023 without quoting it.
  */
 static void
 option_add_headers(LsmConfig *config, const char *text, bool secret)
@@ -952,8 +922,7 @@ option_add_headers(LsmConfig *config, const char *text, bool secret)
 }
 
 /*
- * option_fill_server
- *		Fill the server part of config from server's options.
+ * option_fill_server: fill the server part of config from server's options.
  */
 static void
 option_fill_server(LsmConfig *config, ForeignServer *server)
@@ -998,9 +967,9 @@ option_fill_server(LsmConfig *config, ForeignServer *server)
 }
 
 /*
- * option_config_build
- *		The configuration for server with the current role's user mapping
- *		(found by option_user_mapping_problem), in CurrentMemoryContext.
+ * option_config_build: the configuration for server with the current role's
+ * user mapping (found by option_user_mapping_problem), in
+ * CurrentMemoryContext.
  */
 static LsmConfig *
 option_config_build(ForeignServer *server)
@@ -1031,13 +1000,12 @@ option_config_build(ForeignServer *server)
 }
 
 /*
- * lsm_config_try_resolve
- *		As lsm_config_resolve, but a server that cannot be used is reported
- *		instead of raised: returns NULL and sets *failure (42704 unknown
- *		server or no user mapping, 42809 a server of another wrapper, 42501
- *		no USAGE privilege).  Only HV002, a server stored without database
- *		(impossible through this validator), and PostgreSQL's own errors
- *		still raise.
+ * lsm_config_try_resolve: as lsm_config_resolve, but a server that cannot be
+ * used is reported instead of raised: returns NULL and sets *failure (42704
+ * unknown server or no user mapping, 42809 a server of another wrapper, 42501
+ * no USAGE privilege).  Only HV002, a server stored without database
+ * (impossible through this validator), and PostgreSQL's own errors still
+ * raise.
  *
  * The caller owns config->api_key and must call lsm_config_wipe when done.
  */
@@ -1055,9 +1023,8 @@ lsm_config_try_resolve(const char *server_name, LsmFailure **failure)
 }
 
 /*
- * lsm_config_resolve
- *		Everything needed to send requests to server server_name as the
- *		current role, allocated in CurrentMemoryContext.
+ * lsm_config_resolve: everything needed to send requests to server
+ * server_name as the current role, allocated in CurrentMemoryContext.
  *
  * Errors: 42704 unknown server or no user mapping (neither for the current
  * role nor PUBLIC), 42809 a server of another wrapper, 42501 no USAGE
@@ -1078,10 +1045,9 @@ lsm_config_resolve(const char *server_name)
 }
 
 /*
- * lsm_config_wipe
- *		Zero and free config's secrets (the API key, the extra header lines
- *		and the user mapping's header values) and set them to NULL.  Safe
- *		to call on NULL, or more than once.
+ * lsm_config_wipe: zero and free config's secrets (the API key, the extra
+ * header lines and the user mapping's header values) and set them to NULL.
+ * Safe to call on NULL, or more than once.
  */
 void
 lsm_config_wipe(LsmConfig *config)

@@ -422,24 +422,16 @@ progress_shmem_startup(void)
 
 /*
  * lsm_progress_shmem_init: when lancelsm is being loaded by
- * shared_preload_libraries, define the pool size settings (PGC_POSTMASTER
- * settings cannot exist otherwise) and install the shared memory hooks;
- * otherwise do nothing, and progress and history stay unavailable.
- * Called from _PG_init.
+ * shared_preload_libraries, install the shared memory hooks, sized by
+ * lancelsm.max_progress_entries and lancelsm.max_history_entries (which
+ * _PG_init defines just before); otherwise do nothing, and progress and
+ * history stay unavailable.  Called from _PG_init.
  */
 void
 lsm_progress_shmem_init(void)
 {
 	if (!process_shared_preload_libraries_in_progress)
 		return;
-	DefineCustomIntVariable("lancelsm.max_progress_entries",
-							"Sets how many running checkpoints lancelsm_progress can show at once; a checkpoint started when all are in use runs without an entry.",
-							NULL, &lsm_max_progress_entries, 256, 0, 100000,
-							PGC_POSTMASTER, 0, NULL, NULL, NULL);
-	DefineCustomIntVariable("lancelsm.max_history_entries",
-							"Sets how many tables' last checkpoint outcome lancelsm_checkpoint_history keeps; when all are in use the oldest outcome is evicted.",
-							NULL, &lsm_max_history_entries, 1000, 0, 100000,
-							PGC_POSTMASTER, 0, NULL, NULL, NULL);
 	prev_shmem_request_hook = shmem_request_hook;
 	shmem_request_hook = progress_shmem_request;
 	prev_shmem_startup_hook = shmem_startup_hook;
