@@ -83,12 +83,17 @@ SELECT emu('POST', '/_emulator/tables/du_latched/generations', '{"count": 1, "ro
 SELECT emu('POST', '/_emulator/tables/du_latched/latch', '{"bucket": "b0", "held": true}');
 UPDATE lancelsm_table SET last_checkpoint_at = now() - interval '2 hours'
  WHERE table_name = 'du_age';
+-- du_age: the age is measured when the function runs, a few statements
+-- later; seconds a loaded machine adds to the 2 hours are left out
+CREATE FUNCTION du_age(reason text) RETURNS text LANGUAGE sql AS
+$$SELECT regexp_replace(reason, '(checkpoint_age @ 2 hours)( [0-9]{1,2} secs?)? ', '\1 ')$$;
 
 -- the view shows the thresholds and what is due, one stats read each
 SELECT emu('POST', '/_emulator/log/reset');
 SELECT table_name, l0_generations, l0_bytes, wal_lag_max, memtable_rows,
        max_l0_generations, max_l0_bytes, max_wal_lag, max_memtable_rows,
-       max_checkpoint_age, due, due_reason, due_action, error_sqlstate
+       max_checkpoint_age, due, du_age(due_reason) AS due_reason, due_action,
+       error_sqlstate
   FROM lancelsm_table_stats ORDER BY table_name COLLATE "C";
 SELECT * FROM du_calls();
 
@@ -98,7 +103,8 @@ SELECT * FROM du_calls();
 -- answers 429, which ends the action as a success without a pass
 SELECT emu('POST', '/_emulator/log/reset');
 SELECT server, table_name, ok, sqlstate, split_part(message, ': ', 1) AS message,
-       elapsed IS NOT NULL AS acted, passes, polls, due, reason, action
+       elapsed IS NOT NULL AS acted, passes, polls, due, du_age(reason) AS reason,
+       action
   FROM lancelsm_checkpoint_due();
 SELECT * FROM du_calls();
 -- the checkpoint actions (du_age, du_both) are recorded, as the time
