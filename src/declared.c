@@ -33,6 +33,8 @@
 #include "declared.h"
 #include "executor/spi.h"
 #include "funcapi.h"
+#include "lancelsm.h"
+#include "stats.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/datum.h"

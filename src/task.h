@@ -84,23 +84,4 @@ extern void lsm_task_run_all(LsmTask **tasks, int ntasks);
 extern void lsm_task_run(LsmTask *task);
 extern TimestampTz lsm_statement_deadline(void);
 
-/* src/lancelsm.c: resolve a server and run one task, raising its failure */
-extern LsmTask *lsm_run_on_table(LsmTaskKind kind, text *server,
-								 text *table, bool include_generation_rows);
-extern LsmTask *lsm_run_with_body(LsmTaskKind kind, text *server,
-								  text *table, const char *body);
-
-/* src/lancelsm.c: table names and result rows shared by the SQL functions */
-extern LsmFailure *lsm_table_name_problem(const char *name);
-extern bool *lsm_duplicate_flags(char **names, int n);
-extern int	lsm_failure_columns(const LsmFailure *f, Datum *values,
-								bool *nulls, int i);
-extern int	lsm_checkpoint_row_values(const LsmTask *task, Datum *values,
-									  bool *nulls, int i);
-
-/* src/stats.c: the columns of one lancelsm_stats row */
-extern int	lsm_stats_bucket_values(const LsmBucket *b,
-									const LsmBucketSummary *s,
-									Datum *values, bool *nulls, int i);
-
 #endif							/* LANCELSM_TASK_H */
