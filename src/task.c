@@ -183,6 +183,52 @@ lsm_task_init(LsmTask *task, LsmTaskKind kind, const LsmConfig *config,
 }
 
 /*
+ * lsm_task_set_config: the server a task not yet run acts on, when it is
+ * resolved after the task was prepared.  config must outlive the task.
+ * Never raises an error.
+ */
+void
+lsm_task_set_config(LsmTask *task, const LsmConfig *config)
+{
+	task->config = config;
+}
+
+/*
+ * lsm_task_set_body: the request body of a write spec task not yet run
+ * (NULL: none).  body must outlive the task.  Never raises an error.
+ */
+void
+lsm_task_set_body(LsmTask *task, const char *body)
+{
+	task->spec_body = body;
+}
+
+/*
+ * lsm_task_set_trigger_only: make a compact or checkpoint task not yet
+ * run end once compaction is triggered, without waiting for the drain
+ * (see the header of this file).  Never raises an error.
+ */
+void
+lsm_task_set_trigger_only(LsmTask *task)
+{
+	task->trigger_only = true;
+}
+
+/*
+ * lsm_task_set_failure: end a task that is not running with failure
+ * (NULL: success), without any request: a name or server refused before
+ * the task ran, or a finished task whose answer its caller cannot use.
+ * Its timings and counters stay as they are; a task never run keeps
+ * started_at 0.  Never raises an error.
+ */
+void
+lsm_task_set_failure(LsmTask *task, LsmFailure *failure)
+{
+	task->phase = LSM_PHASE_DONE;
+	task->failure = failure;
+}
+
+/*
  * task_fault: what the task does, as the LsmFaultMessage of its failures
  * (their errmsg names the operation and takes the table's name).  An
  * unrecognized kind cannot happen (elog, XX000).

@@ -80,6 +80,10 @@ typedef struct LsmTask
 extern void lsm_task_init(LsmTask *task, LsmTaskKind kind,
 						  const LsmConfig *config, const char *table_name,
 						  bool include_generation_rows);
+extern void lsm_task_set_config(LsmTask *task, const LsmConfig *config);
+extern void lsm_task_set_body(LsmTask *task, const char *body);
+extern void lsm_task_set_trigger_only(LsmTask *task);
+extern void lsm_task_set_failure(LsmTask *task, LsmFailure *failure);
 extern void lsm_task_run_all(LsmTask **tasks, int ntasks);
 extern void lsm_task_run(LsmTask *task);
 extern TimestampTz lsm_statement_deadline(void);
