@@ -77,6 +77,30 @@ typedef struct LsmTask
 	TimestampTz finished_at;
 } LsmTask;
 
+/*
+ * What progress reporting needs of a task, copied out of it by
+ * lsm_task_snapshot; the strings and the failure belong to the task.
+ */
+typedef struct LsmTaskSnapshot
+{
+	LsmTaskKind kind;
+	bool		trigger_only;
+	const char *server_name;	/* NULL: no server resolved */
+	const char *table_name;
+	const char *phase;			/* as lancelsm_progress shows it */
+	bool		finished;		/* its phase is done */
+	const LsmFailure *failure;	/* once finished: NULL on success */
+	int64		target;			/* -1: no watermark yet */
+	int64		outstanding;	/* -1: not evaluated yet */
+	int			passes;
+	int			polls;
+	int			retries;		/* over the whole task */
+	int			reissues;
+	TimestampTz started_at;		/* 0: never started */
+	TimestampTz finished_at;
+	int			progress_slot;	/* shared progress entry; -1: none */
+} LsmTaskSnapshot;
+
 extern void lsm_task_init(LsmTask *task, LsmTaskKind kind,
 						  const LsmConfig *config, const char *table_name,
 						  bool include_generation_rows);
@@ -84,6 +108,7 @@ extern void lsm_task_set_config(LsmTask *task, const LsmConfig *config);
 extern void lsm_task_set_body(LsmTask *task, const char *body);
 extern void lsm_task_set_trigger_only(LsmTask *task);
 extern void lsm_task_set_failure(LsmTask *task, LsmFailure *failure);
+extern void lsm_task_snapshot(const LsmTask *task, LsmTaskSnapshot *snap);
 extern void lsm_task_run_all(LsmTask **tasks, int ntasks);
 extern void lsm_task_run(LsmTask *task);
 extern TimestampTz lsm_statement_deadline(void);
