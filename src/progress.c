@@ -69,12 +69,7 @@
 typedef struct ProgressCounters
 {
 	char		phase[PROGRESS_PHASE_LEN];
-	int64		target;			/* -1: no watermark yet */
-	int64		outstanding;	/* -1: not evaluated yet */
-	int32		passes;
-	int32		polls;
-	int32		retries;
-	int32		reissues;
+	LsmTaskCounters counts;
 } ProgressCounters;
 
 /* One running checkpoint; every field is protected by mutex. */
@@ -492,12 +487,7 @@ static void
 progress_counters(const LsmTaskSnapshot *snap, ProgressCounters *c)
 {
 	strlcpy(c->phase, snap->phase, sizeof(c->phase));
-	c->target = snap->target;
-	c->outstanding = snap->outstanding;
-	c->passes = snap->passes;
-	c->polls = snap->polls;
-	c->retries = snap->retries;
-	c->reissues = snap->reissues;
+	c->counts = snap->counters;
 }
 
 /*
@@ -598,7 +588,7 @@ history_entry_fill(HistoryEntry *h, const LsmTaskSnapshot *snap,
 	h->ok = finished && f == NULL;
 	h->started_at = snap->started_at;
 	h->finished_at = finished ? snap->finished_at : GetCurrentTimestamp();
-	h->passes = snap->passes;
+	h->passes = snap->counters.passes;
 	if (f)
 	{
 		strlcpy(h->sqlstate, unpack_sql_state(f->sqlerrcode),
@@ -691,14 +681,14 @@ progress_row(ReturnSetInfo *rsinfo, const ProgressEntry *e)
 	values[i++] = CStringGetTextDatum(e->server);
 	values[i++] = CStringGetTextDatum(e->table_name);
 	values[i++] = CStringGetTextDatum(e->counters.phase);
-	values[i] = nullable_int8(e->counters.target, &nulls[i]);
+	values[i] = nullable_int8(e->counters.counts.target, &nulls[i]);
 	i++;
-	values[i] = nullable_int8(e->counters.outstanding, &nulls[i]);
+	values[i] = nullable_int8(e->counters.counts.outstanding, &nulls[i]);
 	i++;
-	values[i++] = Int32GetDatum(e->counters.passes);
-	values[i++] = Int32GetDatum(e->counters.polls);
-	values[i++] = Int32GetDatum(e->counters.retries);
-	values[i++] = Int32GetDatum(e->counters.reissues);
+	values[i++] = Int32GetDatum(e->counters.counts.passes);
+	values[i++] = Int32GetDatum(e->counters.counts.polls);
+	values[i++] = Int32GetDatum(e->counters.counts.retries);
+	values[i++] = Int32GetDatum(e->counters.counts.reissues);
 	values[i++] = TimestampTzGetDatum(e->started_at);
 	lsm_put_row(rsinfo, values, nulls, i);
 }

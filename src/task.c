@@ -269,13 +269,14 @@ lsm_task_snapshot(const LsmTask *task, LsmTaskSnapshot *snap)
 	snap->phase = task_phase_name(task);
 	snap->finished = (task->phase == LSM_PHASE_DONE);
 	snap->failure = task->failure;
-	snap->target = set ? (int64) wm->initial_outstanding : -1;
-	snap->outstanding = (set && wm->last_outstanding != PG_UINT64_MAX) ?
+	snap->counters.target = set ? (int64) wm->initial_outstanding : -1;
+	snap->counters.outstanding =
+		(set && wm->last_outstanding != PG_UINT64_MAX) ?
 		(int64) wm->last_outstanding : -1;
-	snap->passes = task->passes;
-	snap->polls = task->polls;
-	snap->retries = task->total_retries;
-	snap->reissues = task->reissues;
+	snap->counters.passes = task->passes;
+	snap->counters.polls = task->polls;
+	snap->counters.retries = task->total_retries;
+	snap->counters.reissues = task->reissues;
 	snap->started_at = task->started_at;
 	snap->finished_at = task->finished_at;
 	snap->progress_slot = task->progress_slot;

@@ -77,6 +77,17 @@ typedef struct LsmTask
 	TimestampTz finished_at;
 } LsmTask;
 
+/* The counters of a task as lancelsm_progress shows them. */
+typedef struct LsmTaskCounters
+{
+	int64		target;			/* -1: no watermark yet */
+	int64		outstanding;	/* -1: not evaluated yet */
+	int32		passes;
+	int32		polls;
+	int32		retries;		/* over the whole task */
+	int32		reissues;
+} LsmTaskCounters;
+
 /*
  * What progress reporting needs of a task, copied out of it by
  * lsm_task_snapshot; the strings and the failure belong to the task.
@@ -90,12 +101,7 @@ typedef struct LsmTaskSnapshot
 	const char *phase;			/* as lancelsm_progress shows it */
 	bool		finished;		/* its phase is done */
 	const LsmFailure *failure;	/* once finished: NULL on success */
-	int64		target;			/* -1: no watermark yet */
-	int64		outstanding;	/* -1: not evaluated yet */
-	int			passes;
-	int			polls;
-	int			retries;		/* over the whole task */
-	int			reissues;
+	LsmTaskCounters counters;
 	TimestampTz started_at;		/* 0: never started */
 	TimestampTz finished_at;
 	int			progress_slot;	/* shared progress entry; -1: none */
