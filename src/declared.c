@@ -33,6 +33,8 @@
 #include "declared.h"
 #include "executor/spi.h"
 #include "funcapi.h"
+#include "lancelsm.h"
+#include "stats.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/datum.h"
@@ -319,10 +321,7 @@ lsm_declared_prepare(FunctionCallInfo fcinfo, LsmTaskKind kind,
 		failure = server_failure ? server_failure :
 			lsm_table_name_problem(set->names[i]);
 		if (failure != NULL)
-		{
-			task->failure = failure;
-			task->phase = LSM_PHASE_DONE;
-		}
+			lsm_task_set_failure(task, failure);
 		set->tasks[i] = task;
 	}
 }
@@ -359,10 +358,11 @@ lsm_declared_summarize(DeclaredSet *set)
 			lsm_table_summarize(task->stats, task->include_generation_rows,
 								&set->summaries[t], &problem))
 			continue;
-		task->failure = lsm_fault_new(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE,
-									  lsm_range_detail(&problem), NULL,
-									  LSM_FAULT_READ_STATS,
-									  task->table_name);
+		lsm_task_set_failure(task,
+							 lsm_fault_new(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE,
+										   lsm_range_detail(&problem), NULL,
+										   LSM_FAULT_READ_STATS,
+										   task->table_name));
 	}
 }
 

@@ -28,6 +28,7 @@
 
 #include "declared.h"
 #include "funcapi.h"
+#include "lancelsm.h"
 #include "utils/builtins.h"
 #include "utils/tuplestore.h"
 
@@ -102,7 +103,7 @@ due_decide(const DeclaredSet *set, DuePlan *plan)
 		act = palloc(sizeof(LsmTask));
 		lsm_task_init(act, due_task_kind(plan->actions[i]), stats->config,
 					  stats->table_name, false);
-		act->trigger_only = true;
+		lsm_task_set_trigger_only(act);
 		plan->acts[i] = act;
 		plan->run[plan->nrun++] = act;
 	}
@@ -127,7 +128,7 @@ due_row(ReturnSetInfo *rsinfo, const DeclaredSet *set, const DuePlan *plan,
 	if (row_task == NULL)
 	{
 		lsm_task_init(&none, LSM_TASK_STATS, NULL, set->names[i], false);
-		none.failure = plan->failures[i];
+		lsm_task_set_failure(&none, plan->failures[i]);
 		row_task = &none;
 	}
 	values[c] = CStringGetTextDatum(set->servers[i]);

@@ -188,7 +188,7 @@ lsm_run_task(LsmTaskKind kind, text *server, text *table,
 	PG_TRY();
 	{
 		lsm_task_init(task, kind, config, table_name, include_generation_rows);
-		task->spec_body = body;
+		lsm_task_set_body(task, body);
 		lsm_task_run(task);
 	}
 	PG_FINALLY();
@@ -318,6 +318,7 @@ checkpoint_many_tasks(ArrayType *names, LsmTask ***tasks_out)
 	char	  **cnames;
 	bool	   *dup;
 	LsmTask   **tasks;
+	LsmFailure *problem;
 
 	deconstruct_array(names, TEXTOID, -1, false, TYPALIGN_INT,
 					  &elems, &elem_nulls, &nelems);
@@ -336,8 +337,9 @@ checkpoint_many_tasks(ArrayType *names, LsmTask ***tasks_out)
 		tasks[ntasks] = palloc(sizeof(LsmTask));
 		lsm_task_init(tasks[ntasks], LSM_TASK_CHECKPOINT, NULL, cnames[i],
 					  false);
-		if ((tasks[ntasks]->failure = lsm_table_name_problem(cnames[i])))
-			tasks[ntasks]->phase = LSM_PHASE_DONE;
+		problem = lsm_table_name_problem(cnames[i]);
+		if (problem != NULL)
+			lsm_task_set_failure(tasks[ntasks], problem);
 		ntasks++;
 	}
 	*tasks_out = tasks;
@@ -418,7 +420,7 @@ lancelsm_checkpoint_many(PG_FUNCTION_ARGS)
 	ntasks = checkpoint_many_tasks(PG_GETARG_ARRAYTYPE_P(1), &tasks);
 	config = lsm_config_resolve(text_to_cstring(PG_GETARG_TEXT_PP(0)));
 	for (int i = 0; i < ntasks; i++)
-		tasks[i]->config = config;
+		lsm_task_set_config(tasks[i], config);
 	PG_TRY();
 	{
 		lsm_task_run_all(tasks, ntasks);

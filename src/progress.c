@@ -69,12 +69,7 @@
 typedef struct ProgressCounters
 {
 	char		phase[PROGRESS_PHASE_LEN];
-	int64		target;			/* -1: no watermark yet */
-	int64		outstanding;	/* -1: not evaluated yet */
-	int32		passes;
-	int32		polls;
-	int32		retries;
-	int32		reissues;
+	LsmTaskCounters counts;
 } ProgressCounters;
 
 /* One running checkpoint; every field is protected by mutex. */
@@ -132,25 +127,6 @@ static bool progress_exit_registered = false;
 
 static shmem_request_hook_type prev_shmem_request_hook = NULL;
 static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
-
-/*
- * lsm_progress_phase_name: the phase of a task as lancelsm_progress shows
- * it: flush, watermark, draining (a request of the loop in flight),
- * waiting (between polls), backoff (before a retry or re-issue), done.
- */
-const char *
-lsm_progress_phase_name(const LsmTask *task)
-{
-	if (task->phase == LSM_PHASE_DONE)
-		return "done";
-	if (task->backing_off)
-		return "backoff";
-	if (task->phase == LSM_PHASE_FLUSH)
-		return "flush";
-	if (task->phase == LSM_PHASE_WATERMARK)
-		return "watermark";
-	return task->wake_at != 0 ? "waiting" : "draining";
-}
 
 /*
  * progress_clip_copy: copy src into dst of size bytes, clipped at a
@@ -496,66 +472,67 @@ progress_claim_slot(void)
 }
 
 /*
- * progress_counters: the counters of a task as its progress entry shows
- * them.  Targets and outstanding generations exist only once the
- * watermark is set (compact and poll phases); a re-issue from flush
- * clears them until the next watermark.
+ * progress_counters: the counters of a task (its snapshot) as its
+ * progress entry shows them.
  */
 static void
-progress_counters(const LsmTask *task, ProgressCounters *c)
+progress_counters(const LsmTaskSnapshot *snap, ProgressCounters *c)
 {
-	const LsmWatermark *wm = &task->watermark;
-	bool		set = (task->phase == LSM_PHASE_COMPACT ||
-					   task->phase == LSM_PHASE_POLL);
+	strlcpy(c->phase, snap->phase, sizeof(c->phase));
+	c->counts = snap->counters;
+}
 
-	strlcpy(c->phase, lsm_progress_phase_name(task), sizeof(c->phase));
-	c->target = set ? (int64) wm->initial_outstanding : -1;
-	c->outstanding = (set && wm->last_outstanding != PG_UINT64_MAX) ?
-		(int64) wm->last_outstanding : -1;
-	c->passes = task->passes;
-	c->polls = task->polls;
-	c->retries = task->total_retries;
-	c->reissues = task->reissues;
+/*
+ * progress_reported: whether a task (its snapshot) is shown in progress
+ * and history: a checkpoint that waits for its drain (other kinds and
+ * trigger-only checkpoints get neither), with shared memory present.
+ */
+static bool
+progress_reported(const LsmTaskSnapshot *snap)
+{
+	return snap->kind == LSM_TASK_CHECKPOINT && !snap->trigger_only &&
+		progress_shared != NULL;
 }
 
 /*
  * lsm_progress_begin: claim a progress entry for a checkpoint task that
- * is starting (other kinds and trigger-only checkpoints, which do not
- * wait for their drain, get none) and store its index in
- * task->progress_slot.  When the pool is full the checkpoint runs without
- * one and the skipped counter grows.  task->config must be set.
+ * is starting (see progress_reported) and return its index, for the
+ * caller to keep as the task's progress slot; -1 for none.  When the
+ * pool is full the checkpoint runs without one and the skipped counter
+ * grows.  A task without a server gets none.
  */
-void
-lsm_progress_begin(LsmTask *task)
+int
+lsm_progress_begin(const LsmTask *task)
 {
+	LsmTaskSnapshot snap;
 	char		server[NAMEDATALEN];
 	char		table_name[PROGRESS_NAME_LEN];
 	ProgressEntry *e;
 	int			slot;
 
-	if (task->kind != LSM_TASK_CHECKPOINT || task->trigger_only ||
-		progress_shared == NULL || task->config == NULL)
-		return;
+	lsm_task_snapshot(task, &snap);
+	if (!progress_reported(&snap) || snap.server_name == NULL)
+		return -1;
 	if (!progress_exit_registered)
 	{
 		before_shmem_exit(progress_backend_exit, (Datum) 0);
 		progress_exit_registered = true;
 	}
-	progress_clip_copy(server, task->config->server_name, sizeof(server));
-	progress_clip_copy(table_name, task->table_name, sizeof(table_name));
+	progress_clip_copy(server, snap.server_name, sizeof(server));
+	progress_clip_copy(table_name, snap.table_name, sizeof(table_name));
 	if ((slot = progress_claim_slot()) < 0)
 	{
 		pg_atomic_fetch_add_u64(&progress_shared->skipped, 1);
-		return;
+		return -1;
 	}
 	e = &progress_entries[slot];
 	SpinLockAcquire(&e->mutex);
-	e->started_at = task->started_at;
+	e->started_at = snap.started_at;
 	memcpy(e->server, server, sizeof(server));
 	memcpy(e->table_name, table_name, sizeof(table_name));
 	memset(&e->counters, 0, sizeof(e->counters));
 	SpinLockRelease(&e->mutex);
-	task->progress_slot = slot;
+	return slot;
 }
 
 /*
@@ -565,41 +542,45 @@ lsm_progress_begin(LsmTask *task)
 void
 lsm_progress_update(const LsmTask *task)
 {
+	LsmTaskSnapshot snap;
 	ProgressCounters counters;
 	ProgressEntry *e;
 
-	if (task->progress_slot < 0 || progress_shared == NULL)
+	if (progress_shared == NULL)
 		return;
-	progress_counters(task, &counters);
-	e = &progress_entries[task->progress_slot];
+	lsm_task_snapshot(task, &snap);
+	if (snap.progress_slot < 0)
+		return;
+	progress_counters(&snap, &counters);
+	e = &progress_entries[snap.progress_slot];
 	SpinLockAcquire(&e->mutex);
 	e->counters = counters;
 	SpinLockRelease(&e->mutex);
 }
 
 /*
- * history_entry_fill: the history entry of a checkpoint task that ends.
- * A task not finished yet was ended by the statement's interruption,
+ * history_entry_fill: the history entry of a checkpoint task that ends,
+ * from its snapshot.  A task not finished yet was ended by the statement's interruption,
  * whose SQLSTATE is interrupted_by.  Never raises an error (it runs in an
  * error handler).
  */
 static void
-history_entry_fill(HistoryEntry *h, const LsmTask *task, int interrupted_by)
+history_entry_fill(HistoryEntry *h, const LsmTaskSnapshot *snap,
+				   int interrupted_by)
 {
-	bool		finished = (task->phase == LSM_PHASE_DONE);
-	const LsmFailure *f = finished ? task->failure : NULL;
+	bool		finished = snap->finished;
+	const LsmFailure *f = finished ? snap->failure : NULL;
 
 	memset(h, 0, sizeof(HistoryEntry));
-	progress_clip_copy(h->server, task->config->server_name,
-					   sizeof(h->server));
-	progress_clip_copy(h->table_name, task->table_name,
+	progress_clip_copy(h->server, snap->server_name, sizeof(h->server));
+	progress_clip_copy(h->table_name, snap->table_name,
 					   sizeof(h->table_name));
-	h->name_hash = hash_bytes_extended((const unsigned char *) task->table_name,
-									   strlen(task->table_name), 0);
+	h->name_hash = hash_bytes_extended((const unsigned char *) snap->table_name,
+									   strlen(snap->table_name), 0);
 	h->ok = finished && f == NULL;
-	h->started_at = task->started_at;
-	h->finished_at = finished ? task->finished_at : GetCurrentTimestamp();
-	h->passes = task->passes;
+	h->started_at = snap->started_at;
+	h->finished_at = finished ? snap->finished_at : GetCurrentTimestamp();
+	h->passes = snap->counters.passes;
 	if (f)
 	{
 		strlcpy(h->sqlstate, unpack_sql_state(f->sqlerrcode),
@@ -621,27 +602,26 @@ history_entry_fill(HistoryEntry *h, const LsmTask *task, int interrupted_by)
 
 /*
  * lsm_progress_end: a task is over (interrupted_by: 0, or the SQLSTATE of
- * the error that ended the statement).  Frees its progress entry and, for
- * a checkpoint that had started and waited for its drain (not
- * trigger-only), records its outcome in the history.
+ * the error that ended the statement).  Frees its progress entry (the
+ * caller then forgets the task's progress slot) and, for a checkpoint
+ * that had started and waited for its drain (not trigger-only), records
+ * its outcome in the history.
  * Never raises an error: it runs in lsm_task_run_all's error handler.
  */
 void
-lsm_progress_end(LsmTask *task, int interrupted_by)
+lsm_progress_end(const LsmTask *task, int interrupted_by)
 {
+	LsmTaskSnapshot snap;
 	HistoryEntry entry;
 
-	if (task->kind != LSM_TASK_CHECKPOINT || task->trigger_only ||
-		progress_shared == NULL)
+	lsm_task_snapshot(task, &snap);
+	if (!progress_reported(&snap))
 		return;
-	if (task->progress_slot >= 0)
-	{
-		progress_release_slot(task->progress_slot);
-		task->progress_slot = -1;
-	}
-	if (task->started_at == 0 || task->config == NULL)
+	if (snap.progress_slot >= 0)
+		progress_release_slot(snap.progress_slot);
+	if (snap.started_at == 0 || snap.server_name == NULL)
 		return;					/* refused before any request */
-	history_entry_fill(&entry, task, interrupted_by);
+	history_entry_fill(&entry, &snap, interrupted_by);
 	LWLockAcquire(progress_shared->lock, LW_EXCLUSIVE);
 	history_store(&entry);
 	LWLockRelease(progress_shared->lock);
@@ -693,14 +673,14 @@ progress_row(ReturnSetInfo *rsinfo, const ProgressEntry *e)
 	values[i++] = CStringGetTextDatum(e->server);
 	values[i++] = CStringGetTextDatum(e->table_name);
 	values[i++] = CStringGetTextDatum(e->counters.phase);
-	values[i] = nullable_int8(e->counters.target, &nulls[i]);
+	values[i] = nullable_int8(e->counters.counts.target, &nulls[i]);
 	i++;
-	values[i] = nullable_int8(e->counters.outstanding, &nulls[i]);
+	values[i] = nullable_int8(e->counters.counts.outstanding, &nulls[i]);
 	i++;
-	values[i++] = Int32GetDatum(e->counters.passes);
-	values[i++] = Int32GetDatum(e->counters.polls);
-	values[i++] = Int32GetDatum(e->counters.retries);
-	values[i++] = Int32GetDatum(e->counters.reissues);
+	values[i++] = Int32GetDatum(e->counters.counts.passes);
+	values[i++] = Int32GetDatum(e->counters.counts.polls);
+	values[i++] = Int32GetDatum(e->counters.counts.retries);
+	values[i++] = Int32GetDatum(e->counters.counts.reissues);
 	values[i++] = TimestampTzGetDatum(e->started_at);
 	lsm_put_row(rsinfo, values, nulls, i);
 }

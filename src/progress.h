@@ -18,12 +18,9 @@
 extern int	lsm_max_progress_entries;	/* running checkpoints shown */
 extern int	lsm_max_history_entries;	/* tables whose last outcome is kept */
 
-/* The phase a running checkpoint shows in lancelsm_progress. */
-extern const char *lsm_progress_phase_name(const LsmTask *task);
-
 extern void lsm_progress_shmem_init(void);
-extern void lsm_progress_begin(LsmTask *task);
+extern int	lsm_progress_begin(const LsmTask *task);
 extern void lsm_progress_update(const LsmTask *task);
-extern void lsm_progress_end(LsmTask *task, int interrupted_by);
+extern void lsm_progress_end(const LsmTask *task, int interrupted_by);
 
 #endif							/* LANCELSM_PROGRESS_H */

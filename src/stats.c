@@ -19,6 +19,8 @@
 #include "catalog/pg_type.h"
 #include "fmgr.h"
 #include "funcapi.h"
+#include "lancelsm.h"
+#include "stats.h"
 #include "task.h"
 #include "utils/array.h"
 #include "utils/builtins.h"

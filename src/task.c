@@ -184,6 +184,106 @@ lsm_task_init(LsmTask *task, LsmTaskKind kind, const LsmConfig *config,
 }
 
 /*
+ * lsm_task_set_config: the server a task not yet run acts on, when it is
+ * resolved after the task was prepared.  config must outlive the task.
+ * Never raises an error.
+ */
+void
+lsm_task_set_config(LsmTask *task, const LsmConfig *config)
+{
+	task->config = config;
+}
+
+/*
+ * lsm_task_set_body: the request body of a write spec task not yet run
+ * (NULL: none).  body must outlive the task.  Never raises an error.
+ */
+void
+lsm_task_set_body(LsmTask *task, const char *body)
+{
+	task->spec_body = body;
+}
+
+/*
+ * lsm_task_set_trigger_only: make a compact or checkpoint task not yet
+ * run end once compaction is triggered, without waiting for the drain
+ * (see the header of this file).  Never raises an error.
+ */
+void
+lsm_task_set_trigger_only(LsmTask *task)
+{
+	task->trigger_only = true;
+}
+
+/*
+ * lsm_task_set_failure: end a task that is not running with failure
+ * (NULL: success), without any request: a name or server refused before
+ * the task ran, or a finished task whose answer its caller cannot use.
+ * Its timings and counters stay as they are; a task never run keeps
+ * started_at 0.  Never raises an error.
+ */
+void
+lsm_task_set_failure(LsmTask *task, LsmFailure *failure)
+{
+	task->phase = LSM_PHASE_DONE;
+	task->failure = failure;
+}
+
+/*
+ * task_phase_name: the phase of a task as lancelsm_progress shows it:
+ * flush, watermark, draining (a request of the compact and poll loop in
+ * flight), waiting (between polls), backoff (before a retry or re-issue),
+ * done.
+ */
+static const char *
+task_phase_name(const LsmTask *task)
+{
+	if (task->phase == LSM_PHASE_DONE)
+		return "done";
+	if (task->backing_off)
+		return "backoff";
+	if (task->phase == LSM_PHASE_FLUSH)
+		return "flush";
+	if (task->phase == LSM_PHASE_WATERMARK)
+		return "watermark";
+	return task->wake_at != 0 ? "waiting" : "draining";
+}
+
+/*
+ * lsm_task_snapshot: copy into snap what progress reporting needs of the
+ * task.  Targets and outstanding generations exist only once the
+ * watermark is set (compact and poll phases); a re-issue from flush
+ * clears them until the next watermark.  Never raises an error (it runs
+ * in lsm_task_run_all's error handler).
+ */
+void
+lsm_task_snapshot(const LsmTask *task, LsmTaskSnapshot *snap)
+{
+	const LsmWatermark *wm = &task->watermark;
+	bool		set = (task->phase == LSM_PHASE_COMPACT ||
+					   task->phase == LSM_PHASE_POLL);
+
+	snap->kind = task->kind;
+	snap->trigger_only = task->trigger_only;
+	snap->server_name = task->config ? task->config->server_name : NULL;
+	snap->table_name = task->table_name;
+	snap->phase = task_phase_name(task);
+	snap->finished = (task->phase == LSM_PHASE_DONE);
+	snap->failure = task->failure;
+	snap->counters.target = set ? (int64) wm->initial_outstanding : -1;
+	snap->counters.outstanding =
+		(set && wm->last_outstanding != PG_UINT64_MAX) ?
+		(int64) wm->last_outstanding : -1;
+	snap->counters.passes = task->passes;
+	snap->counters.polls = task->polls;
+	snap->counters.retries = task->total_retries;
+	snap->counters.reissues = task->reissues;
+	snap->started_at = task->started_at;
+	snap->finished_at = task->finished_at;
+	snap->progress_slot = task->progress_slot;
+}
+
+/*
  * task_fault: what the task does, as the LsmFaultMessage of its failures
  * (their errmsg names the operation and takes the table's name).  An
  * unrecognized kind cannot happen (elog, XX000).
@@ -699,6 +799,19 @@ task_count_active(LsmTask **tasks, int ntasks)
 }
 
 /*
+ * task_progress_end: the task is over for progress reporting
+ * (interrupted_by: 0, or the SQLSTATE of the error that ended the
+ * statement); it no longer holds a progress entry.  Never raises an
+ * error: it runs in lsm_task_run_all's error handler.
+ */
+static void
+task_progress_end(LsmTask *task, int interrupted_by)
+{
+	lsm_progress_end(task, interrupted_by);
+	task->progress_slot = -1;
+}
+
+/*
  * lsm_task_run_all: run initialised tasks concurrently until each has
  * finished; each task's outcome is in its failure (NULL: success), stats
  * and counters.  Raises only PostgreSQL's own errors (cancel, timeout,
@@ -716,7 +829,7 @@ lsm_task_run_all(LsmTask **tasks, int ntasks)
 			if (tasks[i]->phase == LSM_PHASE_DONE)
 				continue;		/* refused before any request */
 			tasks[i]->started_at = GetCurrentTimestamp();
-			lsm_progress_begin(tasks[i]);
+			tasks[i]->progress_slot = lsm_progress_begin(tasks[i]);
 			task_issue(tasks[i], deadline);
 			lsm_progress_update(tasks[i]);
 		}
@@ -742,12 +855,12 @@ lsm_task_run_all(LsmTask **tasks, int ntasks)
 
 		lsm_http_abort_all();
 		for (int i = 0; i < ntasks; i++)
-			lsm_progress_end(tasks[i], sqlerrcode);
+			task_progress_end(tasks[i], sqlerrcode);
 		PG_RE_THROW();
 	}
 	PG_END_TRY();
 	for (int i = 0; i < ntasks; i++)
-		lsm_progress_end(tasks[i], 0);
+		task_progress_end(tasks[i], 0);
 }
 
 /*

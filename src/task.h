@@ -76,30 +76,46 @@ typedef struct LsmTask
 	TimestampTz finished_at;
 } LsmTask;
 
+/* The counters of a task as lancelsm_progress shows them. */
+typedef struct LsmTaskCounters
+{
+	int64		target;			/* -1: no watermark yet */
+	int64		outstanding;	/* -1: not evaluated yet */
+	int32		passes;
+	int32		polls;
+	int32		retries;		/* over the whole task */
+	int32		reissues;
+} LsmTaskCounters;
+
+/*
+ * What progress reporting needs of a task, copied out of it by
+ * lsm_task_snapshot; the strings and the failure belong to the task.
+ */
+typedef struct LsmTaskSnapshot
+{
+	LsmTaskKind kind;
+	bool		trigger_only;
+	const char *server_name;	/* NULL: no server resolved */
+	const char *table_name;
+	const char *phase;			/* as lancelsm_progress shows it */
+	bool		finished;		/* its phase is done */
+	const LsmFailure *failure;	/* once finished: NULL on success */
+	LsmTaskCounters counters;
+	TimestampTz started_at;		/* 0: never started */
+	TimestampTz finished_at;
+	int			progress_slot;	/* shared progress entry; -1: none */
+} LsmTaskSnapshot;
+
 extern void lsm_task_init(LsmTask *task, LsmTaskKind kind,
 						  const LsmConfig *config, const char *table_name,
 						  bool include_generation_rows);
+extern void lsm_task_set_config(LsmTask *task, const LsmConfig *config);
+extern void lsm_task_set_body(LsmTask *task, const char *body);
+extern void lsm_task_set_trigger_only(LsmTask *task);
+extern void lsm_task_set_failure(LsmTask *task, LsmFailure *failure);
+extern void lsm_task_snapshot(const LsmTask *task, LsmTaskSnapshot *snap);
 extern void lsm_task_run_all(LsmTask **tasks, int ntasks);
 extern void lsm_task_run(LsmTask *task);
 extern TimestampTz lsm_statement_deadline(void);
-
-/* src/lancelsm.c: resolve a server and run one task, raising its failure */
-extern LsmTask *lsm_run_on_table(LsmTaskKind kind, text *server,
-								 text *table, bool include_generation_rows);
-extern LsmTask *lsm_run_with_body(LsmTaskKind kind, text *server,
-								  text *table, const char *body);
-
-/* src/lancelsm.c: table names and result rows shared by the SQL functions */
-extern LsmFailure *lsm_table_name_problem(const char *name);
-extern bool *lsm_duplicate_flags(char **names, int n);
-extern int	lsm_failure_columns(const LsmFailure *f, Datum *values,
-								bool *nulls, int i);
-extern int	lsm_checkpoint_row_values(const LsmTask *task, Datum *values,
-									  bool *nulls, int i);
-
-/* src/stats.c: the columns of one lancelsm_stats row */
-extern int	lsm_stats_bucket_values(const LsmBucket *b,
-									const LsmBucketSummary *s,
-									Datum *values, bool *nulls, int i);
 
 #endif							/* LANCELSM_TASK_H */
