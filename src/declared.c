@@ -33,6 +33,7 @@
 #include "declared.h"
 #include "executor/spi.h"
 #include "funcapi.h"
+#include "entry.h"
 #include "lancelsm.h"
 #include "stats.h"
 #include "utils/array.h"

@@ -28,6 +28,7 @@
 
 #include "declared.h"
 #include "funcapi.h"
+#include "entry.h"
 #include "lancelsm.h"
 #include "utils/builtins.h"
 #include "utils/tuplestore.h"

@@ -17,6 +17,7 @@
 
 #include "catalog/pg_type.h"
 #include "fmgr.h"
+#include "entry.h"
 #include "lancelsm.h"
 #include "miscadmin.h"
 #include "option.h"

@@ -19,6 +19,7 @@
 #include "catalog/pg_type.h"
 #include "fmgr.h"
 #include "funcapi.h"
+#include "entry.h"
 #include "lancelsm.h"
 #include "stats.h"
 #include "task.h"

@@ -24,6 +24,7 @@
 #include "catalog/pg_type.h"
 #include "fmgr.h"
 #include "funcapi.h"
+#include "entry.h"
 #include "lancelsm.h"
 #include "lsm_json.h"
 #include "mb/pg_wchar.h"
