@@ -5,6 +5,7 @@ EXTENSION = lancelsm
 MODULE_big = lancelsm
 OBJS = \
 	src/lancelsm.o \
+	src/settings.o \
 	src/option.o \
 	src/http.o \
 	src/pool.o \

@@ -37,15 +37,6 @@ PG_MODULE_MAGIC_EXT(.name = "lancelsm", .version = LANCELSM_VERSION);
 /* Longest table identifier accepted, in bytes. */
 #define LSM_MAX_TABLE_NAME 1024
 
-int			lsm_retry_budget = 8;
-int			lsm_reissue_budget = 3;
-int			lsm_backoff_base_ms = 100;
-int			lsm_backoff_max_ms = 5000;
-int			lsm_poll_interval_min_ms = 50;
-int			lsm_poll_interval_max_ms = 5000;
-int			lsm_max_idle_polls = 0;
-int			lsm_max_response_size_kb = 64 * 1024;
-
 /*
  * define_int_setting: one integer GUC of lancelsm, settable by any user.
  */

@@ -3,8 +3,9 @@
  * lancelsm.h
  *		Settings (GUCs) shared by the lancelsm source files, at every layer.
  *
- * The variables are defined and registered in src/lancelsm.c (_PG_init);
- * their meaning, units and defaults are documented there and in README.md.
+ * The variables live in src/settings.c and are registered in src/lancelsm.c
+ * (_PG_init); their meaning, units and defaults are documented there and
+ * in README.md.
  *
  *-------------------------------------------------------------------------
  */

@@ -502,7 +502,7 @@ progress_reported(const LsmTaskSnapshot *snap)
  * grows.  A task without a server gets none.
  */
 int
-lsm_progress_begin(const LsmTask *task)
+lsm_progress_begin(const LsmTaskSnapshot *task_snap)
 {
 	LsmTaskSnapshot snap;
 	char		server[NAMEDATALEN];
@@ -510,7 +510,7 @@ lsm_progress_begin(const LsmTask *task)
 	ProgressEntry *e;
 	int			slot;
 
-	lsm_task_snapshot(task, &snap);
+	snap = *task_snap;
 	if (!progress_reported(&snap) || snap.server_name == NULL)
 		return -1;
 	if (!progress_exit_registered)
@@ -540,7 +540,7 @@ lsm_progress_begin(const LsmTask *task)
  * progress entry, if it has one.
  */
 void
-lsm_progress_update(const LsmTask *task)
+lsm_progress_update(const LsmTaskSnapshot *task_snap)
 {
 	LsmTaskSnapshot snap;
 	ProgressCounters counters;
@@ -548,7 +548,7 @@ lsm_progress_update(const LsmTask *task)
 
 	if (progress_shared == NULL)
 		return;
-	lsm_task_snapshot(task, &snap);
+	snap = *task_snap;
 	if (snap.progress_slot < 0)
 		return;
 	progress_counters(&snap, &counters);
@@ -609,12 +609,12 @@ history_entry_fill(HistoryEntry *h, const LsmTaskSnapshot *snap,
  * Never raises an error: it runs in lsm_task_run_all's error handler.
  */
 void
-lsm_progress_end(const LsmTask *task, int interrupted_by)
+lsm_progress_end(const LsmTaskSnapshot *task_snap, int interrupted_by)
 {
 	LsmTaskSnapshot snap;
 	HistoryEntry entry;
 
-	lsm_task_snapshot(task, &snap);
+	snap = *task_snap;
 	if (!progress_reported(&snap))
 		return;
 	if (snap.progress_slot >= 0)

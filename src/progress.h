@@ -19,8 +19,9 @@ extern int	lsm_max_progress_entries;	/* running checkpoints shown */
 extern int	lsm_max_history_entries;	/* tables whose last outcome is kept */
 
 extern void lsm_progress_shmem_init(void);
-extern int	lsm_progress_begin(const LsmTask *task);
-extern void lsm_progress_update(const LsmTask *task);
-extern void lsm_progress_end(const LsmTask *task, int interrupted_by);
+extern int	lsm_progress_begin(const LsmTaskSnapshot *snap);
+extern void lsm_progress_update(const LsmTaskSnapshot *snap);
+extern void lsm_progress_end(const LsmTaskSnapshot *snap,
+							 int interrupted_by);
 
 #endif							/* LANCELSM_PROGRESS_H */

@@ -50,6 +50,7 @@
 #include "utils/timestamp.h"
 
 static void task_issue(LsmTask *task, TimestampTz deadline);
+static void task_progress_update(const LsmTask *task);
 
 /*
  * A checkpoint sends at most LSM_RATE_BURST requests at once and
@@ -774,7 +775,7 @@ task_wake_due(LsmTask **tasks, int ntasks, TimestampTz deadline)
 		if (task->wake_at <= now)
 		{
 			task_issue(task, deadline);
-			lsm_progress_update(task);
+			task_progress_update(task);
 		}
 		/* still asleep, or put back to sleep by its request budget */
 		if (!task->in_flight && task->wake_at != 0 &&
@@ -807,8 +808,37 @@ task_count_active(LsmTask **tasks, int ntasks)
 static void
 task_progress_end(LsmTask *task, int interrupted_by)
 {
-	lsm_progress_end(task, interrupted_by);
+	LsmTaskSnapshot snap;
+
+	lsm_task_snapshot(task, &snap);
+	lsm_progress_end(&snap, interrupted_by);
 	task->progress_slot = -1;
+}
+
+/*
+ * task_progress_begin: a task starts; it claims a progress entry when it
+ * is a checkpoint that reports progress (progress.c decides).
+ */
+static void
+task_progress_begin(LsmTask *task)
+{
+	LsmTaskSnapshot snap;
+
+	lsm_task_snapshot(task, &snap);
+	task->progress_slot = lsm_progress_begin(&snap);
+}
+
+/*
+ * task_progress_update: the task's phase and counters into its progress
+ * entry, if it has one.
+ */
+static void
+task_progress_update(const LsmTask *task)
+{
+	LsmTaskSnapshot snap;
+
+	lsm_task_snapshot(task, &snap);
+	lsm_progress_update(&snap);
 }
 
 /*
@@ -829,9 +859,9 @@ lsm_task_run_all(LsmTask **tasks, int ntasks)
 			if (tasks[i]->phase == LSM_PHASE_DONE)
 				continue;		/* refused before any request */
 			tasks[i]->started_at = GetCurrentTimestamp();
-			tasks[i]->progress_slot = lsm_progress_begin(tasks[i]);
+			task_progress_begin(tasks[i]);
 			task_issue(tasks[i], deadline);
-			lsm_progress_update(tasks[i]);
+			task_progress_update(tasks[i]);
 		}
 		while (task_count_active(tasks, ntasks) > 0)
 		{
@@ -841,7 +871,7 @@ lsm_task_run_all(LsmTask **tasks, int ntasks)
 			if (done)
 			{
 				task_on_answer(done, deadline);
-				lsm_progress_update(done);
+				task_progress_update(done);
 			}
 			else if (wake_at == 0)
 				ereport(ERROR,
