@@ -29,9 +29,10 @@
 static char *lsm_json_copy_message(const char *str, size_t len);
 
 /*
- * Copy an error message of len bytes (it may contain NUL) for the user:
- * truncated at the first NUL, and cut to LSM_JSON_MAX_MESSAGE bytes on a
- * UTF-8 character boundary with "..." appended when longer.
+ * lsm_json_copy_message: copy an error message of len bytes (it may contain
+ * NUL) for the user: truncated at the first NUL, and cut to
+ * LSM_JSON_MAX_MESSAGE bytes on a UTF-8 character boundary with "..." appended
+ * when longer.
  */
 static char *
 lsm_json_copy_message(const char *str, size_t len)
@@ -60,10 +61,11 @@ lsm_json_copy_message(const char *str, size_t len)
 }
 
 /*
- * Best-effort decode of an error body {"code": <int>, "error": "<message>"}
- * (see lsm_json.h).  Returns true when body is a JSON object carrying an
- * integer "code" or a string "error" (or both); otherwise returns false with
- * *out zeroed (has_code = false, message = NULL).  Never fails hard.
+ * lsm_json_decode_error: best-effort decode of an error body {"code": <int>,
+ * "error": "<message>"} (see lsm_json.h).  Returns true when body is a JSON
+ * object carrying an integer "code" or a string "error" (or both); otherwise
+ * returns false with *out zeroed (has_code = false, message = NULL).  Never
+ * fails hard.
  */
 bool
 lsm_json_decode_error(const char *body, size_t len, LsmErrorBody *out)
@@ -96,9 +98,10 @@ lsm_json_decode_error(const char *body, size_t len, LsmErrorBody *out)
 }
 
 /*
- * Return the palloc'd body of a get_lsm_stats request, in the exact form of
- * the protocol: {"include_generation_rows": false}, or with the renamed key
- * include_sstable_rows when keys is LSM_KEYS_SSTABLE.
+ * lsm_json_stats_request_body: return the palloc'd body of a get_lsm_stats
+ * request, in the exact form of the protocol: {"include_generation_rows":
+ * false}, or with the renamed key include_sstable_rows when keys is
+ * LSM_KEYS_SSTABLE.
  */
 char *
 lsm_json_stats_request_body(bool include_generation_rows,

@@ -266,7 +266,7 @@ static JsonParseErrorType lsm_stats_scalar(void *state, char *token,
 										   JsonTokenType tokentype);
 
 /*
- * Render into buf the path of the innermost frame, e.g.
+ * lsm_stats_path: render into buf the path of the innermost frame, e.g.
  * "lsm_stats.buckets[2].generations"; returns its length (truncated to fit
  * buf, always NUL-terminated; len > 0).
  */
@@ -294,9 +294,9 @@ lsm_stats_path(const LsmStatsParse *st, char *buf, size_t len)
 }
 
 /*
- * Record the first failure: 'field "<path>.<field>" <what>'; with field
- * NULL, 'field "<path>[<index>]" <what>' for the current element of the
- * innermost frame (an array); with field "", 'field "<path>" <what>' for
+ * lsm_stats_fail: record the first failure: 'field "<path>.<field>" <what>';
+ * with field NULL, 'field "<path>[<index>]" <what>' for the current element of
+ * the innermost frame (an array); with field "", 'field "<path>" <what>' for
  * the innermost frame itself.  Later failures are ignored.
  */
 static void
@@ -321,7 +321,9 @@ lsm_stats_fail(LsmStatsParse *st, const char *field, const char *what)
 		snprintf(st->errbuf, st->errlen, "field \"%s\" %s", where, what);
 }
 
-/* Fail because the pending value has the wrong JSON type. */
+/*
+ * lsm_stats_fail_type: fail because the pending value has the wrong JSON type.
+ */
 static void
 lsm_stats_fail_type(LsmStatsParse *st)
 {
@@ -356,9 +358,9 @@ lsm_stats_fail_type(LsmStatsParse *st)
 }
 
 /*
- * The length of the valid UTF-8 sequence at s (avail > 0 bytes left), or 0
- * when it is not one (overlong forms, surrogates and code points above
- * U+10FFFF are invalid).
+ * lsm_stats_utf8_len: the length of the valid UTF-8 sequence at s (avail > 0
+ * bytes left), or 0 when it is not one (overlong forms, surrogates and code
+ * points above U+10FFFF are invalid).
  */
 static int
 lsm_stats_utf8_len(const unsigned char *s, size_t avail)
@@ -395,8 +397,9 @@ lsm_stats_utf8_len(const unsigned char *s, size_t avail)
 }
 
 /*
- * Copy the input bytes [start, end) into buf (size LSM_STATS_TOKEN_SIZE) as
- * printable ASCII, cut to fit, for quoting in a message.  Returns buf.
+ * lsm_stats_token_text: copy the input bytes [start, end) into buf (size
+ * LSM_STATS_TOKEN_SIZE) as printable ASCII, cut to fit, for quoting in a
+ * message.  Returns buf.
  */
 static char *
 lsm_stats_token_text(const char *start, const char *end, char *buf)
@@ -411,8 +414,8 @@ lsm_stats_token_text(const char *start, const char *end, char *buf)
 }
 
 /*
- * Record 'response body is not valid JSON: <what> at line L column C' for
- * byte offset at of body, and return false.
+ * lsm_stats_prescan_fail: record 'response body is not valid JSON: <what> at
+ * line L column C' for byte offset at of body, and return false.
  */
 static bool
 lsm_stats_prescan_fail(LsmStatsParse *st, const char *body, size_t at,
@@ -552,8 +555,8 @@ lsm_stats_prescan(LsmStatsParse *st, const char *body, size_t len)
 }
 
 /*
- * Does the JSON string token starting at s (its opening quote; end bounds
- * the input) contain the escape "\u0000"?
+ * lsm_stats_string_has_nul: does the JSON string token starting at s (its
+ * opening quote; end bounds the input) contain the escape "\u0000"?
  */
 static bool
 lsm_stats_string_has_nul(const char *s, const char *end)
@@ -601,10 +604,11 @@ lsm_stats_copy_without_nul(const char *body, size_t len)
 }
 
 /*
- * Record 'response body is not valid JSON: <reason> near '<token>' at line
- * L column C' for the parser's error, replacing any earlier failure (a
- * syntax error takes precedence).  The wording and the column (that of the
- * token's last byte) follow those of jansson, the former decoder.
+ * lsm_stats_syntax_error: record 'response body is not valid JSON: <reason>
+ * near '<token>' at line L column C' for the parser's error, replacing any
+ * earlier failure (a syntax error takes precedence).  The wording and the
+ * column (that of the token's last byte) follow those of jansson, the former
+ * decoder.
  */
 static void
 lsm_stats_syntax_error(LsmStatsParse *st, JsonParseErrorType error)
@@ -674,10 +678,10 @@ lsm_stats_syntax_error(LsmStatsParse *st, JsonParseErrorType error)
 }
 
 /*
- * Append one zeroed element of elemsize bytes to array (doubling its
- * capacity when full) and return it; NULL with the error set when the array
- * would exceed MaxAllocSize or INT_MAX elements (palloc would raise).  The
- * innermost frame is the JSON array being read.
+ * lsm_stats_array_add: append one zeroed element of elemsize bytes to array
+ * (doubling its capacity when full) and return it; NULL with the error set
+ * when the array would exceed MaxAllocSize or INT_MAX elements (palloc would
+ * raise).  The innermost frame is the JSON array being read.
  */
 static void *
 lsm_stats_array_add(LsmStatsParse *st, LsmStatsArray *array, size_t elemsize)
@@ -704,8 +708,8 @@ lsm_stats_array_add(LsmStatsParse *st, LsmStatsArray *array, size_t elemsize)
 }
 
 /*
- * A palloc'd copy of the elements of array at their exact size (NULL when
- * empty); the array is emptied for reuse.
+ * lsm_stats_array_copy: A palloc'd copy of the elements of array at their
+ * exact size (NULL when empty); the array is emptied for reuse.
  */
 static void *
 lsm_stats_array_copy(LsmStatsArray *array, size_t elemsize)
@@ -722,9 +726,9 @@ lsm_stats_array_copy(LsmStatsArray *array, size_t elemsize)
 }
 
 /*
- * Enter a known container of the given kind, held by the pending member
- * (or array element).  obj is the struct it fills (for an array, the
- * struct owning it); elem says what an array's elements must be.
+ * lsm_stats_push: enter a known container of the given kind, held by the
+ * pending member (or array element).  obj is the struct it fills (for an
+ * array, the struct owning it); elem says what an array's elements must be.
  */
 static void
 lsm_stats_push(LsmStatsParse *st, LsmStatsKind kind, void *obj,
@@ -742,9 +746,9 @@ lsm_stats_push(LsmStatsParse *st, LsmStatsKind kind, void *obj,
 }
 
 /*
- * At the end of an object: fail for the first known member (in table
- * order) that was not seen, except those in skip_mask (optional members).
- * Returns false when one is missing.
+ * lsm_stats_check_missing: at the end of an object: fail for the first known
+ * member (in table order) that was not seen, except those in skip_mask
+ * (optional members). Returns false when one is missing.
  */
 static bool
 lsm_stats_check_missing(LsmStatsParse *st, uint32_t skip_mask)
@@ -769,8 +773,9 @@ lsm_stats_check_missing(LsmStatsParse *st, uint32_t skip_mask)
 }
 
 /*
- * Decode the number token (syntax already checked by the parser) of the
- * pending LSV_U64 member into its place in the innermost object.
+ * lsm_stats_u64: decode the number token (syntax already checked by the
+ * parser) of the pending LSV_U64 member into its place in the innermost
+ * object.
  */
 static void
 lsm_stats_u64(LsmStatsParse *st, const char *token)
@@ -805,9 +810,9 @@ lsm_stats_u64(LsmStatsParse *st, const char *token)
 }
 
 /*
- * Check the pending string value: when the body held "\u0000", make sure
- * this value did not (its raw text is at st->value_start in the parsed
- * copy).  Returns false with the error set.
+ * lsm_stats_string: check the pending string value: when the body held
+ * "\u0000", make sure this value did not (its raw text is at st->value_start
+ * in the parsed copy).  Returns false with the error set.
  */
 static bool
 lsm_stats_string(LsmStatsParse *st)
@@ -827,8 +832,9 @@ lsm_stats_string(LsmStatsParse *st)
 }
 
 /*
- * Store the pending string value token (a palloc'd, de-escaped copy made
- * by the parser, kept or freed here): shard_id, status or an index name.
+ * lsm_stats_string_value: store the pending string value token (a palloc'd,
+ * de-escaped copy made by the parser, kept or freed here): shard_id, status or
+ * an index name.
  */
 static void
 lsm_stats_string_value(LsmStatsParse *st, char *token)
@@ -887,9 +893,9 @@ lsm_stats_container_ignored(LsmStatsParse *st)
 }
 
 /*
- * Semantic action: an object starts.  Enters the root, "lsm_stats" or an
- * element of buckets, generations or memtables; skips an unrecognized
- * member's object; fails for any other member.
+ * lsm_stats_object_start: semantic action: an object starts.  Enters the root,
+ * "lsm_stats" or an element of buckets, generations or memtables; skips an
+ * unrecognized member's object; fails for any other member.
  */
 static JsonParseErrorType
 lsm_stats_object_start(void *state)
@@ -934,8 +940,8 @@ lsm_stats_object_start(void *state)
 }
 
 /*
- * Semantic action: an object ends.  Reports a missing member of a known
- * object and leaves it.
+ * lsm_stats_object_end: semantic action: an object ends.  Reports a missing
+ * member of a known object and leaves it.
  */
 static JsonParseErrorType
 lsm_stats_object_end(void *state)
@@ -974,9 +980,9 @@ lsm_stats_object_end(void *state)
 }
 
 /*
- * Semantic action: an array starts.  Enters buckets, generations,
- * memtables or indexes; skips an unrecognized member's array; fails for a
- * root array or any other member.
+ * lsm_stats_array_start: semantic action: an array starts.  Enters buckets,
+ * generations, memtables or indexes; skips an unrecognized member's array;
+ * fails for a root array or any other member.
  */
 static JsonParseErrorType
 lsm_stats_array_start(void *state)
@@ -1016,8 +1022,8 @@ lsm_stats_array_start(void *state)
 }
 
 /*
- * Semantic action: an array ends.  Hands the elements of a known array to
- * the struct owning it, at their exact size, and leaves it.
+ * lsm_stats_array_end: semantic action: an array ends.  Hands the elements of
+ * a known array to the struct owning it, at their exact size, and leaves it.
  */
 static JsonParseErrorType
 lsm_stats_array_end(void *state)
@@ -1070,9 +1076,10 @@ lsm_stats_array_end(void *state)
 }
 
 /*
- * A renamed member spelled as name (the old spelling unless renamed): the
- * first one sets the answer's spelling (result.keys); a later one spelled
- * the other way fails, naming it.  Returns false on that failure.
+ * lsm_stats_spelling: A renamed member spelled as name (the old spelling
+ * unless renamed): the first one sets the answer's spelling (result.keys); a
+ * later one spelled the other way fails, naming it.  Returns false on that
+ * failure.
  */
 static bool
 lsm_stats_spelling(LsmStatsParse *st, const char *name, bool renamed)
@@ -1095,10 +1102,10 @@ lsm_stats_spelling(LsmStatsParse *st, const char *name, bool renamed)
 }
 
 /*
- * Semantic action: a member of an object starts.  Looks fname up among the
- * known members of the innermost object, under either spelling of a
- * renamed one (refusing one seen twice, or a spelling other than the
- * answer's), and sets what its value must be; an unrecognized member's
+ * lsm_stats_field_start: semantic action: a member of an object starts.  Looks
+ * fname up among the known members of the innermost object, under either
+ * spelling of a renamed one (refusing one seen twice, or a spelling other than
+ * the answer's), and sets what its value must be; an unrecognized member's
  * value will be skipped.  fname is palloc'd by the parser and freed here.
  */
 static JsonParseErrorType
@@ -1151,8 +1158,8 @@ lsm_stats_field_start(void *state, char *fname, bool isnull)
 }
 
 /*
- * Semantic action: an array element starts.  In a known array, counts it
- * and sets what it must be.
+ * lsm_stats_element_start: semantic action: an array element starts.  In a
+ * known array, counts it and sets what it must be.
  */
 static JsonParseErrorType
 lsm_stats_element_start(void *state, bool isnull)
@@ -1172,10 +1179,10 @@ lsm_stats_element_start(void *state, bool isnull)
 }
 
 /*
- * Semantic action: a scalar.  Stores the value of a known member or
- * element after checking its type; ignores an unrecognized one; fails for
- * a scalar body.  token is palloc'd by the parser: kept when stored as a
- * string, freed otherwise.
+ * lsm_stats_scalar: semantic action: a scalar.  Stores the value of a known
+ * member or element after checking its type; ignores an unrecognized one;
+ * fails for a scalar body.  token is palloc'd by the parser: kept when stored
+ * as a string, freed otherwise.
  */
 static JsonParseErrorType
 lsm_stats_scalar(void *state, char *token, JsonTokenType tokentype)

@@ -6,7 +6,7 @@
  *		and lancelsm_memtables (a row per memtable).
  *
  * Each reads the stats with one request (retried on 429/503 like any
- * request), decodes them strictly (src/lsm_json.c) and materializes every
+ * request), decodes them strictly (src/lsm_stats_json.c) and materializes every
  * row at once (InitMaterializedSRF), so that no curl handle is held across
  * calls.  "lsm_stats": null yields zero rows.
  *
