@@ -10,6 +10,8 @@
 #ifndef LANCELSM_TASK_H
 #define LANCELSM_TASK_H
 
+#include "datatype/timestamp.h"
+
 #include "checkpoint.h"
 #include "fault.h"
 #include "lsm_types.h"
