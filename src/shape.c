@@ -228,7 +228,8 @@ lsm_range_detail(const LsmRangeProblem *problem)
 /*
  * lsm_materialize: InitMaterializedSRF for a function returning ncols
  * columns.  A function declared with another count is a mismatch between
- * the library and the installed SQL script: raises XX000 (elog).
+ * the library and the installed SQL objects (an ALTER EXTENSION UPDATE
+ * not yet run): raises 0A000 with a hint saying so.
  */
 ReturnSetInfo *
 lsm_materialize(FunctionCallInfo fcinfo, int ncols)
@@ -237,8 +238,12 @@ lsm_materialize(FunctionCallInfo fcinfo, int ncols)
 
 	InitMaterializedSRF(fcinfo, 0);
 	if (rsinfo->setDesc->natts != ncols)
-		elog(ERROR, "function returning %d columns is declared with %d",
-			 ncols, rsinfo->setDesc->natts);
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("lancelsm library does not match the installed extension objects"),
+				 errdetail("The function returns %d columns but is declared with %d.",
+						   ncols, rsinfo->setDesc->natts),
+				 errhint("Run ALTER EXTENSION lancelsm UPDATE.")));
 	return rsinfo;
 }
 
