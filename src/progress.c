@@ -502,24 +502,22 @@ progress_reported(const LsmTaskSnapshot *snap)
  * grows.  A task without a server gets none.
  */
 int
-lsm_progress_begin(const LsmTaskSnapshot *task_snap)
+lsm_progress_begin(const LsmTaskSnapshot *snap)
 {
-	LsmTaskSnapshot snap;
 	char		server[NAMEDATALEN];
 	char		table_name[PROGRESS_NAME_LEN];
 	ProgressEntry *e;
 	int			slot;
 
-	snap = *task_snap;
-	if (!progress_reported(&snap) || snap.server_name == NULL)
+	if (!progress_reported(snap) || snap->server_name == NULL)
 		return -1;
 	if (!progress_exit_registered)
 	{
 		before_shmem_exit(progress_backend_exit, (Datum) 0);
 		progress_exit_registered = true;
 	}
-	progress_clip_copy(server, snap.server_name, sizeof(server));
-	progress_clip_copy(table_name, snap.table_name, sizeof(table_name));
+	progress_clip_copy(server, snap->server_name, sizeof(server));
+	progress_clip_copy(table_name, snap->table_name, sizeof(table_name));
 	if ((slot = progress_claim_slot()) < 0)
 	{
 		pg_atomic_fetch_add_u64(&progress_shared->skipped, 1);
@@ -527,7 +525,7 @@ lsm_progress_begin(const LsmTaskSnapshot *task_snap)
 	}
 	e = &progress_entries[slot];
 	SpinLockAcquire(&e->mutex);
-	e->started_at = snap.started_at;
+	e->started_at = snap->started_at;
 	memcpy(e->server, server, sizeof(server));
 	memcpy(e->table_name, table_name, sizeof(table_name));
 	memset(&e->counters, 0, sizeof(e->counters));
@@ -540,19 +538,17 @@ lsm_progress_begin(const LsmTaskSnapshot *task_snap)
  * progress entry, if it has one.
  */
 void
-lsm_progress_update(const LsmTaskSnapshot *task_snap)
+lsm_progress_update(const LsmTaskSnapshot *snap)
 {
-	LsmTaskSnapshot snap;
 	ProgressCounters counters;
 	ProgressEntry *e;
 
 	if (progress_shared == NULL)
 		return;
-	snap = *task_snap;
-	if (snap.progress_slot < 0)
+	if (snap->progress_slot < 0)
 		return;
-	progress_counters(&snap, &counters);
-	e = &progress_entries[snap.progress_slot];
+	progress_counters(snap, &counters);
+	e = &progress_entries[snap->progress_slot];
 	SpinLockAcquire(&e->mutex);
 	e->counters = counters;
 	SpinLockRelease(&e->mutex);
@@ -560,8 +556,8 @@ lsm_progress_update(const LsmTaskSnapshot *task_snap)
 
 /*
  * history_entry_fill: the history entry of a checkpoint task that ends,
- * from its snapshot.  A task not finished yet was ended by the statement's interruption,
- * whose SQLSTATE is interrupted_by.  Never raises an error (it runs in an
+ * from its snapshot.  A task not finished yet was ended by the statement's
+ * interruption, whose SQLSTATE is interrupted_by.  Never raises an error (it runs in an
  * error handler).
  */
 static void
@@ -609,19 +605,17 @@ history_entry_fill(HistoryEntry *h, const LsmTaskSnapshot *snap,
  * Never raises an error: it runs in lsm_task_run_all's error handler.
  */
 void
-lsm_progress_end(const LsmTaskSnapshot *task_snap, int interrupted_by)
+lsm_progress_end(const LsmTaskSnapshot *snap, int interrupted_by)
 {
-	LsmTaskSnapshot snap;
 	HistoryEntry entry;
 
-	snap = *task_snap;
-	if (!progress_reported(&snap))
+	if (!progress_reported(snap))
 		return;
-	if (snap.progress_slot >= 0)
-		progress_release_slot(snap.progress_slot);
-	if (snap.started_at == 0 || snap.server_name == NULL)
+	if (snap->progress_slot >= 0)
+		progress_release_slot(snap->progress_slot);
+	if (snap->started_at == 0 || snap->server_name == NULL)
 		return;					/* refused before any request */
-	history_entry_fill(&entry, &snap, interrupted_by);
+	history_entry_fill(&entry, snap, interrupted_by);
 	LWLockAcquire(progress_shared->lock, LW_EXCLUSIVE);
 	history_store(&entry);
 	LWLockRelease(progress_shared->lock);
