@@ -417,7 +417,8 @@ declared_names(const DeclaredSet *set, int t, Datum *values, bool *nulls,
  * generation rows (l0_rows is NULL).  A table that fails (a number out of
  * range for bigint included), or has no LSM write path, has no rows here;
  * lancelsm_table_stats shows why.  Raises only on cancel or
- * statement_timeout (57014).
+ * statement_timeout (57014), and 0A000 when the installed SQL objects are
+ * older than this library (the hint names ALTER EXTENSION UPDATE).
  */
 PG_FUNCTION_INFO_V1(lancelsm_declared_bucket_stats);
 Datum
@@ -534,10 +535,12 @@ declared_table_row(ReturnSetInfo *rsinfo, const DeclaredSet *set, int t)
  * zero totals).  A table that fails has NULL in every column but server,
  * table_name, error_sqlstate and error ("errmsg: errdetail") and its
  * thresholds; a number of the table out of range for bigint is such a
- * failure (22003, the detail naming the value).  The thresholds come from lancelsm_table; due, due_reason
- * and due_action say what lancelsm_checkpoint_due() would do now (see
+ * failure (22003, the detail naming the value).  The thresholds come
+ * from lancelsm_table; due, due_reason and due_action say what lancelsm_checkpoint_due() would do now (see
  * src/threshold.c).  Declared by 1.1, it has the first 12 columns only.
- * Raises only on cancel or statement_timeout (57014).
+ * Raises only on cancel or statement_timeout (57014), and 0A000 when the
+ * installed SQL objects are older than this library (the hint names ALTER
+ * EXTENSION UPDATE).
  */
 PG_FUNCTION_INFO_V1(lancelsm_declared_table_stats);
 Datum
