@@ -46,7 +46,7 @@ outer_run() {
 	# a port of our own: other sessions may run pg_virtualenv at the same time
 	pgport=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 	su postgres -c "cd '$work' && BENCH_INNER=1 BENCH_WORK='$work' BENCH_PORT=$(cat "$work/emulator.port") \
-		BENCH_KEY='$BENCH_KEY' BENCH_DUE_TICKS='${BENCH_DUE_TICKS:-}' BENCH_DUE_TICK_S='${BENCH_DUE_TICK_S:-}' BENCH_SDK_REPS='${BENCH_SDK_REPS:-}' BENCH_REPS='${BENCH_REPS:-}' BENCH_SO='${BENCH_SO:-}' \
+		BENCH_KEY='$BENCH_KEY' BENCH_DUE_TICKS='${BENCH_DUE_TICKS:-}' BENCH_DUE_TICK_S='${BENCH_DUE_TICK_S:-}' BENCH_SDK_REPS='${BENCH_SDK_REPS:-}' BENCH_REPS='${BENCH_REPS:-}' BENCH_SEED='${BENCH_SEED:-}' BENCH_LONG='${BENCH_LONG:-}' BENCH_TABLES='${BENCH_TABLES:-}' BENCH_SO='${BENCH_SO:-}' \
 		timeout ${BENCH_TIMEOUT:-1200} pg_virtualenv -v 15 -c \"-p $pgport\" $preload bash '$script'" || rc=$?
 	mkdir -p "$bench/results"
 	[ -f "$work/results.txt" ] && cp "$work/results.txt" "$bench/results/latest-$(basename "$script" .sh).txt"
@@ -62,13 +62,22 @@ psqlq() { psql -X -q -v ON_ERROR_STOP=1 "$@"; }
 pyutil() { python3 "$bench/util.py" "$@"; }
 
 # BENCH_SO=/path/to/lancelsm.so (readable by postgres) benches that build
-# instead of the installed one: its tree's sql/lancelsm--1.0.sql is run with
-# MODULE_PATHNAME replaced, no CREATE EXTENSION (nothing is installed).
+# instead of the installed one: its tree's sql/lancelsm--1.0.sql and the
+# update scripts after it are run with MODULE_PATHNAME replaced (and
+# pg_extension_config_dump left out), no CREATE EXTENSION (nothing is
+# installed).
 setup_server() {
 	if [ -n "${BENCH_SO:-}" ]; then
 		if ! psqlq -Atc "SELECT 1 FROM pg_foreign_data_wrapper WHERE fdwname = 'lancelsm'" | grep -q 1; then
-			sed -e '/^\\echo/d' -e "s|MODULE_PATHNAME|$BENCH_SO|g" -e 's|@extschema@|public|g' \
-				"$(dirname "$BENCH_SO")/sql/lancelsm--1.0.sql" | psqlq
+			local sqldir v
+			sqldir="$(dirname "$BENCH_SO")/sql"
+			{
+				cat "$sqldir/lancelsm--1.0.sql"
+				for v in $(ls "$sqldir" | sed -n 's/^lancelsm--\([0-9.]*\)--[0-9.]*\.sql$/\1/p' | sort -V); do
+					cat "$sqldir"/lancelsm--"$v"--*.sql
+				done
+			} | sed -e '/^\\echo/d' -e '/pg_extension_config_dump/d' -e "s|MODULE_PATHNAME|$BENCH_SO|g" \
+				-e 's|@extschema@|public|g' | psqlq
 		fi
 	else
 		psqlq -c "CREATE EXTENSION IF NOT EXISTS lancelsm"

@@ -10,6 +10,11 @@
   l0max URL STOP TABLE...     poll the emulator every 100 ms until file STOP
                               exists (at most 15 min); print "TABLE MAX" per
                               table, MAX the most L0 generations it held
+  tables URL N PERMITS        reset the emulator, pool of PERMITS, tables k1..kN
+                              with 1 bucket and 1 L0 generation each, log reset
+  rate URL KEY CONNS SECS N   get_lsm_stats requests/s from CONNS keep-alive
+                              clients for SECS s over tables k1..kN
+  compact_all URL KEY N       one compact_lsm on each of k1..kN (8 clients)
   generations URL TABLE...    L0 generations the tables' buckets have sealed
                               so far (current_generation - 1, summed)
 """
@@ -19,6 +24,43 @@ import statistics
 import sys
 import time
 import urllib.request
+
+
+def control(url, path, body=None):
+    """POST to the emulator's control API."""
+    data = json.dumps(body or {}).encode()
+    req = urllib.request.Request(f"{url}/_emulator/{path}", data=data, method="POST",
+                                 headers={"content-type": "application/json"})
+    with urllib.request.urlopen(req, timeout=30) as r:
+        r.read()
+
+
+def route_rate(url, key, route, conns, secs, n, once=False):
+    """Requests/s of ROUTE from CONNS keep-alive clients for SECS seconds,
+    round-robin over tables k1..kN (once: each table once, then stop)."""
+    import http.client
+    import threading
+    host, port = url.split("//")[1].split(":")
+    stop = time.time() + secs
+    done = [0] * conns
+
+    def worker(i):
+        c = http.client.HTTPConnection(host, int(port), timeout=30)
+        j = i
+        while time.time() < stop and not (once and j >= n):
+            c.request("POST", f"/v1/table/k{j % n + 1}/{route}/", body=b"{}",
+                      headers={"x-api-key": key, "content-type": "application/json"})
+            c.getresponse().read()
+            done[i] += 1
+            j += conns
+        c.close()
+    threads = [threading.Thread(target=worker, args=(i,)) for i in range(conns)]
+    t0 = time.time()
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return sum(done) / (time.time() - t0)
 
 
 def table_state(url, name):
@@ -82,6 +124,20 @@ def main(argv):
             time.sleep(0.1)
         for n in names:
             print(n, most[n])
+    elif cmd == "tables":
+        url, n, permits = argv[2], int(argv[3]), int(argv[4])
+        control(url, "reset")
+        control(url, "pool", {"size": permits})
+        for i in range(1, n + 1):
+            control(url, "tables", {"name": f"k{i}", "buckets": 1})
+            control(url, f"tables/k{i}/generations", {"count": 1, "rows": 10})
+        control(url, "log/reset")
+    elif cmd == "rate":
+        url, key, conns, secs, n = argv[2], argv[3], int(argv[4]), float(argv[5]), int(argv[6])
+        print(f"{route_rate(url, key, 'get_lsm_stats', conns, secs, n):.0f}")
+    elif cmd == "compact_all":
+        url, key, n = argv[2], argv[3], int(argv[4])
+        route_rate(url, key, "compact_lsm", 8, 600, n, once=True)
     elif cmd == "generations":
         url, names = argv[2], argv[3:]
         print(sum(b["current_generation"] - 1 for n in names

@@ -99,6 +99,37 @@ class StateMachineTest(unittest.TestCase):
         self.assertEqual(t.passes_completed, 0)
         e.stop()
 
+    def test_pass_script_sets_each_pass_duration(self):
+        e = emu_mod.Emulator(KEY, [("t", 2, 0)], pass_ms=60000, pool=2,
+                             quiet=True)
+        t = e.tables["t"]
+        for b in t.buckets:
+            b.append(1)
+            b.seal()
+        t.pass_script.extend([20, 60000])
+        self.assertEqual(e.compact(t), 2)
+        self.assertEqual(list(t.pass_script), [])
+        deadline = time.time() + 10
+        while t.passes_completed < 1 and time.time() < deadline:
+            time.sleep(0.01)
+        self.assertEqual(t.passes_completed, 1)
+        self.assertEqual([b.compacting for b in t.buckets], [False, True])
+        e.stop()
+
+    def test_one_writer_thread_for_all_tables(self):
+        before = threading.active_count()
+        e = emu_mod.Emulator(KEY, [("t%d" % i, 1, 0) for i in range(50)],
+                             quiet=True)
+        e.tables["t7"].rows_per_second = 100
+        self.assertLessEqual(threading.active_count() - before, 1)
+        deadline = time.time() + 10
+        while e.tables["t7"].buckets[0].active()["rows"] < 5 and \
+                time.time() < deadline:
+            time.sleep(0.01)
+        self.assertGreaterEqual(e.tables["t7"].buckets[0].active()["rows"], 5)
+        self.assertEqual(e.tables["t8"].buckets[0].active()["rows"], 0)
+        e.stop()
+
     def test_mutations(self):
         obj = {"lsm_stats": {"buckets": [{"a": 1, "s": "x", "g": [{"n": 2}]}]}}
         raw = json.dumps(obj).encode()

@@ -168,6 +168,7 @@ for v in $versions; do
 done
 
 suite "emulator unit tests" python3 -m unittest discover -s "$here/emulator" -p 'test_*.py'
+suite "pass-end predictor unit tests" "$here/test/pace/run.sh"
 if [[ " $versions " == *" $heavy_version "* ]]; then
 	# against the host's PostgreSQL 15 ($work/tree is its copy)
 	suite "ASan and UBSan" make -C "$work/tree" -s sanitize-check

@@ -9,10 +9,12 @@
  * below its bucket's target remains.  Generations are counted, not buckets,
  * so that a pass draining a prefix counts as progress.  Compaction is
  * triggered unless every bucket that still has outstanding generations is
- * latched ("compacting").  The poll interval adapts: short right after a
- * trigger or progress, doubling while nothing changes, within
- * lancelsm.poll_interval_min and lancelsm.poll_interval_max, with +-10%
- * jitter so that sessions do not poll in lockstep.
+ * latched ("compacting").  After a trigger, the polls follow the pass
+ * duration the checkpoint has learnt (src/pace.c: right after the
+ * predicted end, later by up to half the tolerance so that sessions do not
+ * poll in lockstep); with nothing learnt, or past the prediction, the
+ * interval doubles from lancelsm.poll_interval_min up to
+ * lancelsm.poll_interval_max, with +-10% jitter.
  *
  * The I/O (issuing flush, stats and compact, retries, re-issues) lives in
  * src/task.c.  Protocol: docs/protocol.md, "The
@@ -52,6 +54,7 @@ lsm_watermark_set(LsmWatermark *wm, const LsmStats *stats)
 	wm->last_outstanding = PG_UINT64_MAX;
 	wm->idle_polls = 0;
 	wm->interval_ms = lsm_poll_interval_min_ms;
+	wm->pass_at = 0;
 	if (!stats->enabled || stats->nbuckets == 0)
 		return 0;
 	wm->shard_ids = palloc(stats->nbuckets * sizeof(char *));
@@ -142,6 +145,15 @@ lsm_watermark_evaluate(LsmWatermark *wm, const LsmStats *stats,
 	}
 	*progressed = outstanding < wm->last_outstanding;
 	wm->last_outstanding = outstanding;
+	if (*progressed && wm->pass_at != 0)
+	{
+		/* the pass triggered last is over: learn how long it took */
+		lsm_pace_learn(&wm->pace, &wm->pass, wm->poll_ms);
+		wm->pace_recalled = false;
+		wm->pace_learned = true;
+		if (!*pass_running)
+			wm->pass_at = 0;
+	}
 	wm->idle_polls = (*progressed || *pass_running) ? 0 : wm->idle_polls + 1;
 	if (outstanding == 0)
 		return LSM_STEP_DONE;
@@ -160,28 +172,80 @@ poll_jitter(int interval_ms)
 }
 
 /*
- * lsm_poll_interval_reset: the wait before the first poll after a trigger
- * or after progress: the minimum interval (jittered), in milliseconds.
- */
-int
-lsm_poll_interval_reset(LsmWatermark *wm)
-{
-	wm->interval_ms = lsm_poll_interval_min_ms;
-	return poll_jitter(wm->interval_ms);
-}
-
-/*
- * lsm_poll_interval_next: the wait before the next poll, in milliseconds:
- * back to the minimum after progress, otherwise double the previous one,
- * up to lancelsm.poll_interval_max.
+ * lsm_poll_interval_next: the wait before the next poll when no pass of
+ * this checkpoint is being predicted (a trigger refused with 429, passes
+ * of others), in milliseconds: the minimum after progress, otherwise
+ * double the previous one, up to lancelsm.poll_interval_max.
  */
 int
 lsm_poll_interval_next(LsmWatermark *wm, bool progressed)
 {
+	wm->pass_at = 0;			/* no pass of this checkpoint to predict */
 	if (progressed)
-		return lsm_poll_interval_reset(wm);
+	{
+		wm->interval_ms = lsm_poll_interval_min_ms;
+		return poll_jitter(wm->interval_ms);
+	}
 	wm->interval_ms = Min(Max(wm->interval_ms, 1) * 2,
 						  Max(lsm_poll_interval_max_ms,
 							  lsm_poll_interval_min_ms));
 	return poll_jitter(wm->interval_ms);
+}
+
+/*
+ * poll_wait_until: the wait, in milliseconds from now, before the poll at
+ * poll_ms after the trigger's answer, jittered: later by up to half the
+ * tolerance inside the predicted bracket, +-10% outside it.  Records the
+ * poll's time in wm->poll_ms.
+ */
+static int
+poll_wait_until(LsmWatermark *wm, int32 poll_ms, TimestampTz now)
+{
+	int32		elapsed = (int32) ((now - wm->pass_at) / 1000);
+	int32		wait = Max(1, poll_ms - elapsed);
+	const LsmPace *k = &wm->pass.known;
+
+	if (k->hi_ms > 0 && poll_ms <= k->hi_ms)
+		wait = lsm_pace_jitter_ms(wait,
+								  lsm_pace_tolerance_ms(k->hi_ms) / 2,
+								  pg_prng_double(&pg_global_prng_state));
+	else
+		wait = poll_jitter(wait);
+	wm->poll_ms = elapsed + wait;
+	return wait;
+}
+
+/*
+ * lsm_poll_after_trigger: compaction was triggered at now (its answer);
+ * the wait before the first poll, in milliseconds (src/pace.c).
+ */
+int
+lsm_poll_after_trigger(LsmWatermark *wm, TimestampTz now)
+{
+	lsm_pace_pass_start(&wm->pass, &wm->pace, wm->pace_recalled);
+	wm->pass_at = now;
+	return poll_wait_until(wm,
+						   lsm_pace_first_poll_ms(&wm->pass,
+												  lsm_poll_interval_min_ms),
+						   now);
+}
+
+/*
+ * lsm_poll_after_wait: a poll answered at now saw every outstanding
+ * bucket compacting (progressed: fewer outstanding than before); the wait
+ * before the next poll, in milliseconds: the triggered pass's schedule
+ * (src/pace.c), or lsm_poll_interval_next when there is none.
+ */
+int
+lsm_poll_after_wait(LsmWatermark *wm, bool progressed, TimestampTz now)
+{
+	if (wm->pass_at == 0)
+		return lsm_poll_interval_next(wm, progressed);
+	if (progressed)
+		lsm_pace_pass_start(&wm->pass, &wm->pace, false);
+	return poll_wait_until(wm,
+						   lsm_pace_next_poll_ms(&wm->pass, wm->poll_ms,
+												 lsm_poll_interval_min_ms,
+												 lsm_poll_interval_max_ms),
+						   now);
 }

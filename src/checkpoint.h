@@ -12,7 +12,9 @@
 
 #include "postgres.h"
 
+#include "datatype/timestamp.h"
 #include "lsm_types.h"
+#include "pace.h"
 
 /* The targets set after the checkpoint's flush, and the poll state. */
 typedef struct LsmWatermark
@@ -24,7 +26,15 @@ typedef struct LsmWatermark
 										 * targets when they were set */
 	uint64		last_outstanding;	/* at the previous poll */
 	int			idle_polls;		/* consecutive polls without progress */
-	int			interval_ms;	/* current poll interval */
+	int			interval_ms;	/* current poll interval (no prediction) */
+	LsmPace		pace;			/* what the call knows of pass durations;
+								 * kept across a re-issue from flush */
+	bool		pace_recalled;	/* pace comes from an earlier checkpoint */
+	bool		pace_learned;	/* a pass of this call updated pace */
+	LsmPacePass pass;			/* the poll schedule of the pass triggered */
+	TimestampTz pass_at;		/* when its trigger was answered; 0: none */
+	int32		poll_ms;		/* the poll in flight or next, ms after
+								 * pass_at */
 } LsmWatermark;
 
 /* What the loop does after reading stats. */
@@ -40,6 +50,8 @@ extern LsmNextStep lsm_watermark_evaluate(LsmWatermark *wm,
 										  const LsmStats *stats,
 										  bool *progressed, bool *pass_running);
 extern int	lsm_poll_interval_next(LsmWatermark *wm, bool progressed);
-extern int	lsm_poll_interval_reset(LsmWatermark *wm);
+extern int	lsm_poll_after_trigger(LsmWatermark *wm, TimestampTz now);
+extern int	lsm_poll_after_wait(LsmWatermark *wm, bool progressed,
+								TimestampTz now);
 
 #endif							/* LANCELSM_CHECKPOINT_H */

@@ -233,7 +233,8 @@ lancelsm_compact(PG_FUNCTION_ARGS)
  *
  * Converges the table's fresh tier into the base table as of the call:
  * flush, read the target watermark, then trigger compaction and poll
- * (adaptively, lancelsm.poll_interval_min..max) until no L0 generation at
+ * (right after the predicted end of each pass, src/pace.c; else doubling
+ * within lancelsm.poll_interval_min..max) until no L0 generation at
  * or below the watermark remains.  Bounded by statement_timeout and query
  * cancel (57014).  421 re-issues from flush within lancelsm.reissue_budget,
  * then raises 55P03; lancelsm.max_idle_polls, when set, raises 53400.

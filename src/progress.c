@@ -21,6 +21,13 @@
  * postmaster dumps the history to pg_stat/lancelsm_history.stat at a clean
  * shutdown and loads (then removes) that file at startup; a crash loses it.
  *
+ * Next to the history, the pace keeps what the last checkpoint of each
+ * (server, table_name) learnt of its compaction passes' duration
+ * (src/pace.c), so that the next checkpoint of the table polls right after
+ * its first pass ends; up to lancelsm.max_history_entries tables, the least
+ * recently stored evicted first, under the same LWLock, not saved at
+ * shutdown (a restart only costs a first pass polled the slow way).
+ *
  * All of this needs lancelsm in shared_preload_libraries.  Without it the
  * task hooks are no-ops and the SQL functions raise an error saying so.
  *
@@ -99,6 +106,17 @@ typedef struct HistoryEntry
 	int32		passes;
 } HistoryEntry;
 
+/* What a table's last checkpoint learnt of its passes; under the LWLock. */
+typedef struct PaceEntry
+{
+	bool		in_use;
+	uint64		name_hash;		/* of the whole table name */
+	char		server[NAMEDATALEN];
+	char		table_name[PROGRESS_NAME_LEN];
+	LsmPace		pace;
+	TimestampTz stored_at;
+} PaceEntry;
+
 /* The shared header; the two arrays follow it. */
 typedef struct ProgressShared
 {
@@ -123,6 +141,7 @@ int			lsm_max_history_entries = 1000;
 static ProgressShared *progress_shared = NULL;
 static ProgressEntry *progress_entries = NULL;
 static HistoryEntry *history_entries = NULL;
+static PaceEntry *pace_entries = NULL;
 static bool progress_exit_registered = false;
 
 static shmem_request_hook_type prev_shmem_request_hook = NULL;
@@ -173,6 +192,130 @@ progress_shmem_size(void)
 }
 
 /*
+ * pace_shmem_size: the shared memory of the pace entries.
+ */
+static Size
+pace_shmem_size(void)
+{
+	return mul_size(lsm_max_history_entries, sizeof(PaceEntry));
+}
+
+/*
+ * pace_shmem_attach: find (or allocate and clear) the pace entries.  The
+ * caller holds AddinShmemInitLock.
+ */
+static void
+pace_shmem_attach(void)
+{
+	bool		found;
+
+	pace_entries = ShmemInitStruct("lancelsm pace", pace_shmem_size(), &found);
+	if (!found)
+		memset(pace_entries, 0, pace_shmem_size());
+}
+
+/*
+ * pace_find_slot: the pace entry of (server, table_name, name_hash), or
+ * with for_store a free one, else the least recently stored one; NULL when
+ * there is none.  The caller holds the LWLock (exclusively for_store).
+ */
+static PaceEntry *
+pace_find_slot(const char *server, const char *table_name, uint64 name_hash,
+			   bool for_store)
+{
+	PaceEntry  *free_slot = NULL;
+	PaceEntry  *oldest = NULL;
+
+	for (int i = 0; i < progress_shared->nhistory; i++)
+	{
+		PaceEntry  *e = &pace_entries[i];
+
+		if (!e->in_use)
+		{
+			if (free_slot == NULL)
+				free_slot = e;
+			continue;
+		}
+		if (e->name_hash == name_hash &&
+			strcmp(e->table_name, table_name) == 0 &&
+			strcmp(e->server, server) == 0)
+			return e;
+		if (oldest == NULL || e->stored_at < oldest->stored_at)
+			oldest = e;
+	}
+	if (!for_store)
+		return NULL;
+	return free_slot ? free_slot : oldest;
+}
+
+/*
+ * pace_key: the clipped names and the whole name's hash a pace entry is
+ * found by.
+ */
+static void
+pace_key(const char *server, const char *table_name, char *server_key,
+		 char *table_key, uint64 *name_hash)
+{
+	progress_clip_copy(server_key, server, NAMEDATALEN);
+	progress_clip_copy(table_key, table_name, PROGRESS_NAME_LEN);
+	*name_hash = hash_bytes_extended((const unsigned char *) table_name,
+									 strlen(table_name), 0);
+}
+
+/*
+ * lsm_pace_recall: what the last checkpoint of table_name on server learnt
+ * of its passes, into *pace.  Returns false (pace untouched) when nothing
+ * is kept or lancelsm is not preloaded.  Never raises an error.
+ */
+bool
+lsm_pace_recall(const char *server, const char *table_name, LsmPace *pace)
+{
+	char		server_key[NAMEDATALEN];
+	char		table_key[PROGRESS_NAME_LEN];
+	uint64		name_hash;
+	PaceEntry  *e;
+
+	if (progress_shared == NULL || pace_entries == NULL)
+		return false;
+	pace_key(server, table_name, server_key, table_key, &name_hash);
+	LWLockAcquire(progress_shared->lock, LW_SHARED);
+	e = pace_find_slot(server_key, table_key, name_hash, false);
+	if (e)
+		*pace = e->pace;
+	LWLockRelease(progress_shared->lock);
+	return e != NULL;
+}
+
+/*
+ * lsm_pace_remember: keep pace, what a checkpoint of table_name on server
+ * learnt of its passes, for the table's next checkpoint (in any session).
+ * A no-op when lancelsm is not preloaded.  Never raises an error.
+ */
+void
+lsm_pace_remember(const char *server, const char *table_name,
+				  const LsmPace *pace)
+{
+	char		server_key[NAMEDATALEN];
+	char		table_key[PROGRESS_NAME_LEN];
+	uint64		name_hash;
+	PaceEntry  *e;
+
+	if (progress_shared == NULL || pace_entries == NULL ||
+		progress_shared->nhistory == 0)
+		return;
+	pace_key(server, table_name, server_key, table_key, &name_hash);
+	LWLockAcquire(progress_shared->lock, LW_EXCLUSIVE);
+	e = pace_find_slot(server_key, table_key, name_hash, true);
+	e->in_use = true;
+	e->name_hash = name_hash;
+	strlcpy(e->server, server_key, sizeof(e->server));
+	strlcpy(e->table_name, table_key, sizeof(e->table_name));
+	e->pace = *pace;
+	e->stored_at = GetCurrentTimestamp();
+	LWLockRelease(progress_shared->lock);
+}
+
+/*
  * progress_shmem_request: reserve the shared memory and the LWLock
  * (shmem_request_hook, postmaster only).
  */
@@ -182,6 +325,7 @@ progress_shmem_request(void)
 	if (prev_shmem_request_hook)
 		prev_shmem_request_hook();
 	RequestAddinShmemSpace(progress_shmem_size());
+	RequestAddinShmemSpace(pace_shmem_size());
 	RequestNamedLWLockTranche("lancelsm", 1);
 }
 
@@ -388,6 +532,7 @@ progress_shmem_startup(void)
 		 MAXALIGN(mul_size(lsm_max_progress_entries, sizeof(ProgressEntry))));
 	if (!found)
 		progress_shmem_first_init();
+	pace_shmem_attach();
 	LWLockRelease(AddinShmemInitLock);
 	if (IsUnderPostmaster)
 		return;

@@ -12,6 +12,7 @@
 #ifndef LANCELSM_PROGRESS_H
 #define LANCELSM_PROGRESS_H
 
+#include "pace.h"
 #include "task.h"
 
 /* Settings read at server start (PGC_POSTMASTER), defined in _PG_init. */
@@ -23,5 +24,9 @@ extern int	lsm_progress_begin(const LsmTaskSnapshot *snap);
 extern void lsm_progress_update(const LsmTaskSnapshot *snap);
 extern void lsm_progress_end(const LsmTaskSnapshot *snap,
 							 int interrupted_by);
+extern bool lsm_pace_recall(const char *server, const char *table_name,
+							LsmPace *pace);
+extern void lsm_pace_remember(const char *server, const char *table_name,
+							  const LsmPace *pace);
 
 #endif							/* LANCELSM_PROGRESS_H */

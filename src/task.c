@@ -351,6 +351,10 @@ task_finish(LsmTask *task, LsmFailure *failure)
 	task->failure = failure;
 	task->wake_at = 0;
 	task->finished_at = GetCurrentTimestamp();
+	/* what this checkpoint learnt of its passes, for the next one */
+	if (task->kind == LSM_TASK_CHECKPOINT && task->watermark.pace_learned)
+		lsm_pace_remember(task->config->server_name, task->table_name,
+						  &task->watermark.pace);
 	lsm_http_release(task->req);
 }
 
@@ -464,6 +468,22 @@ task_check_idle(LsmTask *task)
 }
 
 /*
+ * task_pace_recall: a checkpoint that has learnt nothing of its table's
+ * passes in this call starts from what its table's last checkpoint learnt
+ * (shared memory; nothing without the preload).
+ */
+static void
+task_pace_recall(LsmTask *task)
+{
+	LsmWatermark *wm = &task->watermark;
+
+	if (wm->pace.hi_ms == 0 &&
+		lsm_pace_recall(task->config->server_name, task->table_name,
+						&wm->pace))
+		wm->pace_recalled = true;
+}
+
+/*
  * task_checkpoint_step: act on one stats read of a checkpoint: set the
  * targets (first read), then finish, trigger compaction or poll again.
  */
@@ -476,11 +496,14 @@ task_checkpoint_step(LsmTask *task, const LsmStats *stats,
 	bool		pass_running;
 	LsmNextStep step;
 
-	if (task->phase == LSM_PHASE_WATERMARK &&
-		lsm_watermark_set(wm, stats) == 0)
+	if (task->phase == LSM_PHASE_WATERMARK)
 	{
-		task_finish(task, NULL);
-		return;
+		if (lsm_watermark_set(wm, stats) == 0)
+		{
+			task_finish(task, NULL);
+			return;
+		}
+		task_pace_recall(task);
 	}
 	step = lsm_watermark_evaluate(wm, stats, &progressed, &pass_running);
 	if (step == LSM_STEP_DONE)
@@ -497,7 +520,8 @@ task_checkpoint_step(LsmTask *task, const LsmStats *stats,
 	else
 	{
 		task->phase = LSM_PHASE_POLL;
-		task_sleep(task, lsm_poll_interval_next(wm, progressed));
+		task_sleep(task, lsm_poll_after_wait(wm, progressed,
+											 GetCurrentTimestamp()));
 	}
 }
 
@@ -563,7 +587,9 @@ task_on_success(LsmTask *task, TimestampTz deadline)
 			else
 			{
 				task->phase = LSM_PHASE_POLL;
-				task_sleep(task, lsm_poll_interval_reset(&task->watermark));
+				task_sleep(task,
+						   lsm_poll_after_trigger(&task->watermark,
+												  GetCurrentTimestamp()));
 			}
 			break;
 		case LSM_PHASE_WATERMARK:

@@ -1,0 +1,80 @@
+#!/usr/bin/env bash
+# bench/thousand.sh: 1,000 tables in one call (bench/README.md goal 9).
+# BENCH_TABLES tables (default 1000), 1 bucket and 1 L0 generation each,
+# the emulator with 50 compaction permits and 300 ms passes, so the
+# server's own minimum is tables / 50 x 300 ms (6 s for 1,000).
+#  * the emulator alone: get_lsm_stats requests per second from 32
+#    keep-alive clients (bench/util.py rate), idle and while the 1,000
+#    passes queue, so that its own speed is known not to bound the rest;
+#  * lancelsm_checkpoint(server, text[]) over all of them, then
+#    lancelsm_checkpoint_all() over the same tables declared: elapsed
+#    inside the backend / the server's minimum, the backend's CPU
+#    (utime+stime of /proc/PID/stat) and memory (VmRSS growth, VmHWM),
+#    requests and connections (emulator counts), rows not ok, and the
+#    history rows that say ok with 1 pass.
+# Run as root: bash bench/thousand.sh   (bench/run.sh runs every bench)
+source "$(dirname "$0")/lib.sh"
+if [ -z "${BENCH_INNER:-}" ]; then BENCH_NO_SDK=1 outer_run "$bench/thousand.sh"; exit; fi
+
+n=${BENCH_TABLES:-1000}
+permits=50 pass_ms=300
+out=$BENCH_WORK/thousand
+mkdir -p "$out"
+setup_server
+floor_ms=$(( (n + permits - 1) / permits * pass_ms ))
+
+# prepare: every table afresh with one L0 generation, pool of 50, log reset
+prepare() {
+	python3 "$bench/util.py" tables "$EMU" "$n" "$permits"
+}
+
+# measure LABEL SQL: run SQL (it returns the number of rows not ok) in one
+# backend, with CPU and memory read before and after
+measure() {
+	local label=$1 sql=$2
+	cat >"$out/$label.sql" <<SQL
+SET statement_timeout = '600s';
+SELECT pg_backend_pid() \\g $out/$label.pid
+SELECT lancelsm_checkpoint('lance', ARRAY[]::text[]);
+\\! python3 $bench/util.py cpu \$(cat $out/$label.pid) > $out/$label.cpu0; python3 $bench/util.py hwm \$(cat $out/$label.pid) > $out/$label.mem0
+WITH c AS MATERIALIZED ($sql) SELECT 'result', (SELECT count(*) FROM c WHERE NOT ok), round(extract(epoch FROM clock_timestamp() - statement_timestamp()) * 1000);
+\\! python3 $bench/util.py cpu \$(cat $out/$label.pid) > $out/$label.cpu1; python3 $bench/util.py hwm \$(cat $out/$label.pid) > $out/$label.mem1
+SELECT 'history', count(*) FILTER (WHERE ok AND passes = 1), count(*) FROM lancelsm_checkpoint_history WHERE table_name LIKE 'k%';
+SELECT 'skipped', lancelsm_progress_skipped();
+SQL
+	# (psql does not expand variables in \!: the pid goes through a file)
+	psqlq -At -F ' ' -f "$out/$label.sql" >"$out/$label.out" 2>"$out/$label.err" ||
+		report "$label: psql failed: $(head -3 "$out/$label.err" | tr '\n' ' ')"
+	ctl GET counts >"$out/$label.counts"
+	python3 - "$label" "$out" "$floor_ms" "$n" <<'PY' | tee -a "$BENCH_WORK/results.txt"
+import json, sys
+label, out, floor_ms, n = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
+rows = {l.split()[0]: l.split()[1:] for l in open(f"{out}/{label}.out") if l.strip()}
+notok, ms = rows["result"]
+c0, c1 = (int(open(f"{out}/{label}.cpu{i}").read().split()[0]) for i in (0, 1))
+(h0, r0), (h1, r1) = (map(int, open(f"{out}/{label}.mem{i}").read().split()) for i in (0, 1))
+counts = json.load(open(f"{out}/{label}.counts"))
+hist = rows.get("history", ["?", "?"])
+print(f"{label}: {ms} ms = {float(ms) / floor_ms:.2f} x the server's minimum ({floor_ms} ms; goal <= 1.5); "
+      f"rows not ok {notok}; backend CPU {(c1 - c0) / 1000:.0f} ms (goal <= 2000); "
+      f"RSS {r0 / 1024:.1f} -> {r1 / 1024:.1f} MB (+{(r1 - r0) / 1024:.1f}), peak (VmHWM) {h1 / 1024:.1f} MB "
+      f"(+{(h1 - r0) / 1024:.1f} over the RSS before; goal <= 64); requests {counts['total']} "
+      f"(flush {counts['flush_lsm']}, compact {counts['compact_lsm']}, stats {counts['get_lsm_stats']}), "
+      f"connections {counts['connections']}; history: {hist[0]} of {hist[1]} rows ok with 1 pass; "
+      f"progress entries skipped so far {rows.get('skipped', ['?'])[0]}")
+PY
+}
+
+report "== $n tables in one call (goal 9) — $(date -u +%F\ %H:%M)Z, $(nproc) CPUs" \
+	"scenario: $n tables, 1 bucket and 1 L0 generation each, --pass-ms $pass_ms, pool $permits: server minimum $floor_ms ms"
+prepare
+report "emulator alone, get_lsm_stats from 32 keep-alive clients: $(python3 "$bench/util.py" rate "$EMU" "$BENCH_KEY" 32 3 "$n") req/s idle"
+python3 "$bench/util.py" compact_all "$EMU" "$BENCH_KEY" "$n"
+report "  and $(python3 "$bench/util.py" rate "$EMU" "$BENCH_KEY" 32 3 "$n") req/s while $n passes queue for $permits permits"
+prepare
+arr="ARRAY[$(seq 1 "$n" | sed "s/.*/'k&'/" | paste -sd,)]"
+measure array "SELECT * FROM lancelsm_checkpoint('lance', $arr)"
+psqlq -c "DELETE FROM lancelsm_table" -o /dev/null
+seq 1 "$n" | sed "s/.*/SELECT lancelsm_add_table('lance', 'k&');/" | psqlq -o /dev/null
+prepare
+measure all "SELECT * FROM lancelsm_checkpoint_all()"

@@ -1,0 +1,136 @@
+/*-------------------------------------------------------------------------
+ *
+ * test_pace.c
+ *		Unit tests of src/pace.c, the pass-end predictor: exact poll
+ *		schedules for scripted pass durations, no clock, no server.
+ *
+ * Built and run by test/pace/run.sh against the PostgreSQL server headers
+ * (pace.c calls nothing of PostgreSQL's).
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include <stdio.h>
+
+/* the port library is not linked: plain printf */
+#undef printf
+
+#include "pace.h"
+
+static int	failures = 0;
+
+/*
+ * run_pass: poll one pass of duration_ms under pace, as a checkpoint does
+ * (polls at the predicted times, a pass is over at a poll at or after its
+ * duration); learn; write the poll times into polls (at most max_polls)
+ * and return how many there were.
+ */
+static int
+run_pass(LsmPace *pace, bool hedge, int32 duration_ms, int32 *polls,
+		 int max_polls)
+{
+	LsmPacePass pass;
+	int			n = 0;
+	int32		at;
+
+	lsm_pace_pass_start(&pass, pace, hedge);
+	at = lsm_pace_first_poll_ms(&pass, 50);
+	while (n < max_polls)
+	{
+		polls[n++] = at;
+		if (at >= duration_ms)
+			break;
+		at = lsm_pace_next_poll_ms(&pass, at, 50, 5000);
+	}
+	lsm_pace_learn(pace, &pass, at);
+	return n;
+}
+
+/*
+ * expect_pass: run one pass and compare its poll times with want[] (a
+ * list ending with -1).
+ */
+static void
+expect_pass(const char *what, LsmPace *pace, bool hedge, int32 duration_ms,
+			const int32 *want)
+{
+	int32		got[64];
+	int			n = run_pass(pace, hedge, duration_ms, got, 64);
+	int			nwant = 0;
+	bool		same;
+
+	while (want[nwant] >= 0)
+		nwant++;
+	same = (n == nwant);
+	for (int i = 0; same && i < n; i++)
+		same = (got[i] == want[i]);
+	printf("%s %s: polls", same ? "ok  " : "FAIL", what);
+	for (int i = 0; i < n; i++)
+		printf(" %d", got[i]);
+	printf(" -> bracket (%d, %d]\n", pace->lo_ms, pace->hi_ms);
+	if (!same)
+		failures++;
+}
+
+/*
+ * expect_eq: one integer result.
+ */
+static void
+expect_eq(const char *what, int64 got, int64 want)
+{
+	printf("%s %s: %lld (want %lld)\n", got == want ? "ok  " : "FAIL", what,
+		   (long long) got, (long long) want);
+	if (got != want)
+		failures++;
+}
+
+int
+main(void)
+{
+	LsmPace		pace = {0, 0};
+
+	/* 303 ms passes, nothing known: the doubling, then the bracket halves */
+	expect_pass("cold 303", &pace, false, 303, (const int32[]) {50, 150, 350, -1});
+	expect_pass("2nd 303", &pace, false, 303, (const int32[]) {250, 300, 325, -1});
+	expect_pass("3rd 303", &pace, false, 303, (const int32[]) {312, -1});
+	expect_pass("4th 303", &pace, false, 303, (const int32[]) {293, 302, 312, -1});
+	expect_pass("5th 303", &pace, false, 303, (const int32[]) {312, -1});
+	expect_pass("6th 303", &pace, false, 303, (const int32[]) {302, 312, -1});
+
+	/* passes get shorter: the bracket widens by its width until it holds */
+	{
+		int32		polls[64];
+		int			passes = 0;
+
+		do
+			run_pass(&pace, false, 200, polls, 64);
+		while (++passes < 20 && polls[0] > 200 + lsm_pace_tolerance_ms(200));
+		expect_eq("passes until 300 ms -> 200 ms is polled in time", passes, 6);
+	}
+	/* passes get longer: past hi, steps from the tolerance, doubling */
+	pace.lo_ms = 290;
+	pace.hi_ms = 300;
+	expect_pass("longer 400", &pace, false, 400, (const int32[]) {300, 309, 327, 363, 435, -1});
+
+	/* a prediction from an earlier call is checked at half its lower bound */
+	pace.lo_ms = 1000;
+	pace.hi_ms = 1030;
+	expect_pass("hedge, now 100", &pace, true, 100, (const int32[]) {500, -1});
+	pace.lo_ms = 1000;
+	pace.hi_ms = 1030;
+	expect_pass("hedge, still 1010", &pace, true, 1010, (const int32[]) {500, 1030, -1});
+
+	/* 10 s passes: the doubling bounded by poll_interval_max */
+	pace.lo_ms = pace.hi_ms = 0;
+	expect_pass("cold 10 s", &pace, false, 10005,
+				(const int32[]) {50, 150, 350, 750, 1550, 3150, 6350, 11350, -1});
+	expect_pass("2nd 10 s", &pace, false, 10005, (const int32[]) {8850, 10100, -1});
+
+	expect_eq("tolerance of 100 ms", lsm_pace_tolerance_ms(100), 5);
+	expect_eq("tolerance of 10 s", lsm_pace_tolerance_ms(10000), 312);
+	expect_eq("jitter never earlier", lsm_pace_jitter_ms(300, 4, 0.0), 300);
+	expect_eq("jitter at most spread", lsm_pace_jitter_ms(300, 4, 0.99), 303);
+	printf("%s\n", failures ? "pace: FAILED" : "pace: all passed");
+	return failures ? 1 : 0;
+}
