@@ -213,7 +213,9 @@ for my $srv ('edge', 'edge11')
 #
 # 5. the edge's own 502 and 504 pages
 #
-my $curl = `curl -s -D - -o /dev/null --cacert $pki/ca.crt -X POST https://localhost:$edge->{port}{down}/v1/table/events/flush_lsm/`;
+my $curl = tool('curl', '-s', '-D', '-', '-o', '/dev/null', '--cacert',
+	"$pki/ca.crt", '-X', 'POST',
+	"https://localhost:$edge->{port}{down}/v1/table/events/flush_lsm/");
 like($curl, qr/^HTTP\/2 502.*^retry-after: 7\r?$/ms,
 	'the edge answers 502 with Retry-After: 7 when the upstream is down');
 emu_reset();
