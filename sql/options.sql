@@ -89,7 +89,14 @@ CREATE SERVER o_x FOREIGN DATA WRAPPER lancelsm
   OPTIONS (database 'd', host_override 'HTTP://h:80', proxy 'http://p:3128');
 ALTER SERVER o_px OPTIONS (ADD host_override 'http://h');
 ALTER SERVER o_px OPTIONS (ADD host_override 'https://h');
-DROP SERVER o_h11, o_h2, o_px;
+-- proxy credentials live in a user mapping; a password needs a user
+CREATE SERVER o_x FOREIGN DATA WRAPPER lancelsm OPTIONS (database 'd', proxy_user 'u');
+CREATE USER MAPPING FOR PUBLIC SERVER o_px OPTIONS (proxy_password 'secret-7');
+CREATE USER MAPPING FOR PUBLIC SERVER o_px OPTIONS (proxy_user 'a:b');
+CREATE USER MAPPING FOR PUBLIC SERVER o_px OPTIONS (proxy_user '');
+CREATE USER MAPPING FOR PUBLIC SERVER o_px OPTIONS (proxy_user 'u', proxy_password 'secret-7');
+ALTER USER MAPPING FOR PUBLIC SERVER o_px OPTIONS (DROP proxy_user);
+DROP SERVER o_h11, o_h2, o_px CASCADE;
 -- control characters, in any value
 CREATE SERVER o_x FOREIGN DATA WRAPPER lancelsm OPTIONS (database E'd\r');
 CREATE SERVER o_x FOREIGN DATA WRAPPER lancelsm OPTIONS (database 'd', region E'us\neast');
@@ -131,7 +138,7 @@ DROP SERVER o_mine CASCADE;
 REVOKE USAGE ON FOREIGN DATA WRAPPER lancelsm FROM lancelsm_o_user;
 DROP ROLE lancelsm_o_user;
 -- no secret value ever reached a message above: checked by the expected
--- output (secret-1 .. secret-5 appear only in the statements)
+-- output (secret-1 .. secret-7 appear only in the statements)
 DROP SERVER o_ok, o_full, o_https, o_d8, o_rt0, o_rtmax CASCADE;
 -- the settings, with units and defaults
 LOAD 'lancelsm';

@@ -513,7 +513,8 @@ http_may_multiplex(const LsmConfig *config)
  * 1.1 followed unknowingly: the key then took a route the DBA never
  * chose.  Through a proxy every request goes in a CONNECT tunnel, so the
  * proxy sees the host and port, never a header; the validator refuses a
- * plain-http target with a proxy.
+ * plain-http target with a proxy.  The user mapping's proxy_user and
+ * proxy_password, if any, answer the proxy's Basic authentication.
  *
  * TLS: the peer and its host name are verified, TLS 1.2 at least.
  */
@@ -529,6 +530,13 @@ http_configure_route(CURL *easy, const LsmConfig *config)
 	{
 		curl_easy_setopt(easy, CURLOPT_PROXYTYPE, (long) CURLPROXY_HTTP);
 		curl_easy_setopt(easy, CURLOPT_HTTPPROXYTUNNEL, 1L);
+	}
+	if (config->proxy && config->proxy_user)
+	{
+		/* Basic, sent to the proxy only, in the CONNECT request */
+		curl_easy_setopt(easy, CURLOPT_PROXYAUTH, (long) CURLAUTH_BASIC);
+		curl_easy_setopt(easy, CURLOPT_PROXYUSERNAME, config->proxy_user);
+		curl_easy_setopt(easy, CURLOPT_PROXYPASSWORD, config->proxy_password);
 	}
 	curl_easy_setopt(easy, CURLOPT_SSLVERSION, (long) CURL_SSLVERSION_TLSv1_2);
 	curl_easy_setopt(easy, CURLOPT_SSL_VERIFYPEER, 1L);

@@ -80,6 +80,7 @@ static void option_check_read_timeout(DefElem *def);
 static void option_check_headers(DefElem *def);
 static void option_check_http_version(DefElem *def);
 static void option_check_proxy(DefElem *def);
+static void option_check_proxy_user(DefElem *def);
 
 static const LsmOption lsm_options[] = {
 	{"database", ForeignServerRelationId, option_check_nonempty, false},
@@ -99,6 +100,8 @@ static const LsmOption lsm_options[] = {
 	{"proxy", ForeignServerRelationId, option_check_proxy, false},
 	{"api_key", UserMappingRelationId, NULL, false},
 	{"extra_headers", UserMappingRelationId, option_check_headers, false},
+	{"proxy_user", UserMappingRelationId, option_check_proxy_user, false},
+	{"proxy_password", UserMappingRelationId, NULL, false},
 	{NULL, InvalidOid, NULL, false}
 };
 
@@ -637,6 +640,20 @@ option_check_proxy(DefElem *def)
 }
 
 /*
+ * option_check_proxy_user: a proxy user name is not empty and holds no
+ * ':' (libcurl would split "user:password" there).
+ */
+static void
+option_check_proxy_user(DefElem *def)
+{
+	const char *value = defGetString(def);
+
+	if (value[0] == '\0' || strchr(value, ':') != NULL)
+		option_reject_value(def,
+							"A proxy user name must not be empty nor contain \":\".");
+}
+
+/*
  * option_check_one: validate one option of an object stored in catalog: known
  * there, settable by the current role, value acceptable.
  */
@@ -715,8 +732,8 @@ option_check_server(List *options)
 }
 
 /*
- * option_wipe_secrets: zero the value of every api_key and extra_headers
- * option in a DefElem list.  The list must be the caller's own copy (as
+ * option_wipe_secrets: zero the value of every api_key, extra_headers and
+ * proxy_password option in a DefElem list.  The list must be the caller's own copy (as
  * untransformRelOptions and GetUserMapping return), never a catalog or cache
  * entry.
  */
@@ -730,7 +747,8 @@ option_wipe_secrets(List *options)
 		DefElem    *def = lfirst_node(DefElem, lc);
 
 		if ((strcmp(def->defname, "api_key") == 0 ||
-			 strcmp(def->defname, "extra_headers") == 0) &&
+			 strcmp(def->defname, "extra_headers") == 0 ||
+			 strcmp(def->defname, "proxy_password") == 0) &&
 			def->arg != NULL && IsA(def->arg, String))
 		{
 			char	   *value = strVal(def->arg);
@@ -753,8 +771,9 @@ PG_FUNCTION_INFO_V1(lancelsm_fdw_validator);
  * Servers (pg_foreign_server) take database (required), region,
  * host_override, id_delimiter, connect_timeout, read_timeout, ssl_ca_file,
  * ssl_cert_file, ssl_key_file, extra_headers, database_prefix, user_id,
- * bearer_token_file, http_version and proxy; user mappings (pg_user_mapping) take api_key and
- * extra_headers (secret values); the wrapper, foreign tables and columns
+ * bearer_token_file, http_version and proxy; user mappings (pg_user_mapping)
+ * take api_key, extra_headers, proxy_user and proxy_password (secret
+ * values but proxy_user); the wrapper, foreign tables and columns
  * take none.
  *
  * Errors:
@@ -765,7 +784,7 @@ PG_FUNCTION_INFO_V1(lancelsm_fdw_validator);
  *		one the option does not accept.
  *	HV002 (fdw_dynamic_parameter_value_needed): a server without database.
  *	22023 also: a proxy with a plain-http host_override (the proxy would
- *		see the API key).
+ *		see the API key); a proxy_password without proxy_user.
  * No message quotes an option value.
  */
 Datum
@@ -780,6 +799,13 @@ lancelsm_fdw_validator(PG_FUNCTION_ARGS)
 
 	if (catalog == ForeignServerRelationId)
 		option_check_server(options);
+	if (catalog == UserMappingRelationId &&
+		option_find(options, "proxy_password") != NULL &&
+		option_find(options, "proxy_user") == NULL)
+		ereport(ERROR,
+				errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				errmsg("option \"%s\" needs option \"%s\"",
+					   "proxy_password", "proxy_user"));
 
 	/* our copy of the key; the command stores its own */
 	option_wipe_secrets(options);
@@ -1055,6 +1081,27 @@ option_fill_server(LsmConfig *config, ForeignServer *server)
 }
 
 /*
+ * option_fill_proxy_credentials: the user mapping's proxy_user and
+ * proxy_password (options: its list) into config; the password is kept
+ * with the secrets, so that no error can carry it.
+ */
+static void
+option_fill_proxy_credentials(LsmConfig *config, List *options)
+{
+	const char *user = option_find(options, "proxy_user");
+	const char *password = option_find(options, "proxy_password");
+
+	if (user == NULL)
+		return;
+	config->proxy_user = pstrdup(user);
+	config->proxy_password = pstrdup(password ? password : "");
+	config->secrets = config->secrets == NULL ?
+		palloc(sizeof(char *)) :
+		repalloc(config->secrets, (config->nsecrets + 1) * sizeof(char *));
+	config->secrets[config->nsecrets++] = config->proxy_password;
+}
+
+/*
  * option_config_build: the configuration for server with the current role's
  * user mapping (found by option_user_mapping_problem), in
  * CurrentMemoryContext.
@@ -1073,6 +1120,7 @@ option_config_build(ForeignServer *server)
 	config->api_key = api_key != NULL ? pstrdup(api_key) : NULL;
 	option_add_headers(config, option_find(um->options, "extra_headers"),
 					   true);
+	option_fill_proxy_credentials(config, um->options);
 
 	/*
 	 * GetUserMapping built um->options with untransformRelOptions in our
@@ -1134,7 +1182,8 @@ lsm_config_resolve(const char *server_name)
 
 /*
  * lsm_config_wipe: zero and free config's secrets (the API key, the extra
- * header lines and the user mapping's header values) and set them to NULL.
+ * header lines, the user mapping's header values and the proxy password)
+ * and set them to NULL.
  * Safe to call on NULL, or more than once.
  */
 void
@@ -1143,7 +1192,9 @@ lsm_config_wipe(LsmConfig *config)
 	if (config == NULL)
 		return;
 	option_wipe_strings(config->header_lines, config->nheaders);
+	/* proxy_password is among the secrets: wiped and freed with them */
 	option_wipe_strings(config->secrets, config->nsecrets);
+	config->proxy_password = NULL;
 	config->header_lines = config->secrets = NULL;
 	config->nheaders = config->nsecrets = 0;
 	if (config->api_key == NULL)

@@ -22,8 +22,8 @@ typedef enum LsmHttpVersion
 /*
  * Everything a request needs to reach one LanceDB server as one role.
  * Allocated in the caller's memory context by lsm_config_resolve().
- * api_key is NULL or "" when the mapping has none; callers must wipe it
- * (lsm_config_wipe) when they are done with it.
+ * api_key is NULL or "" when the mapping has none; callers must wipe it,
+ * and proxy_password (lsm_config_wipe), when they are done with them.
  */
 typedef struct LsmConfig
 {
@@ -38,6 +38,8 @@ typedef struct LsmConfig
 	long		read_timeout_s; /* longest silence of the server; 0: none */
 	LsmHttpVersion http_version;
 	char	   *proxy;			/* http://host:port; NULL: no proxy at all */
+	char	   *proxy_user;		/* the mapping's; NULL: none */
+	char	   *proxy_password; /* secret: also in secrets[] */
 	char	   *ssl_ca_file;	/* NULL when unset */
 	char	   *ssl_cert_file;
 	char	   *ssl_key_file;

@@ -6,8 +6,8 @@
  * Each backend keeps one libcurl multi handle per (server, user mapping):
  * its keep-alive connections are reused by every later call as that role
  * on that server, and any number of requests run on it at once; over
- * HTTP/2 they run as streams of one connection.  When the
- * server's or the user mapping's options change, a syscache invalidation
+ * HTTP/2 they run as streams of one connection.  When the server's or the
+ * user mapping's options change, a syscache invalidation
  * callback marks the pool stale (as postgres_fdw does for its connections);
  * a stale pool is closed, connections and all, as soon as nothing is in
  * flight on it, so the next call connects afresh with the new options.
@@ -280,7 +280,8 @@ pool_create(Oid serverid, Oid umid, bool multiplex)
 	curl_multi_setopt(pool->multi, CURLMOPT_TIMERFUNCTION, pool_timer_cb);
 	curl_multi_setopt(pool->multi, CURLMOPT_TIMERDATA, pool);
 	/* HTTP/2: requests share a connection as streams (pool_limit_host) */
-	curl_multi_setopt(pool->multi, CURLMOPT_PIPELINING, (long) CURLPIPE_MULTIPLEX);
+	curl_multi_setopt(pool->multi, CURLMOPT_PIPELINING,
+					  (long) CURLPIPE_MULTIPLEX);
 	/* beyond this libcurl queues requests: sockets stay few (see above) */
 	curl_multi_setopt(pool->multi, CURLMOPT_MAX_TOTAL_CONNECTIONS,
 					  (long) POOL_MAX_CONNECTIONS);
@@ -335,8 +336,9 @@ pool_track(CURL *easy, HttpPool *pool, void *owner)
  * (serverid, umid), created when needed, on behalf of owner (handed back
  * with the handle when it finishes).  multiplex: the handle may speak
  * HTTP/2 (https with HTTP/2 offered, or HTTP/2 pinned); a pool created
- * for it keeps to one connection until an answer comes over HTTP/1.x.  Returns false when libcurl refuses
- * the handle, which is then not in flight.  Errors: 53200 when a pool's
+ * for it keeps to one connection until an answer comes over HTTP/1.x.
+ * Returns false when libcurl refuses the handle, which is then not in
+ * flight.  Errors: 53200 when a pool's
  * multi handle cannot be created, or out of memory.
  */
 bool

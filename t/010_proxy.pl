@@ -5,6 +5,9 @@
 #    port, never the API key nor a path;
 #  - a proxy that refuses the CONNECT is HV00N, its status in the detail,
 #    no request reaching the emulator; so is a proxy that is not there;
+#  - proxy credentials from the user mapping answer squid's Basic
+#    authentication; a wrong or missing password is HV00N with squid's
+#    407, the password in no error and no log;
 #  - the postmaster's http_proxy / https_proxy / all_proxy / no_proxy are
 #    ignored: without the option lancelsm goes direct although they name
 #    a refusing proxy, and with it no_proxy does not bypass the proxy.
@@ -28,6 +31,8 @@ my $pki = make_pki();
 my $edge = start_nginx($pki, $port, { h2 => {} });
 my $squid = start_squid([ $edge->{port}{h2} ]);
 my $deny = start_squid([]);
+my $authed = start_squid([ $edge->{port}{h2} ],
+	auth => [ 'lsmproxy', 'proxy-secret-1' ]);
 my $nobody = LsmNet::free_port();
 
 # the postmaster's environment names the refusing proxy for everything
@@ -41,23 +46,30 @@ my $node;
 	$node = setup_node_conf('proxy', $port);
 }
 
-# server NAME to the edge, through proxy PROXY (undef: none)
+# server NAME to the edge, through proxy PROXY (undef: none), its PUBLIC
+# mapping with options MAPPING besides the API key
 sub proxied_server
 {
-	my ($name, $proxy) = @_;
+	my ($name, $proxy, $mapping) = @_;
 	my $opt = defined $proxy ? ", proxy '$proxy'" : '';
+	my $um = defined $mapping ? ", $mapping" : '';
 
 	$node->safe_psql('postgres', qq{
 		CREATE SERVER $name FOREIGN DATA WRAPPER lancelsm
 		  OPTIONS (database 'mydb', ssl_ca_file '$pki/ca.crt',
 		           host_override 'https://localhost:$edge->{port}{h2}'$opt);
-		CREATE USER MAPPING FOR PUBLIC SERVER $name OPTIONS (api_key '$API_KEY');
+		CREATE USER MAPPING FOR PUBLIC SERVER $name OPTIONS (api_key '$API_KEY'$um);
 	});
 }
 proxied_server('squid', "http://127.0.0.1:$squid->{port}");
 proxied_server('refused', "http://127.0.0.1:$deny->{port}/");
 proxied_server('noproxy', "http://127.0.0.1:$nobody");
 proxied_server('direct', undef);
+proxied_server('authed', "http://127.0.0.1:$authed->{port}",
+	"proxy_user 'lsmproxy', proxy_password 'proxy-secret-1'");
+proxied_server('badauth', "http://127.0.0.1:$authed->{port}",
+	"proxy_user 'lsmproxy', proxy_password 'wrong-secret-2'");
+proxied_server('noauth', "http://127.0.0.1:$authed->{port}");
 
 my ($s) = open_session($node);
 $s->query_safe("SET statement_timeout = '30s'");
@@ -125,7 +137,37 @@ is($st, 'HV00N', 'no proxy listening: HV00N');
 is(emu_counts()->{total}, 0, 'neither reached the emulator');
 
 #
-# 3. the environment's proxy variables are ignored
+# 3. proxy authentication, credentials from the user mapping
+#
+emu_reset();
+($out, $st, $err) = run("SELECT lancelsm_flush('authed', 'events')");
+is($st, '', 'the user mapping\'s proxy_user and proxy_password open the tunnel')
+  or diag($err);
+for my $c ([ 'badauth', 'a wrong proxy password' ],
+	[ 'noauth', 'no proxy credentials' ])
+{
+	($out, $st, $err) = run("SELECT lancelsm_flush('$c->[0]', 'events')");
+	is($st, 'HV00N', "$c->[1]: HV00N");
+	like($err, qr/response 407/, "$c->[1]: the detail gives the proxy's 407");
+	unlike($err, qr/secret/, "$c->[1]: no password in the error");
+}
+is(emu_counts()->{flush_lsm}, 1, 'only the authenticated flush reached the emulator');
+$s->quit;
+($s) = open_session($node);
+$s->query_safe("SET statement_timeout = '30s'");
+my $auth_log = '';
+my $until = time() + 5;
+while ($auth_log !~ / CONNECT .* lsmproxy / && time() < $until)
+{
+	sleep(0.05);
+	$auth_log = PostgreSQL::Test::Utils::slurp_file($authed->{access});
+}
+like($auth_log, qr/TCP_TUNNEL\/200 \d+ CONNECT localhost:\d+ lsmproxy /,
+	'squid logged the tunnel under the proxy user');
+unlike($auth_log, qr/secret|\Q$API_KEY\E/, 'squid logged neither password nor key');
+
+#
+# 4. the environment's proxy variables are ignored
 #
 my $denied_before = scalar(log_lines($deny->{access}));
 ($out, $st, $err) = run("SELECT lancelsm_flush('direct', 'events'); SELECT lancelsm_flush('emu', 'events')");

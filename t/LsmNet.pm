@@ -244,10 +244,12 @@ EOC
 
 # start_squid: squid on a free port of 127.0.0.1, memory cache only, that
 # allows CONNECT to the ports in @$allow (none: it refuses everything);
-# its access log (native format) is $srv->{access}.
+# with (auth => [user, password]) only to that user, by Basic proxy
+# authentication (407 otherwise).  Its access log (native format: the
+# user name is the eighth field) is $srv->{access}.
 sub start_squid
 {
-	my ($allow) = @_;
+	my ($allow, %opt) = @_;
 	my $squid = require_tool('squid', 'squid');
 	my $dir = File::Spec->rel2abs(PostgreSQL::Test::Utils::tempdir('squid'));
 	my $port = free_port();
@@ -256,8 +258,21 @@ sub start_squid
 	my $user = $< == 0 ? "cache_effective_user proxy\n" : '';
 	my $rules = @$allow
 	  ? "acl lsm_connect method CONNECT\nacl lsm_ports port @$allow\n"
-	  . "http_access allow lsm_connect lsm_ports\n"
 	  : '';
+
+	if ($opt{auth})
+	{
+		my ($user, $password) = @{ $opt{auth} };
+		my $hash = tool('openssl', 'passwd', '-1', $password);
+
+		PostgreSQL::Test::Utils::append_to_file("$dir/passwd", "$user:$hash");
+		$rules .= "auth_param basic program /usr/lib/squid/basic_ncsa_auth $dir/passwd\n"
+		  . "auth_param basic children 1 startup=1\n"
+		  . "auth_param basic realm lancelsm test\n"
+		  . "acl lsm_auth proxy_auth REQUIRED\n";
+	}
+	$rules .= "http_access allow lsm_connect lsm_ports"
+	  . ($opt{auth} ? ' lsm_auth' : '') . "\n" if @$allow;
 
 	PostgreSQL::Test::Utils::append_to_file("$dir/squid.conf", <<"EOC");
 ${user}http_port 127.0.0.1:$port
