@@ -5,7 +5,8 @@
 # Connections are counted from nginx's access log ($connection, one TLS
 # handshake each, and $connection_requests); requests from the emulator's.
 #  - HTTP/2 is negotiated by ALPN by default, HTTP/1.1 when the edge does
-#    not offer HTTP/2 or http_version is '1.1';
+#    not offer HTTP/2 or http_version is '1.1'; http_version '2' speaks
+#    HTTP/2 over plain http too;
 #  - a 50-table lancelsm_checkpoint(server, text[]) uses one connection,
 #    with the same results and call counts as over HTTP/1.1;
 #  - a 500-table lancelsm_checkpoint_all() and 1,000 flushes in one
@@ -47,7 +48,8 @@ my $edge = start_nginx($pki, $port, {
 	wrong => { cert => 'wrong' },
 	expired => { cert => 'expired' },
 	tls11 => { protocols => 'TLSv1.1', ciphers => 'DEFAULT@SECLEVEL=0' },
-	down => { upstream => '127.0.0.1:1' } });
+	down => { upstream => '127.0.0.1:1' },
+	h2c => { tls => 0 } });
 my $node = setup_node_conf('edge', $port);
 
 # server NAME on edge block BLOCK, with extra options
@@ -70,6 +72,12 @@ edge_server('edgeh1', 'h1');
 edge_server('edgeidle', 'idle');
 edge_server('edgeidle11', 'idle', "http_version '1.1'");
 edge_server($_, $_) for qw(wrong expired tls11 down);
+$node->safe_psql('postgres', qq{
+	CREATE SERVER edgeh2c FOREIGN DATA WRAPPER lancelsm
+	  OPTIONS (database 'mydb', http_version '2',
+	           host_override 'http://127.0.0.1:$edge->{port}{h2c}');
+	CREATE USER MAPPING FOR PUBLIC SERVER edgeh2c OPTIONS (api_key '$API_KEY');
+});
 
 # fresh: a new session (a new backend: no pooled connection yet)
 sub fresh
@@ -116,7 +124,8 @@ my $FLUSH = "SELECT lancelsm_flush('%s', 'events')";
 my $s = fresh();
 for my $c ([ 'edge', 'HTTP/2.0', 'ALPN picks HTTP/2' ],
 	[ 'edge11', 'HTTP/1.1', "http_version '1.1'" ],
-	[ 'edgeh1', 'HTTP/1.1', 'an edge without HTTP/2: HTTP/1.1' ])
+	[ 'edgeh1', 'HTTP/1.1', 'an edge without HTTP/2: HTTP/1.1' ],
+	[ 'edgeh2c', 'HTTP/2.0', "http_version '2' over plain http (prior knowledge)" ])
 {
 	my ($srv, $want, $what) = @$c;
 	my ($out, $st, $err, @log) = through($s, sprintf($FLUSH, $srv));
