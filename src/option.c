@@ -733,9 +733,9 @@ option_check_server(List *options)
 
 /*
  * option_wipe_secrets: zero the value of every api_key, extra_headers and
- * proxy_password option in a DefElem list.  The list must be the caller's own copy (as
- * untransformRelOptions and GetUserMapping return), never a catalog or cache
- * entry.
+ * proxy_password option in a DefElem list.  The list must be the caller's
+ * own copy (as untransformRelOptions and GetUserMapping return), never a
+ * catalog or cache entry.
  */
 static void
 option_wipe_secrets(List *options)
