@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Installs what lancelsm needs to build, test and demo on Debian 12 (as root):
 # PostgreSQL 15 here, and mmdebstrap + zstd for the chroots in which
-# scripts/pg-chroot.sh brings the newer majors.
+# scripts/pg-chroot.sh brings the newer majors; nginx and squid for the
+# TLS edge and proxy tests (t/009_edge.pl, t/010_proxy.pl), which start
+# their own instances: the packages' own services must never run.
 set -euo pipefail
 if [ "$(id -u)" != 0 ]; then
 	echo "scripts/deps.sh: run as root (it calls apt-get)" >&2
@@ -17,3 +19,21 @@ apt_get install -y -qq --no-install-recommends \
 	libipc-run-perl curl openssl python3 ca-certificates \
 	mmdebstrap zstd >/dev/null
 command -v node >/dev/null || apt_get install -y -qq nodejs npm >/dev/null
+# nginx and squid: installed with their services kept from starting (a
+# policy-rc.d for the duration, unless one is there already; Debian's
+# postinst would start nginx on *:80 and squid on *:3128), and disabled
+# where systemd runs, so that nothing of theirs listens after this
+if ! command -v nginx >/dev/null || ! command -v squid >/dev/null; then
+	policy=/usr/sbin/policy-rc.d
+	own_policy=0
+	if [ ! -e $policy ]; then
+		printf '#!/bin/sh\nexit 101\n' >$policy && chmod 755 $policy && own_policy=1
+	fi
+	rc=0
+	apt_get install -y -qq --no-install-recommends nginx squid >/dev/null || rc=$?
+	if [ $own_policy = 1 ]; then rm -f $policy; fi
+	[ $rc = 0 ] || exit $rc
+	if [ -d /run/systemd/system ]; then
+		systemctl disable --now nginx squid >/dev/null 2>&1 || true
+	fi
+fi

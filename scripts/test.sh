@@ -90,6 +90,9 @@ installcheck() {
 
 step_installcheck() {
 	local env="LANCELSM_EMULATOR_PORT=$port LANCELSM_EMULATOR_KEY=$key"
+	# nginx and squid are on the host only (scripts/deps.sh): there the
+	# edge and proxy tests must run, in the chroots they skip
+	[ -z "$vroot" ] && env="$env LANCELSM_REQUIRE_NETWORK=1"
 	if [[ " $no_pg_cron " == *" $1 "* ]]; then
 		echo "=== PostgreSQL $1: the pg_cron test is skipped: there is no postgresql-$1-cron package"
 	else

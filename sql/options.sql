@@ -70,6 +70,33 @@ CREATE SERVER o_x FOREIGN DATA WRAPPER lancelsm OPTIONS (database 'd', read_time
 CREATE SERVER o_x FOREIGN DATA WRAPPER lancelsm OPTIONS (database 'd', read_timeout '');
 CREATE SERVER o_rt0 FOREIGN DATA WRAPPER lancelsm OPTIONS (database 'd', read_timeout '0');
 CREATE SERVER o_rtmax FOREIGN DATA WRAPPER lancelsm OPTIONS (database 'd', read_timeout '86400');
+-- http_version: '1.1' or '2'; unset, HTTP/2 is negotiated over TLS
+CREATE SERVER o_x FOREIGN DATA WRAPPER lancelsm OPTIONS (database 'd', http_version '1.0');
+CREATE SERVER o_x FOREIGN DATA WRAPPER lancelsm OPTIONS (database 'd', http_version '2.0');
+CREATE SERVER o_x FOREIGN DATA WRAPPER lancelsm OPTIONS (database 'd', http_version '');
+CREATE SERVER o_h11 FOREIGN DATA WRAPPER lancelsm OPTIONS (database 'd', http_version '1.1');
+CREATE SERVER o_h2 FOREIGN DATA WRAPPER lancelsm OPTIONS (database 'd', http_version '2');
+-- proxy: an http:// URL of a host and a port, nothing else
+CREATE SERVER o_x FOREIGN DATA WRAPPER lancelsm OPTIONS (database 'd', proxy 'https://p:3128');
+CREATE SERVER o_x FOREIGN DATA WRAPPER lancelsm OPTIONS (database 'd', proxy 'socks5://p:1080');
+CREATE SERVER o_x FOREIGN DATA WRAPPER lancelsm OPTIONS (database 'd', proxy 'http://p');
+CREATE SERVER o_x FOREIGN DATA WRAPPER lancelsm OPTIONS (database 'd', proxy 'http://[::1]');
+CREATE SERVER o_x FOREIGN DATA WRAPPER lancelsm OPTIONS (database 'd', proxy 'http://p:3128/path');
+CREATE SERVER o_x FOREIGN DATA WRAPPER lancelsm OPTIONS (database 'd', proxy 'http://user:secret-6@p:3128');
+CREATE SERVER o_px FOREIGN DATA WRAPPER lancelsm OPTIONS (database 'd', proxy 'http://[::1]:3128/');
+-- ... and only for https targets: the proxy would see the key of plain http
+CREATE SERVER o_x FOREIGN DATA WRAPPER lancelsm
+  OPTIONS (database 'd', host_override 'HTTP://h:80', proxy 'http://p:3128');
+ALTER SERVER o_px OPTIONS (ADD host_override 'http://h');
+ALTER SERVER o_px OPTIONS (ADD host_override 'https://h');
+-- proxy credentials live in a user mapping; a password needs a user
+CREATE SERVER o_x FOREIGN DATA WRAPPER lancelsm OPTIONS (database 'd', proxy_user 'u');
+CREATE USER MAPPING FOR PUBLIC SERVER o_px OPTIONS (proxy_password 'secret-7');
+CREATE USER MAPPING FOR PUBLIC SERVER o_px OPTIONS (proxy_user 'a:b');
+CREATE USER MAPPING FOR PUBLIC SERVER o_px OPTIONS (proxy_user '');
+CREATE USER MAPPING FOR PUBLIC SERVER o_px OPTIONS (proxy_user 'u', proxy_password 'secret-7');
+ALTER USER MAPPING FOR PUBLIC SERVER o_px OPTIONS (DROP proxy_user);
+DROP SERVER o_h11, o_h2, o_px CASCADE;
 -- control characters, in any value
 CREATE SERVER o_x FOREIGN DATA WRAPPER lancelsm OPTIONS (database E'd\r');
 CREATE SERVER o_x FOREIGN DATA WRAPPER lancelsm OPTIONS (database 'd', region E'us\neast');
@@ -111,7 +138,7 @@ DROP SERVER o_mine CASCADE;
 REVOKE USAGE ON FOREIGN DATA WRAPPER lancelsm FROM lancelsm_o_user;
 DROP ROLE lancelsm_o_user;
 -- no secret value ever reached a message above: checked by the expected
--- output (secret-1 .. secret-5 appear only in the statements)
+-- output (secret-1 .. secret-7 appear only in the statements)
 DROP SERVER o_ok, o_full, o_https, o_d8, o_rt0, o_rtmax CASCADE;
 -- the settings, with units and defaults
 LOAD 'lancelsm';

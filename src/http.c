@@ -465,8 +465,94 @@ http_configure_liveness(CURL *easy, const LsmConfig *config)
 }
 
 /*
+ * http_version_option: the CURLOPT_HTTP_VERSION value of an http_version
+ * option.  By default HTTP/2 is offered first in TLS's ALPN and HTTP/1.1
+ * spoken when the server does not pick it, or over plain http://;
+ * "2" also speaks HTTP/2 over plain http:// (prior knowledge, for a
+ * cleartext HTTP/2 edge); "1.1" never offers HTTP/2.
+ */
+static long
+http_version_option(LsmHttpVersion version)
+{
+	switch (version)
+	{
+		case LSM_HTTP_1_1:
+			return (long) CURL_HTTP_VERSION_1_1;
+		case LSM_HTTP_2:
+			return (long) CURL_HTTP_VERSION_2_PRIOR_KNOWLEDGE;
+		case LSM_HTTP_DEFAULT:
+			break;
+	}
+	return (long) CURL_HTTP_VERSION_2TLS;
+}
+
+/*
+ * http_may_multiplex: requests to this server may speak HTTP/2: https
+ * with HTTP/2 offered in ALPN, or HTTP/2 pinned.
+ */
+static bool
+http_may_multiplex(const LsmConfig *config)
+{
+	if (config->http_version == LSM_HTTP_2)
+		return true;
+	return config->http_version == LSM_HTTP_DEFAULT &&
+		strncmp(config->base_url, "https://", 8) == 0;
+}
+
+/*
+ * http_configure_route: how a request reaches the server: HTTP version,
+ * multiplexing, proxy and TLS.
+ *
+ * HTTP/2 requests wait for a connection being set up to the same server
+ * (CURLOPT_PIPEWAIT) rather than opening one each, so that the requests
+ * of a many-table call share one multiplexed connection (src/pool.c).
+ *
+ * Proxies: only the proxy option names one.  CURLOPT_PROXY "" and
+ * CURLOPT_NOPROXY "" make libcurl ignore http_proxy, https_proxy,
+ * all_proxy and no_proxy in the postmaster's environment, which lancelsm
+ * 1.1 followed unknowingly: the key then took a route the DBA never
+ * chose.  Through a proxy every request goes in a CONNECT tunnel, so the
+ * proxy sees the host and port, never a header; the validator refuses a
+ * plain-http target with a proxy.  The user mapping's proxy_user and
+ * proxy_password, if any, answer the proxy's Basic authentication.
+ *
+ * TLS: the peer and its host name are verified, TLS 1.2 at least.
+ */
+static void
+http_configure_route(CURL *easy, const LsmConfig *config)
+{
+	curl_easy_setopt(easy, CURLOPT_HTTP_VERSION,
+					 http_version_option(config->http_version));
+	curl_easy_setopt(easy, CURLOPT_PIPEWAIT, 1L);
+	curl_easy_setopt(easy, CURLOPT_PROXY, config->proxy ? config->proxy : "");
+	curl_easy_setopt(easy, CURLOPT_NOPROXY, "");
+	if (config->proxy)
+	{
+		curl_easy_setopt(easy, CURLOPT_PROXYTYPE, (long) CURLPROXY_HTTP);
+		curl_easy_setopt(easy, CURLOPT_HTTPPROXYTUNNEL, 1L);
+	}
+	if (config->proxy && config->proxy_user)
+	{
+		/* Basic, sent to the proxy only, in the CONNECT request */
+		curl_easy_setopt(easy, CURLOPT_PROXYAUTH, (long) CURLAUTH_BASIC);
+		curl_easy_setopt(easy, CURLOPT_PROXYUSERNAME, config->proxy_user);
+		curl_easy_setopt(easy, CURLOPT_PROXYPASSWORD, config->proxy_password);
+	}
+	curl_easy_setopt(easy, CURLOPT_SSLVERSION, (long) CURL_SSLVERSION_TLSv1_2);
+	curl_easy_setopt(easy, CURLOPT_SSL_VERIFYPEER, 1L);
+	curl_easy_setopt(easy, CURLOPT_SSL_VERIFYHOST, 2L);
+	if (config->ssl_ca_file)
+		curl_easy_setopt(easy, CURLOPT_CAINFO, config->ssl_ca_file);
+	if (config->ssl_cert_file)
+		curl_easy_setopt(easy, CURLOPT_SSLCERT, config->ssl_cert_file);
+	if (config->ssl_key_file)
+		curl_easy_setopt(easy, CURLOPT_SSLKEY, config->ssl_key_file);
+}
+
+/*
  * http_configure: set every option of an easy handle for req.  Secure
- * defaults: http and https only, no redirects, verified TLS, no signals.
+ * defaults: http and https only, no redirects, verified TLS 1.2 or later,
+ * no proxy but the proxy option's, no signals.
  */
 static void
 http_configure(CURL *easy, LsmRequest *req, TimestampTz deadline)
@@ -486,9 +572,6 @@ http_configure(CURL *easy, LsmRequest *req, TimestampTz deadline)
 #endif
 	curl_easy_setopt(easy, CURLOPT_FOLLOWLOCATION, 0L);
 	curl_easy_setopt(easy, CURLOPT_PATH_AS_IS, 1L);
-	curl_easy_setopt(easy, CURLOPT_HTTP_VERSION, (long) CURL_HTTP_VERSION_1_1);
-	curl_easy_setopt(easy, CURLOPT_SSL_VERIFYPEER, 1L);
-	curl_easy_setopt(easy, CURLOPT_SSL_VERIFYHOST, 2L);
 	curl_easy_setopt(easy, CURLOPT_USERAGENT,
 					 "lancelsm/" LANCELSM_VERSION " (PostgreSQL " PG_VERSION ")");
 	curl_easy_setopt(easy, CURLOPT_ERRORBUFFER, req->out.curl_error);
@@ -530,12 +613,7 @@ http_configure(CURL *easy, LsmRequest *req, TimestampTz deadline)
 	if (config->connect_timeout_ms > 0)
 		curl_easy_setopt(easy, CURLOPT_CONNECTTIMEOUT_MS,
 						 config->connect_timeout_ms);
-	if (config->ssl_ca_file)
-		curl_easy_setopt(easy, CURLOPT_CAINFO, config->ssl_ca_file);
-	if (config->ssl_cert_file)
-		curl_easy_setopt(easy, CURLOPT_SSLCERT, config->ssl_cert_file);
-	if (config->ssl_key_file)
-		curl_easy_setopt(easy, CURLOPT_SSLKEY, config->ssl_key_file);
+	http_configure_route(easy, config);
 }
 
 /*
@@ -588,7 +666,8 @@ lsm_http_start(LsmRequest *req, TimestampTz deadline)
 	{
 		http_configure(easy, req, deadline);
 		attached = lsm_pool_add(easy, req->out.config->serverid,
-								req->out.config->umid, req);
+								req->out.config->umid,
+								http_may_multiplex(req->out.config), req);
 	}
 	PG_CATCH();
 	{
@@ -627,6 +706,23 @@ http_header_too_large(const LsmRequest *req, CURLcode code)
 }
 
 /*
+ * http_proxy_refused: the proxy answered the CONNECT with something other
+ * than 2xx (libcurl reports that as a receive error, as if the server had
+ * broken the exchange): the server was never reached.  libcurl's error
+ * buffer says "CONNECT tunnel failed, response N".
+ */
+static bool
+http_proxy_refused(const LsmRequest *req)
+{
+	long		connect_code = 0;
+
+	if (req->out.config->proxy == NULL)
+		return false;
+	curl_easy_getinfo(req->easy, CURLINFO_HTTP_CONNECTCODE, &connect_code);
+	return connect_code != 0 && (connect_code < 200 || connect_code > 299);
+}
+
+/*
  * http_classify: how a transfer curl has finished with code ended.
  * deadline is the statement's (0: none).
  */
@@ -640,6 +736,8 @@ http_classify(const LsmRequest *req, CURLcode code, TimestampTz deadline)
 		return LSM_TRANSPORT_TOO_LARGE;
 	if (code == CURLE_OK)
 		return LSM_TRANSPORT_OK;
+	if (http_proxy_refused(req))
+		return LSM_TRANSPORT_CONNECT;
 	if (http_header_too_large(req, code))
 		return LSM_TRANSPORT_HEADER_TOO_LARGE;
 	if (code == CURLE_OPERATION_TIMEDOUT && deadline != 0 &&
@@ -670,6 +768,14 @@ http_classify(const LsmRequest *req, CURLcode code, TimestampTz deadline)
 		code == CURLE_BAD_CONTENT_ENCODING)
 		/* e.g. a header line without a colon, a bad status line */
 		return LSM_TRANSPORT_PROTOCOL;
+
+	/*
+	 * Everything else broke an exchange under way, CURLE_HTTP2 and
+	 * CURLE_HTTP2_STREAM included: an HTTP/2 stream reset, or a GOAWAY
+	 * that ended a stream the server had taken, is the reset connection
+	 * of HTTP/1.1.  (Streams a GOAWAY refused before the server took them
+	 * are sent again on a new connection by libcurl itself.)
+	 */
 	return LSM_TRANSPORT_FAILED;
 }
 

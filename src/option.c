@@ -78,6 +78,9 @@ static void option_check_delimiter(DefElem *def);
 static void option_check_timeout(DefElem *def);
 static void option_check_read_timeout(DefElem *def);
 static void option_check_headers(DefElem *def);
+static void option_check_http_version(DefElem *def);
+static void option_check_proxy(DefElem *def);
+static void option_check_proxy_user(DefElem *def);
 
 static const LsmOption lsm_options[] = {
 	{"database", ForeignServerRelationId, option_check_nonempty, false},
@@ -93,8 +96,12 @@ static const LsmOption lsm_options[] = {
 	{"database_prefix", ForeignServerRelationId, option_check_nonempty, false},
 	{"user_id", ForeignServerRelationId, option_check_nonempty, false},
 	{"bearer_token_file", ForeignServerRelationId, option_check_nonempty, true},
+	{"http_version", ForeignServerRelationId, option_check_http_version, false},
+	{"proxy", ForeignServerRelationId, option_check_proxy, false},
 	{"api_key", UserMappingRelationId, NULL, false},
 	{"extra_headers", UserMappingRelationId, option_check_headers, false},
+	{"proxy_user", UserMappingRelationId, option_check_proxy_user, false},
+	{"proxy_password", UserMappingRelationId, NULL, false},
 	{NULL, InvalidOid, NULL, false}
 };
 
@@ -578,6 +585,75 @@ option_check_url(DefElem *def)
 }
 
 /*
+ * option_has_port: the authority auth (len bytes, already checked by
+ * option_check_authority) ends in ":port".
+ */
+static bool
+option_has_port(const char *auth, size_t len)
+{
+	const char *close = memchr(auth, ']', len);
+	const char *colon = NULL;
+
+	for (size_t i = 0; i < len; i++)
+		if (auth[i] == ':')
+			colon = auth + i;
+	return colon != NULL && (close == NULL || colon > close);
+}
+
+/*
+ * option_check_http_version: http_version is "1.1" or "2".
+ */
+static void
+option_check_http_version(DefElem *def)
+{
+	const char *value = defGetString(def);
+
+	if (strcmp(value, "1.1") != 0 && strcmp(value, "2") != 0)
+		option_reject_value(def,
+							"The HTTP version must be \"1.1\" or \"2\"; leave the option unset to negotiate.");
+}
+
+/*
+ * option_check_proxy: proxy is an http:// URL naming a host and a port,
+ * with nothing after them but an optional "/": no credentials, no https
+ * proxy (libcurl would then need TLS options of its own for it).
+ */
+static void
+option_check_proxy(DefElem *def)
+{
+	const char *url = defGetString(def);
+	const char *auth;
+	size_t		authlen;
+
+	if (pg_strncasecmp(url, "http://", 7) != 0)
+		option_reject_value(def, "The proxy URL must begin with \"http://\".");
+	auth = url + 7;
+	authlen = strcspn(auth, "/");
+	if (memchr(auth, '@', authlen) != NULL)
+		option_reject_value(def,
+							"The proxy URL must not contain credentials.");
+	if (!option_check_authority(auth, authlen) ||
+		!option_has_port(auth, authlen) ||
+		(auth[authlen] != '\0' && strcmp(auth + authlen, "/") != 0))
+		option_reject_value(def,
+							"The proxy URL must name a host and a port number between 1 and 65535, and nothing else.");
+}
+
+/*
+ * option_check_proxy_user: a proxy user name is not empty and holds no
+ * ':' (libcurl would split "user:password" there).
+ */
+static void
+option_check_proxy_user(DefElem *def)
+{
+	const char *value = defGetString(def);
+
+	if (value[0] == '\0' || strchr(value, ':') != NULL)
+		option_reject_value(def,
+							"A proxy user name must not be empty nor contain \":\".");
+}
+
+/*
  * option_check_one: validate one option of an object stored in catalog: known
  * there, settable by the current role, value acceptable.
  */
@@ -622,7 +698,8 @@ option_find(List *options, const char *name)
 /*
  * option_check_server: checks spanning a server's whole (merged) option list:
  * database is required, and without host_override it becomes part of the host
- * name, so it must then be a host-name label.
+ * name, so it must then be a host-name label; a proxy takes https targets
+ * only.
  */
 static void
 option_check_server(List *options)
@@ -642,13 +719,23 @@ option_check_server(List *options)
 				errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				errmsg("invalid value for option \"%s\"", "database"),
 				errdetail("Without option \"host_override\" the database name is part of the host name, so it may contain only letters, digits and hyphens."));
+
+	/* through a proxy, plain http would show the API key to the proxy */
+	if (option_find(options, "proxy") != NULL &&
+		option_find(options, "host_override") != NULL &&
+		pg_strncasecmp(option_find(options, "host_override"), "http://", 7) == 0)
+		ereport(ERROR,
+				errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				errmsg("cannot send requests to a plain-http server through a proxy"),
+				errdetail("The proxy would see the API key: only https targets go through a proxy, in a CONNECT tunnel."),
+				errhint("Use an https:// host_override, or drop option \"proxy\"."));
 }
 
 /*
- * option_wipe_secrets: zero the value of every api_key and extra_headers
- * option in a DefElem list.  The list must be the caller's own copy (as
- * untransformRelOptions and GetUserMapping return), never a catalog or cache
- * entry.
+ * option_wipe_secrets: zero the value of every api_key, extra_headers and
+ * proxy_password option in a DefElem list.  The list must be the caller's
+ * own copy (as untransformRelOptions and GetUserMapping return), never a
+ * catalog or cache entry.
  */
 static void
 option_wipe_secrets(List *options)
@@ -660,7 +747,8 @@ option_wipe_secrets(List *options)
 		DefElem    *def = lfirst_node(DefElem, lc);
 
 		if ((strcmp(def->defname, "api_key") == 0 ||
-			 strcmp(def->defname, "extra_headers") == 0) &&
+			 strcmp(def->defname, "extra_headers") == 0 ||
+			 strcmp(def->defname, "proxy_password") == 0) &&
 			def->arg != NULL && IsA(def->arg, String))
 		{
 			char	   *value = strVal(def->arg);
@@ -682,9 +770,10 @@ PG_FUNCTION_INFO_V1(lancelsm_fdw_validator);
  *
  * Servers (pg_foreign_server) take database (required), region,
  * host_override, id_delimiter, connect_timeout, read_timeout, ssl_ca_file,
- * ssl_cert_file, ssl_key_file, extra_headers, database_prefix, user_id and
- * bearer_token_file; user mappings (pg_user_mapping) take api_key and
- * extra_headers (secret values); the wrapper, foreign tables and columns
+ * ssl_cert_file, ssl_key_file, extra_headers, database_prefix, user_id,
+ * bearer_token_file, http_version and proxy; user mappings (pg_user_mapping)
+ * take api_key, extra_headers, proxy_user and proxy_password (secret
+ * values but proxy_user); the wrapper, foreign tables and columns
  * take none.
  *
  * Errors:
@@ -694,6 +783,8 @@ PG_FUNCTION_INFO_V1(lancelsm_fdw_validator);
  *	22023 (invalid_parameter_value): a value with control characters, or
  *		one the option does not accept.
  *	HV002 (fdw_dynamic_parameter_value_needed): a server without database.
+ *	22023 also: a proxy with a plain-http host_override (the proxy would
+ *		see the API key); a proxy_password without proxy_user.
  * No message quotes an option value.
  */
 Datum
@@ -708,6 +799,13 @@ lancelsm_fdw_validator(PG_FUNCTION_ARGS)
 
 	if (catalog == ForeignServerRelationId)
 		option_check_server(options);
+	if (catalog == UserMappingRelationId &&
+		option_find(options, "proxy_password") != NULL &&
+		option_find(options, "proxy_user") == NULL)
+		ereport(ERROR,
+				errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				errmsg("option \"%s\" needs option \"%s\"",
+					   "proxy_password", "proxy_user"));
 
 	/* our copy of the key; the command stores its own */
 	option_wipe_secrets(options);
@@ -851,6 +949,20 @@ option_server_seconds(ForeignServer *server, const char *name, long min,
 }
 
 /*
+ * option_server_http_version: the server's http_version option (unset:
+ * LSM_HTTP_DEFAULT).
+ */
+static LsmHttpVersion
+option_server_http_version(ForeignServer *server)
+{
+	const char *value = option_find(server->options, "http_version");
+
+	if (value == NULL)
+		return LSM_HTTP_DEFAULT;
+	return strcmp(value, "1.1") == 0 ? LSM_HTTP_1_1 : LSM_HTTP_2;
+}
+
+/*
  * option_add_header: append the line "name: value" to config's extra headers,
  * replacing an earlier one of the same name (the mapping's win over the
  * server's).  A secret value is also kept for redaction.
@@ -953,6 +1065,8 @@ option_fill_server(LsmConfig *config, ForeignServer *server)
 	config->read_timeout_s =
 		option_server_seconds(server, "read_timeout", 0,
 							  LSM_MAX_READ_TIMEOUT, LSM_DEFAULT_READ_TIMEOUT);
+	config->http_version = option_server_http_version(server);
+	config->proxy = option_server_string(server, "proxy", NULL);
 	config->ssl_ca_file = option_server_string(server, "ssl_ca_file", NULL);
 	config->ssl_cert_file = option_server_string(server, "ssl_cert_file", NULL);
 	config->ssl_key_file = option_server_string(server, "ssl_key_file", NULL);
@@ -964,6 +1078,27 @@ option_fill_server(LsmConfig *config, ForeignServer *server)
 													 NULL);
 	option_add_headers(config, option_find(server->options, "extra_headers"),
 					   false);
+}
+
+/*
+ * option_fill_proxy_credentials: the user mapping's proxy_user and
+ * proxy_password (options: its list) into config; the password is kept
+ * with the secrets, so that no error can carry it.
+ */
+static void
+option_fill_proxy_credentials(LsmConfig *config, List *options)
+{
+	const char *user = option_find(options, "proxy_user");
+	const char *password = option_find(options, "proxy_password");
+
+	if (user == NULL)
+		return;
+	config->proxy_user = pstrdup(user);
+	config->proxy_password = pstrdup(password ? password : "");
+	config->secrets = config->secrets == NULL ?
+		palloc(sizeof(char *)) :
+		repalloc(config->secrets, (config->nsecrets + 1) * sizeof(char *));
+	config->secrets[config->nsecrets++] = config->proxy_password;
 }
 
 /*
@@ -985,6 +1120,7 @@ option_config_build(ForeignServer *server)
 	config->api_key = api_key != NULL ? pstrdup(api_key) : NULL;
 	option_add_headers(config, option_find(um->options, "extra_headers"),
 					   true);
+	option_fill_proxy_credentials(config, um->options);
 
 	/*
 	 * GetUserMapping built um->options with untransformRelOptions in our
@@ -1046,7 +1182,8 @@ lsm_config_resolve(const char *server_name)
 
 /*
  * lsm_config_wipe: zero and free config's secrets (the API key, the extra
- * header lines and the user mapping's header values) and set them to NULL.
+ * header lines, the user mapping's header values and the proxy password)
+ * and set them to NULL.
  * Safe to call on NULL, or more than once.
  */
 void
@@ -1055,7 +1192,9 @@ lsm_config_wipe(LsmConfig *config)
 	if (config == NULL)
 		return;
 	option_wipe_strings(config->header_lines, config->nheaders);
+	/* proxy_password is among the secrets: wiped and freed with them */
 	option_wipe_strings(config->secrets, config->nsecrets);
+	config->proxy_password = NULL;
 	config->header_lines = config->secrets = NULL;
 	config->nheaders = config->nsecrets = 0;
 	if (config->api_key == NULL)

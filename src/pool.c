@@ -5,8 +5,9 @@
  *
  * Each backend keeps one libcurl multi handle per (server, user mapping):
  * its keep-alive connections are reused by every later call as that role
- * on that server, and any number of requests run on it at once.  When the
- * server's or the user mapping's options change, a syscache invalidation
+ * on that server, and any number of requests run on it at once; over
+ * HTTP/2 they run as streams of one connection.  When the server's or the
+ * user mapping's options change, a syscache invalidation
  * callback marks the pool stale (as postgres_fdw does for its connections);
  * a stale pool is closed, connections and all, as soon as nothing is in
  * flight on it, so the next call connects afresh with the new options.
@@ -51,6 +52,7 @@ typedef struct HttpPool
 	uint32		server_hash;	/* syscache hash of serverid */
 	uint32		mapping_hash;	/* syscache hash of umid */
 	bool		stale;			/* options changed: close when idle */
+	bool		one_connection; /* HTTP/2 expected: one connection at a time */
 	int			ninflight;
 	CURLM	   *multi;
 	TimestampTz timer_at;		/* -1: curl wants no timeout */
@@ -204,10 +206,50 @@ pool_close_stale(void)
 }
 
 /*
- * pool_create: a new pool for (serverid, umid), with its multi handle.
+ * pool_limit_host: allow the pool one connection at a time, or lift that
+ * limit (POOL_MAX_CONNECTIONS still holds).
+ *
+ * Over HTTP/2 every request to the server is a stream of one connection
+ * (CURLMOPT_PIPELINING), and requests past the streams that connection
+ * takes at once (the server's and libcurl's limit, 100 by default) wait
+ * in libcurl's queue instead of opening another connection; when the
+ * server ends a connection (nginx's GOAWAY after keepalive_requests), the
+ * next one opens once it is gone.  So a call uses ceil(requests / the
+ * server's requests per connection) connections, one TLS handshake each.
+ * A pool that expects HTTP/2 starts limited; the first answer that came
+ * over HTTP/1.x lifts the limit (pool_learn_version), so a server that
+ * picked HTTP/1.1 in ALPN costs one request run alone, once per pool.
+ */
+static void
+pool_limit_host(HttpPool *pool, bool one)
+{
+	pool->one_connection = one;
+	curl_multi_setopt(pool->multi, CURLMOPT_MAX_HOST_CONNECTIONS,
+					  one ? 1L : 0L);
+}
+
+/*
+ * pool_learn_version: after a transfer on pool finished, lift the
+ * one-connection limit if its answer came over HTTP/1.x.
+ */
+static void
+pool_learn_version(HttpPool *pool, CURL *easy)
+{
+	long		version = 0;
+
+	if (!pool->one_connection)
+		return;
+	curl_easy_getinfo(easy, CURLINFO_HTTP_VERSION, &version);
+	if (version == CURL_HTTP_VERSION_1_0 || version == CURL_HTTP_VERSION_1_1)
+		pool_limit_host(pool, false);
+}
+
+/*
+ * pool_create: a new pool for (serverid, umid), with its multi handle;
+ * multiplex: its requests are expected to speak HTTP/2.
  */
 static HttpPool *
-pool_create(Oid serverid, Oid umid)
+pool_create(Oid serverid, Oid umid, bool multiplex)
 {
 	HttpPool   *pool = MemoryContextAllocZero(TopMemoryContext,
 											  sizeof(HttpPool));
@@ -237,27 +279,32 @@ pool_create(Oid serverid, Oid umid)
 	curl_multi_setopt(pool->multi, CURLMOPT_SOCKETDATA, pool);
 	curl_multi_setopt(pool->multi, CURLMOPT_TIMERFUNCTION, pool_timer_cb);
 	curl_multi_setopt(pool->multi, CURLMOPT_TIMERDATA, pool);
+	/* HTTP/2: requests share a connection as streams (pool_limit_host) */
+	curl_multi_setopt(pool->multi, CURLMOPT_PIPELINING,
+					  (long) CURLPIPE_MULTIPLEX);
 	/* beyond this libcurl queues requests: sockets stay few (see above) */
 	curl_multi_setopt(pool->multi, CURLMOPT_MAX_TOTAL_CONNECTIONS,
 					  (long) POOL_MAX_CONNECTIONS);
 	curl_multi_setopt(pool->multi, CURLMOPT_MAXCONNECTS,
 					  (long) POOL_MAX_CONNECTIONS);
+	pool_limit_host(pool, multiplex);
 	pool->next = pools;
 	pools = pool;
 	return pool;
 }
 
 /*
- * pool_for: the current pool of (serverid, umid), created when needed.
+ * pool_for: the current pool of (serverid, umid), created when needed
+ * (multiplex: see pool_create).
  */
 static HttpPool *
-pool_for(Oid serverid, Oid umid)
+pool_for(Oid serverid, Oid umid, bool multiplex)
 {
 	pool_close_stale();
 	for (HttpPool *pool = pools; pool; pool = pool->next)
 		if (pool->serverid == serverid && pool->umid == umid && !pool->stale)
 			return pool;
-	return pool_create(serverid, umid);
+	return pool_create(serverid, umid, multiplex);
 }
 
 /*
@@ -287,14 +334,18 @@ pool_track(CURL *easy, HttpPool *pool, void *owner)
 /*
  * lsm_pool_add: put a configured easy handle in flight on the pool of
  * (serverid, umid), created when needed, on behalf of owner (handed back
- * with the handle when it finishes).  Returns false when libcurl refuses
- * the handle, which is then not in flight.  Errors: 53200 when a pool's
+ * with the handle when it finishes).  multiplex: the handle may speak
+ * HTTP/2 (https with HTTP/2 offered, or HTTP/2 pinned); a pool created
+ * for it keeps to one connection until an answer comes over HTTP/1.x.
+ * Returns false when libcurl refuses the handle, which is then not in
+ * flight.  Errors: 53200 when a pool's
  * multi handle cannot be created, or out of memory.
  */
 bool
-lsm_pool_add(CURL *easy, Oid serverid, Oid umid, void *owner)
+lsm_pool_add(CURL *easy, Oid serverid, Oid umid, bool multiplex,
+			 void *owner)
 {
-	HttpPool   *pool = pool_for(serverid, umid);
+	HttpPool   *pool = pool_for(serverid, umid, multiplex);
 
 	pool_track(easy, pool, owner);
 	if (curl_multi_add_handle(pool->multi, easy) != CURLM_OK)
@@ -361,6 +412,7 @@ pool_take_completed(CURLcode *code)
 				if (pool_inflight[i].easy == msg->easy_handle)
 				{
 					*code = msg->data.result;
+					pool_learn_version(pool, msg->easy_handle);
 					return pool_untrack(i);
 				}
 			}
