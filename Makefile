@@ -12,6 +12,7 @@ OBJS = \
 	src/fault.o \
 	src/task.o \
 	src/checkpoint.o \
+	src/herd.o \
 	src/progress.o \
 	src/stats.o \
 	src/shape.o \

@@ -34,6 +34,7 @@
 #include "executor/spi.h"
 #include "funcapi.h"
 #include "entry.h"
+#include "herd.h"
 #include "lancelsm.h"
 #include "stats.h"
 #include "utils/array.h"
@@ -381,7 +382,10 @@ declared_collect(FunctionCallInfo fcinfo, LsmTaskKind kind, bool with_limits,
 	lsm_declared_prepare(fcinfo, kind, with_limits, set);
 	PG_TRY();
 	{
-		lsm_task_run_all(set->tasks, set->ntables);
+		if (kind == LSM_TASK_CHECKPOINT)
+			lsm_herd_run_all(set->tasks, set->ntables, LSM_HERD_SKIP);
+		else
+			lsm_task_run_all(set->tasks, set->ntables);
 	}
 	PG_FINALLY();
 	{

@@ -18,6 +18,7 @@
 #include "catalog/pg_type.h"
 #include "fmgr.h"
 #include "entry.h"
+#include "herd.h"
 #include "lancelsm.h"
 #include "miscadmin.h"
 #include "option.h"
@@ -101,6 +102,7 @@ _PG_init(void)
 								PGC_POSTMASTER, 0, NULL, NULL, NULL);
 	}
 	lsm_progress_shmem_init();
+	lsm_herd_shmem_init();
 	MarkGUCPrefixReserved("lancelsm");
 }
 
@@ -181,7 +183,9 @@ lsm_run_task(LsmTaskKind kind, text *server, text *table,
 	{
 		lsm_task_init(task, kind, config, table_name, include_generation_rows);
 		lsm_task_set_body(task, body);
-		lsm_task_run(task);
+		lsm_herd_run_all(&task, 1, LSM_HERD_JOIN);
+		if (task->failure)
+			lsm_fault_raise(task->failure);
 	}
 	PG_FINALLY();
 	{
@@ -375,6 +379,12 @@ lsm_checkpoint_row_values(const LsmTask *task, Datum *values, bool *nulls,
 	values[i] = BoolGetDatum(task->failure == NULL);
 	nulls[i++] = false;
 	i = lsm_failure_columns(task->failure, values, nulls, i);
+	if (task->failure == NULL && task->note != NULL)
+	{
+		/* the message of a success is how another backend's run ended it */
+		values[i - 1] = CStringGetTextDatum(task->note);
+		nulls[i - 1] = false;
+	}
 	values[i] = DirectFunctionCall2(timestamp_mi,
 									TimestampTzGetDatum(task->finished_at),
 									TimestampTzGetDatum(task->started_at));
@@ -415,7 +425,7 @@ lancelsm_checkpoint_many(PG_FUNCTION_ARGS)
 		lsm_task_set_config(tasks[i], config);
 	PG_TRY();
 	{
-		lsm_task_run_all(tasks, ntasks);
+		lsm_herd_run_all(tasks, ntasks, LSM_HERD_JOIN);
 	}
 	PG_FINALLY();
 	{
