@@ -165,6 +165,10 @@ due_row(ReturnSetInfo *rsinfo, const DeclaredSet *set, const DuePlan *plan,
  * the one taken (none, flush, compact or checkpoint).  A table whose stats
  * cannot be read, or whose server is unusable (42704, 42809, 42501), is a
  * row with ok false, its SQLSTATE and message, due NULL and action none.
+ * A due table whose checkpoint another backend of this cluster is running
+ * (with lancelsm preloaded) is not acted on: ok true, elapsed NULL, action
+ * none, message "skipped: a checkpoint of this table is running in
+ * backend N"; due and reason as ever.
  * A successful checkpoint action sets last_checkpoint_at (a WARNING where
  * the transaction cannot write it).  Raises only on cancel or
  * statement_timeout (57014), which end every action.

@@ -242,7 +242,11 @@ lancelsm_compact(PG_FUNCTION_ARGS)
  * cancel (57014).  421 re-issues from flush within lancelsm.reissue_budget,
  * then raises 55P03; lancelsm.max_idle_polls, when set, raises 53400.
  * Other errors as lancelsm_flush.  Protocol: docs/protocol.md,
- * "The checkpoint loop".
+ * "The checkpoint loop".  With lancelsm preloaded, a checkpoint of a
+ * table another backend of this cluster is checkpointing joins that run
+ * when it covers the call, and waits for its outcome without requests of
+ * its own (src/herd.c): it returns as the run does, or raises the run's
+ * failure with the same SQLSTATE and a detail naming the leading backend.
  */
 PG_FUNCTION_INFO_V1(lancelsm_checkpoint);
 Datum
@@ -407,6 +411,11 @@ lsm_checkpoint_row_values(const LsmTask *task, Datum *values, bool *nulls,
  * One row per distinct non-NULL name, in order: ok, or the failure's
  * SQLSTATE and message (errmsg: errdetail); elapsed is NULL for a name
  * refused before any request.  A failing table never stops the others.
+ * A table whose checkpoint another backend of this cluster is running is
+ * joined as in lancelsm_checkpoint(server, table_name): its row has that
+ * run's ok, sqlstate and message (a failure's detail names the leading
+ * backend), its own elapsed wait, passes and polls 0, and on success the
+ * message "joined the checkpoint of backend N: P passes, Q polls".
  * Raises only for the server (42704, 42809, 42501: as lancelsm_flush) and
  * for cancel or statement_timeout (57014), which end every checkpoint.
  */
