@@ -26,25 +26,14 @@ sleep 1
 row="SELECT ok, passes, polls, coalesce(message, '') FROM lancelsm_checkpoint('lance', ARRAY['herd'])"
 preload=$(psqlq -Atc "SELECT current_setting('shared_preload_libraries') <> ''")
 
-# figures LABEL SECONDS: one line from the emulator's counts and log
+# figures LABEL SECONDS: "LABEL requests stats compact flushes seconds
+# max-requests-per-session-in-1s" from the emulator's counts and log
 figures() {
-	local counts log
+	local counts
 	counts=$(ctl GET 'counts?table=herd')
-	ctl GET 'log?table=herd' >"$out/log.json"
-	python3 - "$1" "$2" "$counts" "$out/log.json" <<'PY'
-import collections, json, sys
-label, secs, c = sys.argv[1], float(sys.argv[2]), json.loads(sys.argv[3])
-by = collections.defaultdict(list)
-for r in json.load(open(sys.argv[4]))["requests"]:
-    by[r["conn"]].append(r["time"])
-best = 0
-for t in by.values():
-    t.sort(); j = 0
-    for i in range(len(t)):
-        while t[j] <= t[i] - 1.0: j += 1
-        best = max(best, i - j + 1)
-print(f"{label} {c['total']} {c['get_lsm_stats']} {c['compact_lsm']} {c['flush_lsm']} {secs:.2f} {best}")
-PY
+	echo "$1 $(echo "$counts" | pyutil get total) $(echo "$counts" | pyutil get get_lsm_stats)" \
+		"$(echo "$counts" | pyutil get compact_lsm) $(echo "$counts" | pyutil get flush_lsm)" \
+		"$(printf '%.2f' "$2") $(ctl GET 'log?table=herd' | pyutil maxconn)"
 }
 
 report "== herd — $(date -u +%F\ %H:%M)Z, $(nproc) CPUs, preload: $preload" \
