@@ -34,6 +34,9 @@
  * to get there leading a new run.  A joiner is bounded by its own
  * statement_timeout and cancel, as any wait of lancelsm.
  *
+ * A session with lancelsm.share_checkpoints off neither joins, skips nor
+ * leads: its checkpoints run alone and verify their own outcome.
+ *
  * Sessions on different PostgreSQL servers share nothing here: each
  * server's herd costs its own runs.  Without lancelsm in
  * shared_preload_libraries there is no registry, and every checkpoint
@@ -45,6 +48,7 @@
 
 #include "common/hashfn.h"
 #include "herd.h"
+#include "lancelsm.h"
 #include "mb/pg_wchar.h"
 #include "miscadmin.h"
 #include "pool.h"
@@ -530,7 +534,8 @@ herd_follow(LsmTask *task, HerdTicket *t)
  * "joined the checkpoint of backend N: P passes, Q polls".  Tasks that
  * run lead first, all concurrently; the joiners wait afterwards, one after
  * the other, so that no backend waits while it leads a run.  Without
- * shared memory, this is lsm_task_run_all.  Raises only PostgreSQL's own
+ * shared memory, or with lancelsm.share_checkpoints off, this is
+ * lsm_task_run_all: the tasks neither join, skip nor lead.  Raises only PostgreSQL's own
  * errors (cancel, statement_timeout: 57014; out of memory).
  */
 void
@@ -539,7 +544,7 @@ lsm_herd_run_all(LsmTask **tasks, int ntasks, LsmHerdMode mode)
 	HerdTicket *tickets;
 	TimestampTz now = GetCurrentTimestamp();
 
-	if (herd_shared == NULL)
+	if (herd_shared == NULL || !lsm_share_checkpoints)
 	{
 		lsm_task_run_all(tasks, ntasks);
 		return;

@@ -89,6 +89,10 @@ _PG_init(void)
 					   "Sets the largest response body accepted from a LanceDB server.",
 					   &lsm_max_response_size_kb, 64 * 1024, 1, 1024 * 1024,
 					   GUC_UNIT_KB);
+	DefineCustomBoolVariable("lancelsm.share_checkpoints",
+							 "Sets whether a checkpoint joins a checkpoint of the same table already running on this server, and whether lancelsm_checkpoint_all and lancelsm_checkpoint_due skip such a table; off, every checkpoint runs alone.",
+							 NULL, &lsm_share_checkpoints, true, PGC_USERSET, 0,
+							 NULL, NULL, NULL);
 	/* PGC_POSTMASTER settings can only exist when loaded at server start */
 	if (process_shared_preload_libraries_in_progress)
 	{

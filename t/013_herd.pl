@@ -194,6 +194,12 @@ is($other->query_safe(
 is($other->query_safe(
 		'SELECT last_checkpoint_at IS NULL FROM lancelsm_table'),
 	't', 'skip: a skipped table keeps its last_checkpoint_at');
+like($other->query_safe(
+		'SET lancelsm.share_checkpoints = off; '
+		  . 'SELECT table_name, ok, message IS NULL, action, polls > 0 '
+		  . 'FROM lancelsm_checkpoint_due(); RESET lancelsm.share_checkpoints'),
+	qr/^events\|t\|t\|checkpoint\|t$/m,
+	'skip: with lancelsm.share_checkpoints off, the due table is acted on');
 
 # 3a. the joiner shares the run's failure
 my $t1 = send_query($s[1], sprintf($ROW, 'events'));
