@@ -13,6 +13,7 @@ OBJS = \
 	src/task.o \
 	src/checkpoint.o \
 	src/pace.o \
+	src/herd.o \
 	src/progress.o \
 	src/stats.o \
 	src/shape.o \

@@ -3,6 +3,7 @@
 
   median N...                 median of the numbers
   maxrate [ROUTE] < log.json  most requests (of ROUTE, default all) in any 1 s window
+  maxconn < log.json          most requests of one connection in any 1 s window
   gaps ROUTE < log.json       ms between consecutive requests of ROUTE
   cpu PID                     "<utime+stime µs> <schedstat on-cpu ns>" of a process
   hwm PID                     "<VmHWM kB> <VmRSS kB>"
@@ -75,19 +76,28 @@ def entries(route=None):
     return sorted(r["time"] for r in reqs)
 
 
+def max_in_window(times):
+    """Most of the sorted times in any window of one second."""
+    best, j = 0, 0
+    for i, t in enumerate(times):
+        while times[j] <= t - 1.0:
+            j += 1
+        best = max(best, i - j + 1)
+    return best
+
+
 def main(argv):
     cmd = argv[1]
     if cmd == "median":
         vals = [float(x) for x in argv[2:]]
         print(f"{statistics.median(vals):.1f}" if vals else "nan")
     elif cmd == "maxrate":
-        times = entries(argv[2] if len(argv) > 2 else None)
-        best, j = 0, 0
-        for i, t in enumerate(times):
-            while times[j] <= t - 1.0:
-                j += 1
-            best = max(best, i - j + 1)
-        print(best)
+        print(max_in_window(entries(argv[2] if len(argv) > 2 else None)))
+    elif cmd == "maxconn":
+        by = {}
+        for r in json.load(sys.stdin)["requests"]:
+            by.setdefault(r["conn"], []).append(r["time"])
+        print(max((max_in_window(sorted(t)) for t in by.values()), default=0))
     elif cmd == "gaps":
         times = entries(argv[2])
         print(" ".join(f"{(b - a) * 1000:.0f}" for a, b in zip(times, times[1:])))

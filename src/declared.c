@@ -34,6 +34,7 @@
 #include "executor/spi.h"
 #include "funcapi.h"
 #include "entry.h"
+#include "herd.h"
 #include "lancelsm.h"
 #include "stats.h"
 #include "utils/array.h"
@@ -381,7 +382,10 @@ declared_collect(FunctionCallInfo fcinfo, LsmTaskKind kind, bool with_limits,
 	lsm_declared_prepare(fcinfo, kind, with_limits, set);
 	PG_TRY();
 	{
-		lsm_task_run_all(set->tasks, set->ntables);
+		if (kind == LSM_TASK_CHECKPOINT)
+			lsm_herd_run_all(set->tasks, set->ntables, LSM_HERD_SKIP);
+		else
+			lsm_task_run_all(set->tasks, set->ntables);
 	}
 	PG_FINALLY();
 	{
@@ -682,7 +686,11 @@ lsm_declared_record(FunctionCallInfo fcinfo, const DeclaredSet *set,
  * lancelsm_checkpoint(server, table_name).  One row per declared table,
  * with the columns of lancelsm_checkpoint(text, text[]) after server; a
  * table whose server is unusable (42704, 42809, 42501) or whose name is
- * refused (22023) gets its failure row with a NULL elapsed.  Each
+ * refused (22023) gets its failure row with a NULL elapsed.  A table
+ * whose checkpoint another backend of this cluster is running (with
+ * lancelsm preloaded) is skipped: ok true, elapsed NULL, passes and polls
+ * 0, message "skipped: a checkpoint of this table is running in backend
+ * N", and its last_checkpoint_at is not set.  Each
  * checkpoint that succeeded sets its table's last_checkpoint_at (see
  * lsm_declared_record: a WARNING where it cannot).  Raises only on cancel
  * or statement_timeout (57014), which end every checkpoint.

@@ -29,6 +29,7 @@
 #include "declared.h"
 #include "funcapi.h"
 #include "entry.h"
+#include "herd.h"
 #include "lancelsm.h"
 #include "utils/builtins.h"
 #include "utils/tuplestore.h"
@@ -124,6 +125,7 @@ due_row(ReturnSetInfo *rsinfo, const DeclaredSet *set, const DuePlan *plan,
 	bool		nulls[LSM_DUE_COLS];
 	LsmTask		none;
 	const LsmTask *row_task = plan->acts[i];
+	bool		skipped = row_task != NULL && lsm_herd_skipped(row_task);
 	int			c = 0;
 
 	if (row_task == NULL)
@@ -139,7 +141,8 @@ due_row(ReturnSetInfo *rsinfo, const DeclaredSet *set, const DuePlan *plan,
 	nulls[c++] = (plan->failures[i] != NULL);
 	values[c] = plan->reasons[i] ? CStringGetTextDatum(plan->reasons[i]) : 0;
 	nulls[c++] = (plan->reasons[i] == NULL);
-	values[c] = CStringGetTextDatum(lsm_due_action_name(plan->actions[i]));
+	values[c] = CStringGetTextDatum(lsm_due_action_name(skipped ? LSM_DUE_NONE :
+														plan->actions[i]));
 	nulls[c++] = false;
 	lsm_put_row(rsinfo, values, nulls, c);
 }
@@ -162,6 +165,10 @@ due_row(ReturnSetInfo *rsinfo, const DeclaredSet *set, const DuePlan *plan,
  * the one taken (none, flush, compact or checkpoint).  A table whose stats
  * cannot be read, or whose server is unusable (42704, 42809, 42501), is a
  * row with ok false, its SQLSTATE and message, due NULL and action none.
+ * A due table whose checkpoint another backend of this cluster is running
+ * (with lancelsm preloaded) is not acted on: ok true, elapsed NULL, action
+ * none, message "skipped: a checkpoint of this table is running in
+ * backend N"; due and reason as ever.
  * A successful checkpoint action sets last_checkpoint_at (a WARNING where
  * the transaction cannot write it).  Raises only on cancel or
  * statement_timeout (57014), which end every action.
@@ -181,7 +188,7 @@ lancelsm_checkpoint_due(PG_FUNCTION_ARGS)
 		lsm_task_run_all(set.tasks, set.ntables);
 		lsm_declared_summarize(&set);
 		due_decide(&set, &plan);
-		lsm_task_run_all(plan.run, plan.nrun);
+		lsm_herd_run_all(plan.run, plan.nrun, LSM_HERD_SKIP);
 	}
 	PG_FINALLY();
 	{

@@ -18,6 +18,7 @@
 #include "catalog/pg_type.h"
 #include "fmgr.h"
 #include "entry.h"
+#include "herd.h"
 #include "lancelsm.h"
 #include "miscadmin.h"
 #include "option.h"
@@ -88,6 +89,10 @@ _PG_init(void)
 					   "Sets the largest response body accepted from a LanceDB server.",
 					   &lsm_max_response_size_kb, 64 * 1024, 1, 1024 * 1024,
 					   GUC_UNIT_KB);
+	DefineCustomBoolVariable("lancelsm.share_checkpoints",
+							 "Sets whether a checkpoint joins a checkpoint of the same table already running on this server, and whether lancelsm_checkpoint_all and lancelsm_checkpoint_due skip such a table; off, every checkpoint runs alone.",
+							 NULL, &lsm_share_checkpoints, true, PGC_USERSET, 0,
+							 NULL, NULL, NULL);
 	/* PGC_POSTMASTER settings can only exist when loaded at server start */
 	if (process_shared_preload_libraries_in_progress)
 	{
@@ -101,6 +106,7 @@ _PG_init(void)
 								PGC_POSTMASTER, 0, NULL, NULL, NULL);
 	}
 	lsm_progress_shmem_init();
+	lsm_herd_shmem_init();
 	MarkGUCPrefixReserved("lancelsm");
 }
 
@@ -181,7 +187,9 @@ lsm_run_task(LsmTaskKind kind, text *server, text *table,
 	{
 		lsm_task_init(task, kind, config, table_name, include_generation_rows);
 		lsm_task_set_body(task, body);
-		lsm_task_run(task);
+		lsm_herd_run_all(&task, 1, LSM_HERD_JOIN);
+		if (task->failure)
+			lsm_fault_raise(task->failure);
 	}
 	PG_FINALLY();
 	{
@@ -239,7 +247,11 @@ lancelsm_compact(PG_FUNCTION_ARGS)
  * cancel (57014).  421 re-issues from flush within lancelsm.reissue_budget,
  * then raises 55P03; lancelsm.max_idle_polls, when set, raises 53400.
  * Other errors as lancelsm_flush.  Protocol: docs/protocol.md,
- * "The checkpoint loop".
+ * "The checkpoint loop".  With lancelsm preloaded, a checkpoint of a
+ * table another backend of this cluster is checkpointing joins that run
+ * when it covers the call, and waits for its outcome without requests of
+ * its own (src/herd.c): it returns as the run does, or raises the run's
+ * failure with the same SQLSTATE and a detail naming the leading backend.
  */
 PG_FUNCTION_INFO_V1(lancelsm_checkpoint);
 Datum
@@ -376,6 +388,12 @@ lsm_checkpoint_row_values(const LsmTask *task, Datum *values, bool *nulls,
 	values[i] = BoolGetDatum(task->failure == NULL);
 	nulls[i++] = false;
 	i = lsm_failure_columns(task->failure, values, nulls, i);
+	if (task->failure == NULL && task->note != NULL)
+	{
+		/* the message of a success is how another backend's run ended it */
+		values[i - 1] = CStringGetTextDatum(task->note);
+		nulls[i - 1] = false;
+	}
 	values[i] = DirectFunctionCall2(timestamp_mi,
 									TimestampTzGetDatum(task->finished_at),
 									TimestampTzGetDatum(task->started_at));
@@ -398,6 +416,11 @@ lsm_checkpoint_row_values(const LsmTask *task, Datum *values, bool *nulls,
  * One row per distinct non-NULL name, in order: ok, or the failure's
  * SQLSTATE and message (errmsg: errdetail); elapsed is NULL for a name
  * refused before any request.  A failing table never stops the others.
+ * A table whose checkpoint another backend of this cluster is running is
+ * joined as in lancelsm_checkpoint(server, table_name): its row has that
+ * run's ok, sqlstate and message (a failure's detail names the leading
+ * backend), its own elapsed wait, passes and polls 0, and on success the
+ * message "joined the checkpoint of backend N: P passes, Q polls".
  * Raises only for the server (42704, 42809, 42501: as lancelsm_flush) and
  * for cancel or statement_timeout (57014), which end every checkpoint.
  */
@@ -416,7 +439,7 @@ lancelsm_checkpoint_many(PG_FUNCTION_ARGS)
 		lsm_task_set_config(tasks[i], config);
 	PG_TRY();
 	{
-		lsm_task_run_all(tasks, ntasks);
+		lsm_herd_run_all(tasks, ntasks, LSM_HERD_JOIN);
 	}
 	PG_FINALLY();
 	{

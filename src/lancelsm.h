@@ -24,5 +24,6 @@ extern int	lsm_poll_interval_min_ms;	/* shortest checkpoint poll interval */
 extern int	lsm_poll_interval_max_ms;	/* longest checkpoint poll interval */
 extern int	lsm_max_idle_polls;		/* 0: no progress bound */
 extern int	lsm_max_response_size_kb;	/* response body cap */
+extern bool lsm_share_checkpoints;	/* join or skip running checkpoints */
 
 #endif							/* LANCELSM_H */

@@ -918,14 +918,3 @@ lsm_task_run_all(LsmTask **tasks, int ntasks)
 	for (int i = 0; i < ntasks; i++)
 		task_progress_end(tasks[i], 0);
 }
-
-/*
- * lsm_task_run: run one task and raise its failure, if any.
- */
-void
-lsm_task_run(LsmTask *task)
-{
-	lsm_task_run_all(&task, 1);
-	if (task->failure)
-		lsm_fault_raise(task->failure);
-}

@@ -74,6 +74,10 @@ typedef struct LsmTask
 	LsmWriteSpec *spec;			/* LSM_TASK_GET_SPEC: the decoded answer */
 	int			passes;			/* compact calls answered 202 */
 	int			polls;			/* stats reads */
+	const char *note;			/* src/herd.c: how a run of another backend
+								 * ended it ("joined ...", "skipped ..."); NULL
+								 * otherwise */
+	bool		skipped;		/* src/herd.c: a run of its table was going */
 	TimestampTz started_at;
 	TimestampTz finished_at;
 } LsmTask;
@@ -117,7 +121,6 @@ extern void lsm_task_set_trigger_only(LsmTask *task);
 extern void lsm_task_set_failure(LsmTask *task, LsmFailure *failure);
 extern void lsm_task_snapshot(const LsmTask *task, LsmTaskSnapshot *snap);
 extern void lsm_task_run_all(LsmTask **tasks, int ntasks);
-extern void lsm_task_run(LsmTask *task);
 extern TimestampTz lsm_statement_deadline(void);
 
 #endif							/* LANCELSM_TASK_H */

@@ -37,23 +37,8 @@ my ($other) = open_session($node);
 
 my $HISTORY_COLS = q{server, table_name, ok, sqlstate, message, passes};
 
-# wait_for_sql: run $sql in the other session until it returns $want
-# (at most 10 s); returns the last answer.
-sub wait_for_sql
-{
-	my ($sql, $want) = @_;
-	my $until = time() + 10;
-	my $out;
-
-	while (time() < $until)
-	{
-		$out = $other->query_safe($sql);
-		chomp $out;
-		return $out if $out eq $want;
-		sleep(0.02);
-	}
-	return $out;
-}
+# wait_for_sql: query_until in the other session.
+sub wait_for_sql { return query_until($other, @_); }
 
 # pin: hold or release the compaction latch of bucket b0 of a table.
 sub pin

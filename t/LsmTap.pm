@@ -27,7 +27,8 @@ our @EXPORT = qw(start_emulator emu emu_reset emu_counts wait_for_request
   setup_node open_session timed_query send_query finish_query
   backend_emulator_sockets backend_tcp_rows $API_KEY
   start_extra_emulator stop_extra_emulator emu_at backend_rss_kb
-  reset_peak_rss sqlstate_of setup_node_conf skip_without_pg_cron);
+  reset_peak_rss sqlstate_of setup_node_conf skip_without_pg_cron
+  query_until);
 
 our $API_KEY = 'tap-secret-key';
 
@@ -301,6 +302,24 @@ sub setup_node_conf
 		CREATE USER MAPPING FOR PUBLIC SERVER emu OPTIONS (api_key '$API_KEY');
 	}, timeout => 30);
 	return $node;
+}
+
+# query_until: run $sql in session $s until it returns $want (at most
+# 10 s); returns the last answer.
+sub query_until
+{
+	my ($s, $sql, $want) = @_;
+	my $until = time() + 10;
+	my $out;
+
+	while (time() < $until)
+	{
+		$out = $s->query_safe($sql);
+		chomp $out;
+		return $out if $out eq $want;
+		sleep(0.02);
+	}
+	return $out;
 }
 
 # open_session: a background psql session (errors do not stop it, verbose
