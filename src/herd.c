@@ -8,8 +8,9 @@
  * A small registry in shared memory (its own segment, HERD_ENTRIES
  * entries under one LWLock) holds one entry per LanceDB table with a
  * checkpoint running in this cluster: the table is its endpoint (base URL,
- * database, database prefix) and its name, so sessions of any database
- * and role share it.  A checkpoint that waits for its drain claims its
+ * database, database prefix) and its name, and a run is shared by the
+ * sessions of any database and role that send the same credentials (a
+ * digest of them is part of the entry's key).  A checkpoint that waits for its drain claims its
  * table's entry ("leads a run") just before it starts and publishes its
  * outcome into the entry when it ends; each end broadcasts the entry's
  * condition variable.
@@ -46,7 +47,9 @@
  */
 #include "postgres.h"
 
+#include "common/cryptohash.h"
 #include "common/hashfn.h"
+#include "common/sha2.h"
 #include "herd.h"
 #include "lancelsm.h"
 #include "mb/pg_wchar.h"
@@ -227,17 +230,58 @@ herd_backend_exit(int code, Datum arg)
 }
 
 /*
- * herd_key: the registry key of a task's table (endpoint and name), its
- * hash in *hash; palloc'd.
+ * herd_credential: the SHA-256, in hex, of what a request of config c
+ * authenticates with (the API key, the bearer token file, the user id
+ * and the extra headers), so that a run is shared only among sessions
+ * that would send the same credentials: a role whose own key the server
+ * would refuse never waits on, or learns the outcome of, another role's
+ * run.  The secrets themselves never reach shared memory.  Raises only
+ * out of memory (53200).
+ */
+static char *
+herd_credential(const LsmConfig *c)
+{
+	pg_cryptohash_ctx *ctx = pg_cryptohash_create(PG_SHA256);
+	uint8		digest[PG_SHA256_DIGEST_LENGTH];
+	char	   *hex = palloc(2 * PG_SHA256_DIGEST_LENGTH + 1);
+	const char *parts[3] = {c->api_key, c->bearer_token_file, c->user_id};
+	bool		ok = pg_cryptohash_init(ctx) == 0;
+
+	for (int i = 0; i < 3 + c->nheaders && ok; i++)
+	{
+		const char *part = i < 3 ? parts[i] : c->header_lines[i - 3];
+
+		/* the terminator separates the parts: "ab","c" is not "a","bc" */
+		ok = pg_cryptohash_update(ctx, (const uint8 *) (part ? part : ""),
+								  strlen(part ? part : "") + 1) == 0;
+	}
+	ok = ok && pg_cryptohash_final(ctx, digest, sizeof(digest)) == 0;
+	pg_cryptohash_free(ctx);
+	if (!ok)
+		ereport(ERROR,
+				(errcode(ERRCODE_OUT_OF_MEMORY),
+				 errmsg("out of memory")));
+	for (int i = 0; i < PG_SHA256_DIGEST_LENGTH; i++)
+		sprintf(hex + 2 * i, "%02x", digest[i]);
+	return hex;
+}
+
+/*
+ * herd_key: the registry key of a task's table (the credentials' digest,
+ * the endpoint and the name), its hash in *hash; palloc'd.
  */
 static char *
 herd_key(const LsmTask *task, uint64 *hash)
 {
 	const LsmConfig *c = task->config;
-	char	   *key = psprintf("%s\x1f%s\x1f%s\x1f%s", c->base_url,
+	char	   *credential = herd_credential(c);
+	char	   *key = psprintf("%s\x1f%s\x1f%s\x1f%s\x1f%s", credential,
+							   c->base_url,
 							   c->database ? c->database : "",
 							   c->database_prefix ? c->database_prefix : "",
 							   task->table_name);
+
+	pfree(credential);
 
 	*hash = hash_bytes_extended((const unsigned char *) key, strlen(key), 0);
 	return key;

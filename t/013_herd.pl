@@ -11,7 +11,8 @@
 #    whose checkpoint is running, with a "skipped" message.
 # 3. A joiner shares the failure of the run it joined (same SQLSTATE, a
 #    detail naming the leader); when the run is cancelled instead, the
-#    joiner takes over and converges on its own: no stale success.
+#    joiner takes over and converges on its own: no stale success.  A
+#    session that sends other credentials never joins.
 # 4. Without shared_preload_libraries, each session runs alone as before.
 use strict;
 use warnings FATAL => 'all';
@@ -251,6 +252,27 @@ pin(0);
 ($jout) = finish_query($s[$J], $J == 1 ? $t1 : $t2);
 like($jout, qr/^t\|\|\d+\|[1-9]\d*\|$/,
 	'takeover: the joiner converged by its own polls, no "joined" message');
+
+# 3c. a session that sends other credentials never joins: with a key the
+# server refuses it fails on its own (28000) while the run it would have
+# joined is still going
+$other->query_safe(qq{
+	CREATE SERVER emu_other FOREIGN DATA WRAPPER lancelsm
+	  OPTIONS (database 'mydb', host_override 'http://127.0.0.1:$port');
+	CREATE USER MAPPING FOR PUBLIC SERVER emu_other OPTIONS (api_key 'not-the-key')});
+pin(1);
+emu('POST', '/_emulator/tables/events/generations', { count => 2 });
+$lead = send_query($s[0], sprintf($ROW, 'events'));
+is(running($pid[0]), '1', 'credentials: a run of events is going');
+is($s[1]->query_safe(
+		"SELECT ok, sqlstate, message LIKE '%joined%' FROM lancelsm_checkpoint('emu_other', ARRAY['events'])"),
+	'f|28000|f',
+	'credentials: another key does not join the run; the server refuses it');
+is(running($pid[0]), '1', 'credentials: the run is still going');
+pin(0);
+($out) = finish_query($s[0], $lead);
+like($out, qr/^t\|\|\d+\|[1-9]\d*\|$/,
+	'credentials: the run converges by its own polls');
 
 $_->quit for (@s, $other);
 
