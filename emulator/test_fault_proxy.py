@@ -104,6 +104,11 @@ class ProxyTest(unittest.TestCase):
         with self.client() as s:
             self.roundtrip(s, b"hello")
             self.roundtrip(s, b"x" * 200000)
+        # the pump counts a slice after sending it: wait for the last one
+        until = time.monotonic() + 2
+        while self.proxy.state()["counts"]["bytes_down"] < 200005 and \
+                time.monotonic() < until:
+            time.sleep(0.01)
         st = self.proxy.state()
         self.assertEqual(st["counts"]["accepted"], 1)
         self.assertEqual(st["counts"]["bytes_up"], 200005)
