@@ -436,12 +436,13 @@ class FaultProxy:
                                   "count": count})
 
     def clear(self):
-        """Plain forwarding again; connections already reset or held
-        half-open stay as they are."""
+        """Plain forwarding again, counters zeroed; connections already
+        reset or held half-open stay as they are."""
         with self.lock:
             for d in self.directions.values():
                 d.clear()
             self.triggers = []
+            self.counts = collections.Counter()
 
     def state(self):
         with self.lock:
