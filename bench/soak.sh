@@ -39,6 +39,7 @@ cleanup() {
 	[ -f "$work/injector.pid" ] && kill "$(cat "$work/injector.pid")" 2>/dev/null
 	[ -f "$work/data/postmaster.pid" ] && as_pg "'$bindir/pg_ctl' -D '$work/data' -m immediate -w stop" >/dev/null 2>&1
 	[ -f "$work/emulator.pid" ] && kill "$(cat "$work/emulator.pid")" 2>/dev/null
+	for p in "$work"/net-*.pid; do [ -f "$p" ] && kill "$(cat "$p")" 2>/dev/null; done
 	wait 2>/dev/null
 }
 trap cleanup EXIT
@@ -48,6 +49,13 @@ trap cleanup EXIT
 "$root/scripts/emulator.sh" "$work" --api-key "$key" --table soak:2:400 \
 	--table soak2:1:200 --pass-ms 20 --pool 4 --seal-rows 100 --replay-ms 20 --quiet || exit 1
 emu_port=$(cat "$work/emulator.port")
+server_port=$emu_port
+# bench/soak_faults.sh: the same soak through the fault proxy
+if [ "${SOAK_NETWORK_FAULTS:-0}" = 1 ]; then
+	. "$bench/soak_faults.sh"
+	soak_faults_start "$work" "$emu_port" || exit 1
+	server_port=$soak_server_port
+fi
 
 # the throwaway cluster
 chown postgres: "$work"
@@ -62,7 +70,7 @@ psqlq -d postgres -c "CREATE DATABASE soak" || exit 1
 psqlq -d soak <<SQL || exit 1
 CREATE EXTENSION lancelsm;
 CREATE SERVER lance FOREIGN DATA WRAPPER lancelsm
-  OPTIONS (database 'mydb', host_override 'http://127.0.0.1:$emu_port');
+  OPTIONS (database 'mydb', host_override 'http://127.0.0.1:$server_port');
 CREATE USER MAPPING FOR PUBLIC SERVER lance OPTIONS (api_key '$key');
 ALTER DATABASE soak SET lancelsm.backoff_base = '1ms';
 ALTER DATABASE soak SET lancelsm.backoff_max = '20ms';
@@ -198,6 +206,7 @@ t1=$(date +%s)
 grep -E 'number of transactions actually processed|number of failed|tps|aborted' "$work/pgbench.out"
 [ $rc = 0 ] || { echo "soak: pgbench failed (status $rc):"; tail -20 "$work/pgbench.out"; }
 echo "soak: $((t1 - t0)) s; faults queued: $(cat "$work/injector.out" 2>/dev/null)"
+[ "${SOAK_NETWORK_FAULTS:-0}" = 1 ] && soak_faults_report "$work"
 
 psqlq -d soak -c "SELECT last_value AS calls FROM soak_calls"
 psqlq -d soak -c "SELECT kind, outcome, count(*) FROM soak_outcome GROUP BY 1, 2 ORDER BY 1, 2"
