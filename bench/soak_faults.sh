@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # bench/soak_faults.sh: the soak of bench/soak.sh (10,000 mixed calls from
 # 8 sessions, random emulator faults) run again through the fault proxy
-# (emulator/fault_proxy.py) while a second injector breaks the network:
-# every 0.4 s one of
+# (emulator/fault_proxy.py) while a second injector breaks the network
+# with one of these, then 0.4 s of clean network, and again:
 #   latency 100 +- 25 ms each way (200 +- 50 ms RTT) for 1 s,
 #   a bandwidth limit of 20 kB/s each way for 1 s,
 #   a stall (partition) of 300 ms that heals,
@@ -66,6 +66,7 @@ while not os.path.exists(stop):
                                     timeout=5) as r:
             totals.update(json.load(r)["counts"])
         px("clear")
+        time.sleep(0.4)    # a clean network between two faults
     except Exception as e:
         print("net-injector:", e, file=sys.stderr)
         time.sleep(0.4)

@@ -171,13 +171,13 @@ cmp_ok($ms, '>=', 4500, 'it waited for the stall to heal');
 is(l0(), 0, 'L0 drained');
 
 # ... else it ends with 57014 at statement_timeout
-($ms, $state, $err) = stall_in_poll_wait('3s');
-diag(sprintf('stall of 5 s under statement_timeout 3 s: ended after %.0f ms',
+($ms, $state, $err) = stall_in_poll_wait('2s');
+diag(sprintf('stall of 5 s under statement_timeout 2 s: ended after %.0f ms',
 	$ms));
-is($state, '57014', 'stall of 5 s, statement_timeout 3 s: 57014')
+is($state, '57014', 'stall of 5 s, statement_timeout 2 s: 57014')
   or diag($err);
-cmp_ok($ms, '>=', 2950, 'not before statement_timeout (- 50 ms)');
-cmp_ok($ms, '<', 4000, 'at statement_timeout, not at the end of the stall');
+cmp_ok($ms, '>=', 1950, 'not before statement_timeout (- 50 ms)');
+cmp_ok($ms, '<', 3000, 'at statement_timeout, not at the end of the stall');
 px('POST', '/_proxy/clear');
 sleep(0.3);    # the stalled poll reaches the emulator before its reset
 
@@ -208,13 +208,13 @@ is(calls(), '1/0/0', 'half-open: the watermark read never reached the server');
 # one with a body, as this stats read: libcurl's low-speed check averages
 # over its last 5 one-second samples, and the body sent counts as bytes
 # moved until its sample leaves that window (measured: 7.3 s for 2 s).
-$node->safe_psql('postgres', "ALTER SERVER emu OPTIONS (ADD read_timeout '2')");
+$node->safe_psql('postgres', "ALTER SERVER emu OPTIONS (ADD read_timeout '1')");
 ($ms, $state, $err) = half_open('0');
-diag(sprintf('half-open, read_timeout 2 s: ended after %.0f ms', $ms));
+diag(sprintf('half-open, read_timeout 1 s: ended after %.0f ms', $ms));
 is($state, '08006', 'half-open, no statement_timeout: 08006 at read_timeout')
   or diag($err);
-cmp_ok($ms, '>=', 2000, 'half-open: not before read_timeout');
-cmp_ok($ms, '<', 9000, 'half-open: within read_timeout + 7 s');
+cmp_ok($ms, '>=', 1000, 'half-open: not before read_timeout');
+cmp_ok($ms, '<', 8000, 'half-open: within read_timeout + 7 s');
 $node->safe_psql('postgres', "ALTER SERVER emu OPTIONS (DROP read_timeout)");
 
 # reset_answer: with a connection to the proxy already open (reused),
