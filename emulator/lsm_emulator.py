@@ -1593,6 +1593,7 @@ class Control:
             if op == "claim":
                 t.claimed = _bool(req.get("claimed"), "claimed")
                 t.replaying = False
+                t.flush_claims_only = False   # no longer just restarted
                 return 200, ok
             if op == "bucket":
                 b = t.bucket(req.get("bucket"))
