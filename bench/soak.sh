@@ -117,39 +117,40 @@ BEGIN
   PERFORM set_config('soak.n', n::text, false);
   PERFORM nextval('soak_calls');
   BEGIN
-    CASE kind
-    WHEN 'flush' THEN PERFORM lancelsm_flush('lance', 'soak');
-    WHEN 'compact' THEN PERFORM lancelsm_compact('lance', 'soak');
-    WHEN 'stats' THEN SELECT count(*) INTO cnt FROM lancelsm_stats('lance', 'soak');
-    WHEN 'stats_limit1' THEN
-      SELECT shard_id INTO r FROM lancelsm_stats('lance', 'soak') LIMIT 1;
-    WHEN 'generations' THEN
-      SELECT count(*) INTO cnt FROM lancelsm_generations('lance', 'soak', true);
-    WHEN 'memtables' THEN SELECT count(*) INTO cnt FROM lancelsm_memtables('lance', 'soak');
-    WHEN 'checkpoint' THEN PERFORM lancelsm_checkpoint('lance', 'soak');
-    WHEN 'checkpoint_many' THEN
-      SELECT count(*) INTO cnt FROM lancelsm_checkpoint('lance', ARRAY['soak', 'soak2']);
-    WHEN 'exception_loop' THEN
-      -- three rounds, each its own subtransaction; a fault ends the round
-      FOR i IN 1..3 LOOP
-        BEGIN
-          PERFORM lancelsm_flush('lance', 'soak2');
-          FOR r IN SELECT * FROM lancelsm_stats('lance', 'soak2') LIMIT 1 LOOP
-            NULL;
-          END LOOP;
-        EXCEPTION WHEN OTHERS OR query_canceled THEN
-          outcome := 'loop:' || SQLSTATE;
-        END;
-      END LOOP;
-    END CASE;
-  EXCEPTION WHEN OTHERS OR query_canceled THEN
-    outcome := SQLSTATE;
-  END;
-  BEGIN
+    BEGIN
+      CASE kind
+      WHEN 'flush' THEN PERFORM lancelsm_flush('lance', 'soak');
+      WHEN 'compact' THEN PERFORM lancelsm_compact('lance', 'soak');
+      WHEN 'stats' THEN SELECT count(*) INTO cnt FROM lancelsm_stats('lance', 'soak');
+      WHEN 'stats_limit1' THEN
+        SELECT shard_id INTO r FROM lancelsm_stats('lance', 'soak') LIMIT 1;
+      WHEN 'generations' THEN
+        SELECT count(*) INTO cnt FROM lancelsm_generations('lance', 'soak', true);
+      WHEN 'memtables' THEN SELECT count(*) INTO cnt FROM lancelsm_memtables('lance', 'soak');
+      WHEN 'checkpoint' THEN PERFORM lancelsm_checkpoint('lance', 'soak');
+      WHEN 'checkpoint_many' THEN
+        SELECT count(*) INTO cnt FROM lancelsm_checkpoint('lance', ARRAY['soak', 'soak2']);
+      WHEN 'exception_loop' THEN
+        -- three rounds, each its own subtransaction; a fault ends the round
+        FOR i IN 1..3 LOOP
+          BEGIN
+            PERFORM lancelsm_flush('lance', 'soak2');
+            FOR r IN SELECT * FROM lancelsm_stats('lance', 'soak2') LIMIT 1 LOOP
+              NULL;
+            END LOOP;
+          EXCEPTION WHEN OTHERS OR query_canceled THEN
+            outcome := 'loop:' || SQLSTATE;
+          END;
+        END LOOP;
+      END CASE;
+    EXCEPTION WHEN OTHERS OR query_canceled THEN
+      outcome := SQLSTATE;
+    END;
     INSERT INTO soak_outcome VALUES (kind, outcome);
   EXCEPTION WHEN query_canceled THEN
-    -- the statement timeout fell just after the call ended (a slow
-    -- network): it has fired, so this insert runs
+    -- the statement timeout fell just after the call ended, or while its
+    -- error was being handled (a slow network): it has fired, so this
+    -- insert runs
     INSERT INTO soak_outcome VALUES (kind, 'late:' || SQLSTATE);
   END;
   RETURN outcome;
