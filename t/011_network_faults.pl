@@ -214,7 +214,8 @@ diag(sprintf('half-open, read_timeout 1 s: ended after %.0f ms', $ms));
 is($state, '08006', 'half-open, no statement_timeout: 08006 at read_timeout')
   or diag($err);
 cmp_ok($ms, '>=', 1000, 'half-open: not before read_timeout');
-cmp_ok($ms, '<', 8000, 'half-open: within read_timeout + 7 s');
+# measured 7.0 s here; slack for a loaded machine
+cmp_ok($ms, '<', 9500, 'half-open: within read_timeout + about 6 s');
 $node->safe_psql('postgres', "ALTER SERVER emu OPTIONS (DROP read_timeout)");
 
 # reset_answer: with a connection to the proxy already open (reused),

@@ -161,8 +161,9 @@ ctl('POST', '/_emulator/tables/events/claim', { claimed => JSON::PP::true });
 is(l0(), 1, 'L0 of the crashed checkpoint survived');
 ctl('POST', '/_emulator/tables/events/generations', { count => 1 });
 ctl('POST', '/_emulator/config', { pass_ms => 5000 });   # lost in the crash
-$s->query_safe("SET lancelsm.poll_interval_min = '1500ms'");
-$s->query_safe("SET lancelsm.poll_interval_max = '1500ms'");
+# the poll wait: long enough for the restart, even on a loaded machine
+$s->query_safe("SET lancelsm.poll_interval_min = '2000ms'");
+$s->query_safe("SET lancelsm.poll_interval_max = '2000ms'");
 ctl('POST', '/_emulator/log/reset');
 $banner = send_query($s, $CHECKPOINT);
 wait_until('the compact', sub { calls() eq '1/1/1' });
