@@ -32,6 +32,8 @@ use PostgreSQL::Test::Utils;
 use Test::More;
 use Time::HiRes qw(time sleep);
 
+skip_in_repeat_runs();
+
 my $POLL_MS = 300;
 my $CHECKPOINT = "SELECT lancelsm_checkpoint('emu', 'events')";
 

@@ -26,6 +26,8 @@ use PostgreSQL::Test::Utils;
 use Test::More;
 use Time::HiRes qw(time sleep);
 
+skip_in_repeat_runs();
+
 my $CHECKPOINT = "SELECT lancelsm_checkpoint('emu', 'events')";
 my $state_file = PostgreSQL::Test::Utils::tempdir('state') . '/state.json';
 # the replay after a restart lasts until the test says so (bounded: 20 s)
