@@ -39,6 +39,7 @@ cleanup() {
 	[ -f "$work/injector.pid" ] && kill "$(cat "$work/injector.pid")" 2>/dev/null
 	[ -f "$work/data/postmaster.pid" ] && as_pg "'$bindir/pg_ctl' -D '$work/data' -m immediate -w stop" >/dev/null 2>&1
 	[ -f "$work/emulator.pid" ] && kill "$(cat "$work/emulator.pid")" 2>/dev/null
+	for p in "$work"/net-*.pid; do [ -f "$p" ] && kill "$(cat "$p")" 2>/dev/null; done
 	wait 2>/dev/null
 }
 trap cleanup EXIT
@@ -48,6 +49,13 @@ trap cleanup EXIT
 "$root/scripts/emulator.sh" "$work" --api-key "$key" --table soak:2:400 \
 	--table soak2:1:200 --pass-ms 20 --pool 4 --seal-rows 100 --replay-ms 20 --quiet || exit 1
 emu_port=$(cat "$work/emulator.port")
+server_port=$emu_port
+# bench/soak_faults.sh: the same soak through the fault proxy
+if [ "${SOAK_NETWORK_FAULTS:-0}" = 1 ]; then
+	. "$bench/soak_faults.sh"
+	soak_faults_start "$work" "$emu_port" || exit 1
+	server_port=$soak_server_port
+fi
 
 # the throwaway cluster
 chown postgres: "$work"
@@ -62,7 +70,7 @@ psqlq -d postgres -c "CREATE DATABASE soak" || exit 1
 psqlq -d soak <<SQL || exit 1
 CREATE EXTENSION lancelsm;
 CREATE SERVER lance FOREIGN DATA WRAPPER lancelsm
-  OPTIONS (database 'mydb', host_override 'http://127.0.0.1:$emu_port');
+  OPTIONS (database 'mydb', host_override 'http://127.0.0.1:$server_port');
 CREATE USER MAPPING FOR PUBLIC SERVER lance OPTIONS (api_key '$key');
 ALTER DATABASE soak SET lancelsm.backoff_base = '1ms';
 ALTER DATABASE soak SET lancelsm.backoff_max = '20ms';
@@ -109,41 +117,57 @@ BEGIN
   PERFORM set_config('soak.n', n::text, false);
   PERFORM nextval('soak_calls');
   BEGIN
-    CASE kind
-    WHEN 'flush' THEN PERFORM lancelsm_flush('lance', 'soak');
-    WHEN 'compact' THEN PERFORM lancelsm_compact('lance', 'soak');
-    WHEN 'stats' THEN SELECT count(*) INTO cnt FROM lancelsm_stats('lance', 'soak');
-    WHEN 'stats_limit1' THEN
-      SELECT shard_id INTO r FROM lancelsm_stats('lance', 'soak') LIMIT 1;
-    WHEN 'generations' THEN
-      SELECT count(*) INTO cnt FROM lancelsm_generations('lance', 'soak', true);
-    WHEN 'memtables' THEN SELECT count(*) INTO cnt FROM lancelsm_memtables('lance', 'soak');
-    WHEN 'checkpoint' THEN PERFORM lancelsm_checkpoint('lance', 'soak');
-    WHEN 'checkpoint_many' THEN
-      SELECT count(*) INTO cnt FROM lancelsm_checkpoint('lance', ARRAY['soak', 'soak2']);
-    WHEN 'exception_loop' THEN
-      -- three rounds, each its own subtransaction; a fault ends the round
-      FOR i IN 1..3 LOOP
-        BEGIN
-          PERFORM lancelsm_flush('lance', 'soak2');
-          FOR r IN SELECT * FROM lancelsm_stats('lance', 'soak2') LIMIT 1 LOOP
-            NULL;
-          END LOOP;
-        EXCEPTION WHEN OTHERS OR query_canceled THEN
-          outcome := 'loop:' || SQLSTATE;
-        END;
-      END LOOP;
-    END CASE;
-  EXCEPTION WHEN OTHERS OR query_canceled THEN
-    outcome := SQLSTATE;
+    BEGIN
+      CASE kind
+      WHEN 'flush' THEN PERFORM lancelsm_flush('lance', 'soak');
+      WHEN 'compact' THEN PERFORM lancelsm_compact('lance', 'soak');
+      WHEN 'stats' THEN SELECT count(*) INTO cnt FROM lancelsm_stats('lance', 'soak');
+      WHEN 'stats_limit1' THEN
+        SELECT shard_id INTO r FROM lancelsm_stats('lance', 'soak') LIMIT 1;
+      WHEN 'generations' THEN
+        SELECT count(*) INTO cnt FROM lancelsm_generations('lance', 'soak', true);
+      WHEN 'memtables' THEN SELECT count(*) INTO cnt FROM lancelsm_memtables('lance', 'soak');
+      WHEN 'checkpoint' THEN PERFORM lancelsm_checkpoint('lance', 'soak');
+      WHEN 'checkpoint_many' THEN
+        SELECT count(*) INTO cnt FROM lancelsm_checkpoint('lance', ARRAY['soak', 'soak2']);
+      WHEN 'exception_loop' THEN
+        -- three rounds, each its own subtransaction; a fault ends the round
+        FOR i IN 1..3 LOOP
+          BEGIN
+            PERFORM lancelsm_flush('lance', 'soak2');
+            FOR r IN SELECT * FROM lancelsm_stats('lance', 'soak2') LIMIT 1 LOOP
+              NULL;
+            END LOOP;
+          EXCEPTION WHEN OTHERS OR query_canceled THEN
+            outcome := 'loop:' || SQLSTATE;
+          END;
+        END LOOP;
+      END CASE;
+    EXCEPTION WHEN OTHERS OR query_canceled THEN
+      outcome := SQLSTATE;
+    END;
+    INSERT INTO soak_outcome VALUES (kind, outcome);
+  EXCEPTION WHEN query_canceled THEN
+    -- the statement timeout fell just after the call ended, or while its
+    -- error was being handled (a slow network): it has fired, so this
+    -- insert runs
+    INSERT INTO soak_outcome VALUES (kind, 'late:' || SQLSTATE);
   END;
-  INSERT INTO soak_outcome VALUES (kind, outcome);
-  -- call 1: a warm-up sample, so that the relations the sampling itself
-  -- touches are open (PostgreSQL keeps their files open) before call 125
+  RETURN outcome;
+END
+\$\$;
+-- soak_sample_due(): a sample after the calls that take one, in a
+-- statement of its own (bench/soak.pgbench), so that a call using up the
+-- statement timeout cannot cancel it.  Call 1: a warm-up sample, so that
+-- the relations the sampling itself touches are open (PostgreSQL keeps
+-- their files open) before call 125
+CREATE FUNCTION soak_sample_due() RETURNS void LANGUAGE plpgsql AS \$\$
+DECLARE
+  n int := coalesce(nullif(current_setting('soak.n', true), ''), '0')::int;
+BEGIN
   IF n IN (1, $((per_client / 10)), $((per_client / 2)), $per_client) THEN
     PERFORM soak_sample_self(n);
   END IF;
-  RETURN outcome;
 END
 \$\$;
 SQL
@@ -198,6 +222,7 @@ t1=$(date +%s)
 grep -E 'number of transactions actually processed|number of failed|tps|aborted' "$work/pgbench.out"
 [ $rc = 0 ] || { echo "soak: pgbench failed (status $rc):"; tail -20 "$work/pgbench.out"; }
 echo "soak: $((t1 - t0)) s; faults queued: $(cat "$work/injector.out" 2>/dev/null)"
+[ "${SOAK_NETWORK_FAULTS:-0}" = 1 ] && soak_faults_report "$work"
 
 psqlq -d soak -c "SELECT last_value AS calls FROM soak_calls"
 psqlq -d soak -c "SELECT kind, outcome, count(*) FROM soak_outcome GROUP BY 1, 2 ORDER BY 1, 2"
@@ -228,7 +253,8 @@ SELECT count(*) = $clients
  WHERE a.at_call = $((per_client / 10));
 SQL
 )
-crashes=$(grep -c 'terminated by signal' "$work/server.log")
+# a backend's crash, not the sampling's own "ls" ended by a timeout
+crashes=$(grep -cE '\(PID [0-9]+\) was terminated by signal' "$work/server.log")
 # Descriptors of relation files (data/base, global, pg_wal) are
 # PostgreSQL's own file cache and vary with the tables the soak itself
 # writes; the others (sockets, pipes, eventfd/epoll, log) are what lancelsm
@@ -236,5 +262,5 @@ crashes=$(grep -c 'terminated by signal' "$work/server.log")
 # being open or not at the moment of the sample.
 echo "soak: VmRSS within 5 % and non-relation fds grown by at most 5 % (at least 1 fd) from call ~1k to ~10k: $([ "$flat" = t ] && echo yes || echo NO)"
 echo "soak: crashed backends: $crashes"
-grep -E 'terminated by signal|PANIC' "$work/server.log" | head -5
+grep -E '\(PID [0-9]+\) was terminated by signal|PANIC' "$work/server.log" | head -5
 [ $rc = 0 ] && [ "$flat" = t ] && [ "$crashes" = 0 ]

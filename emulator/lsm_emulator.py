@@ -195,6 +195,8 @@ class Table:
             self.spec = self.default_spec(buckets)
         self.claimed = True
         self.replaying = False
+        # restored after a crash: only a flush claims it (StateFile)
+        self.flush_claims_only = False
         self.dropping = False
         self.rows_per_second = float(rows_per_second)
         self.paused = False
@@ -339,6 +341,7 @@ class Emulator:
         self.quiet = quiet
         self.stopping = threading.Event()
         self.server = None
+        self.state_file = None   # StateFile with --state-file
         self.tables = {}
         self.writer = None      # the writers' thread, once a table exists
         self._reset_locked()
@@ -378,11 +381,16 @@ class Emulator:
             t = Table(name, buckets, rows_per_second, lsm, indexes,
                       primary_key)
             self.tables[name] = t
-            if self.writer is None:
-                self.writer = threading.Thread(target=self._writer_loop,
-                                               name="writer", daemon=True)
-                self.writer.start()
+            self.ensure_writer()
         return t
+
+    def ensure_writer(self):
+        """Start the writers' thread (one for every table) unless it runs.
+        The caller holds self.lock."""
+        if self.writer is None:
+            self.writer = threading.Thread(target=self._writer_loop,
+                                           name="writer", daemon=True)
+            self.writer.start()
 
     def table(self, name):
         t = self.tables.get(name)
@@ -1113,7 +1121,8 @@ class Handler(BaseHTTPRequestHandler):
                            "table %s has no LSM write path" % name)
             replay = False
             if not t.claimed:
-                if route == "compact_lsm":
+                if route == "compact_lsm" or (route == "get_lsm_stats" and
+                                              t.flush_claims_only):
                     return err(421, CODE_CLAIM_OR_DRAIN, "table not claimed")
                 t.replaying = True
                 replay = True
@@ -1124,6 +1133,7 @@ class Handler(BaseHTTPRequestHandler):
                     return err(404, CODE_TABLE_NOT_FOUND, "table %s not found" % name)
                 t.replaying = False
                 t.claimed = True
+                t.flush_claims_only = False
                 for b in t.buckets:
                     b.writer_epoch += 1
         if route == "flush_lsm":
@@ -1493,6 +1503,8 @@ class Control:
         emu = self.emu
         if req.get("restart"):
             emu.restart_node()
+        if req.get("replayed") and emu.state_file is not None:
+            emu.state_file.replayed()
         if "draining" in req:
             with emu.lock:
                 emu.draining = _bool(req["draining"], "draining")
@@ -1616,6 +1628,7 @@ class Control:
             if op == "claim":
                 t.claimed = _bool(req.get("claimed"), "claimed")
                 t.replaying = False
+                t.flush_claims_only = False   # no longer just restarted
                 return 200, ok
             if op == "bucket":
                 b = t.bucket(req.get("bucket"))
@@ -1631,6 +1644,121 @@ class Control:
                         setattr(b, attr, _int(req[k], k))
                 return 200, ok
         raise ControlError("no control route POST tables/%s/%s" % (name, op), 404)
+
+
+# --------------------------------------------------------------------------
+# state file: surviving kill -9
+# --------------------------------------------------------------------------
+
+BUCKET_FIELDS = ("shard_id", "status", "writer_epoch", "manifest_version",
+                 "current_generation", "replay_after", "wal_last", "l0",
+                 "indexes", "memtables")
+TABLE_FIELDS = ("name", "lsm", "indexes", "primary_key", "spec",
+                "rows_per_second", "paused", "rr", "passes_completed",
+                "passes_dispatched")
+
+
+class StateFile:
+    """What a node keeps on disk, written to --state-file (temp file and
+    rename, so a kill -9 leaves the previous or the new state, never half
+    of one) every PERIOD seconds when it changed.  Kept: per table the
+    LSM flag, spec, indexes, writer settings, and per bucket the WAL
+    positions, memtables and L0.  Not kept, as a crash loses them:
+    claims, replays, latches and pins, passes in flight, faults, latency,
+    draining, the log.
+
+    restore() starts a node from the file as a restarted one: every table
+    unclaimed and replaying its WAL (429 code 7 on every route) for
+    replay_ms or until POST /_emulator/node {"replayed": true}; then
+    unclaimed: compact and stats answer 421 until a flush claims the
+    table again (the per-claim replay of --replay-ms first)."""
+
+    PERIOD = 0.05
+
+    def __init__(self, emu, path):
+        self.emu, self.path = emu, path
+        self.last = None
+        self.replay_timer = None
+
+    def snapshot(self):
+        """The durable state as JSON text (under the emulator's lock)."""
+        with self.emu.lock:
+            tables = []
+            for t in self.emu.tables.values():
+                d = {k: getattr(t, k) for k in TABLE_FIELDS}
+                d["buckets"] = [{k: getattr(b, k) for k in BUCKET_FIELDS}
+                                for b in t.buckets]
+                tables.append(d)
+            return json.dumps({"tables": tables}, sort_keys=True)
+
+    def write(self):
+        """Write the state if it changed since the last write."""
+        text = self.snapshot()
+        if text == self.last:
+            return
+        tmp = "%s.tmp.%d" % (self.path, os.getpid())
+        with open(tmp, "w") as fh:
+            fh.write(text)
+        os.replace(tmp, self.path)
+        self.last = text
+
+    def _loop(self):
+        while not self.emu.stopping.is_set():
+            try:
+                self.write()
+            except OSError as e:
+                sys.stderr.write("lsm-emulator: state file: %s\n" % e)
+            self.emu.stopping.wait(self.PERIOD)
+
+    def start(self):
+        threading.Thread(target=self._loop, name="state-file",
+                         daemon=True).start()
+
+    @staticmethod
+    def _table(d):
+        t = Table(d["name"], 0, d["rows_per_second"], d["lsm"], d["indexes"],
+                  d["primary_key"])
+        for k in TABLE_FIELDS:
+            setattr(t, k, d[k])
+        for bd in d["buckets"]:
+            b = Bucket(bd["shard_id"], bd["indexes"])
+            for k in BUCKET_FIELDS:
+                setattr(b, k, bd[k])
+            t.buckets.append(b)
+        return t
+
+    def restore(self, replay_ms):
+        """Replace the tables with the file's, as a node restarted after
+        a crash; returns False when there is no file yet."""
+        try:
+            with open(self.path) as fh:
+                state = json.load(fh)
+        except FileNotFoundError:
+            return False
+        emu = self.emu
+        with emu.lock:
+            for t in emu.tables.values():
+                t.alive = False
+            emu.tables = {}
+            for d in state["tables"]:
+                emu.tables[d["name"]] = self._table(d)
+            emu.ensure_writer()
+        emu.restart_node()
+        with emu.lock:
+            for t in emu.tables.values():
+                t.replaying = True
+                t.flush_claims_only = True
+        self.replay_timer = threading.Timer(replay_ms / 1000.0, self.replayed)
+        self.replay_timer.daemon = True
+        self.replay_timer.start()
+        return True
+
+    def replayed(self):
+        """The restart's WAL replay is over: tables stay unclaimed."""
+        with self.emu.lock:
+            for t in self.emu.tables.values():
+                if t.flush_claims_only:
+                    t.replaying = False
 
 
 # --------------------------------------------------------------------------
@@ -1674,6 +1802,11 @@ def main(argv=None):
                     help="require a client certificate signed by this CA")
     ap.add_argument("--max-lifetime", type=float, default=0,
                     help="exit after this many seconds (0: run until signalled)")
+    ap.add_argument("--state-file",
+                    help="keep the tables' durable state in this file and "
+                         "start from it, as a node restarted after a crash")
+    ap.add_argument("--restart-replay-ms", type=int, default=1000,
+                    help="with --state-file: the WAL replay after a restart")
     a = ap.parse_args(argv)
     if a.max_lifetime < 0:
         ap.error("--max-lifetime wants seconds >= 0")
@@ -1685,6 +1818,10 @@ def main(argv=None):
                    prefix_max=a.prefix_max, pool=a.pool, replay_ms=a.replay_ms,
                    seal_rows=a.seal_rows, host=a.host, port=a.port,
                    quiet=a.quiet, ssl_context=ctx, stats_keys=a.stats_keys)
+    if a.state_file:
+        emu.state_file = StateFile(emu, a.state_file)
+        emu.state_file.restore(a.restart_replay_ms)
+        emu.state_file.start()
     server = make_server(a.host, a.port, ctx)
     server.emu = emu
     emu.server = server

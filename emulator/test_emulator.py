@@ -814,5 +814,103 @@ class StartCommandTest(unittest.TestCase):
         self.assertGreaterEqual(time.time() - t0, 0.5)
 
 
+class StateFileTest(unittest.TestCase):
+    """--state-file: the durable state survives kill -9; the node comes
+    back replaying (429), then unclaimed (421) until a flush claims."""
+
+    # HttpTest's helpers, without running its tests a second time
+    conn, req, ctl, wait = HttpTest.conn, HttpTest.req, HttpTest.ctl, HttpTest.wait
+
+    def setUp(self):
+        HttpTest.setUp(self)
+        self.tmp = tempfile.TemporaryDirectory()
+        self.path = os.path.join(self.tmp.name, "state.json")
+        self.emu.state_file = emu_mod.StateFile(self.emu, self.path)
+
+    def tearDown(self):
+        HttpTest.tearDown(self)
+        self.tmp.cleanup()
+
+    def restarted(self, replay_ms):
+        """A second node on the same file, as after a crash."""
+        self.emu.state_file.write()
+        self.emu.stop()
+        self.emu = emu_mod.Emulator(KEY, [("events", 1, 0)], pass_ms=50,
+                                    replay_ms=50, quiet=True)
+        self.emu.state_file = emu_mod.StateFile(self.emu, self.path)
+        self.assertTrue(self.emu.state_file.restore(replay_ms))
+        self.port = self.emu.start()
+
+    def test_restore_keeps_l0_and_loses_claims(self):
+        self.ctl("tables/events/generations", {"count": 3, "buckets": ["b1"]})
+        self.ctl("tables/events/write", {"rows": 7, "bucket": "b0"})
+        before = self.ctl("tables/events")[1]["buckets"]
+        self.restarted(60000)
+        st = self.ctl("tables/events")[1]
+        self.assertEqual((st["claimed"], st["replaying"]), (False, True))
+        self.assertEqual(st["buckets"], before)
+        self.assertEqual(self.ctl("tables")[1], {"tables": ["events", "other"]})
+        for route in emu_mod.ROUTES:
+            r, data = self.req(route)
+            self.assertEqual((r.status, json.loads(data)["code"]),
+                             (429, emu_mod.CODE_REPLAYING), route)
+        self.ctl("node", {"replayed": True})
+        for route in ("get_lsm_stats", "compact_lsm"):
+            r, data = self.req(route, body="{}")
+            self.assertEqual((r.status, json.loads(data)),
+                             (421, {"code": 19, "error": "table not claimed"}))
+        self.assertEqual(self.req("flush_lsm")[0].status, 202)
+        st = self.ctl("tables/events")[1]
+        self.assertTrue(st["claimed"])
+        self.assertEqual([b["writer_epoch"] for b in st["buckets"]], [2, 2])
+        self.assertEqual(len(st["buckets"][1]["generations"]), 3)
+        self.assertEqual(self.req("compact_lsm")[0].status, 202)
+
+    def test_replay_ends_by_itself(self):
+        self.restarted(100)
+        self.assertEqual(self.req("flush_lsm")[0].status, 429)
+        self.wait(lambda: not self.ctl("tables/events")[1]["replaying"])
+        self.assertEqual(self.req("compact_lsm")[0].status, 421)
+
+    def test_no_file_no_restore(self):
+        self.assertFalse(self.emu.state_file.restore(100))
+        self.assertTrue(self.ctl("tables/events")[1]["claimed"])
+
+    def test_kill_9_and_restart(self):
+        script = os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                              "lsm_emulator.py")
+        pf = os.path.join(self.tmp.name, "port")
+
+        def start(port):
+            return subprocess.Popen(
+                [sys.executable, script, "--port", str(port), "--port-file", pf,
+                 "--api-key", KEY, "--table", "events:1", "--quiet",
+                 "--state-file", self.path, "--restart-replay-ms", "200",
+                 "--max-lifetime", "30"], stderr=subprocess.DEVNULL)
+
+        def wait_port():
+            t0 = time.time()
+            while not os.path.exists(pf) and time.time() - t0 < 5:
+                time.sleep(0.01)
+            with open(pf) as fh:
+                return int(fh.read())
+        p = start(0)
+        try:
+            self.port = wait_port()
+            self.ctl("tables/events/generations", {"count": 2})
+            time.sleep(3 * emu_mod.StateFile.PERIOD)
+            p.kill()
+            p.wait(5)
+            os.unlink(pf)
+            p = start(self.port)
+            self.assertEqual(wait_port(), self.port)
+            st = self.ctl("tables/events")[1]
+            self.assertEqual(len(st["buckets"][0]["generations"]), 2)
+            self.assertEqual(self.req("flush_lsm")[0].status, 429)
+        finally:
+            p.kill()
+            p.wait(5)
+
+
 if __name__ == "__main__":
     unittest.main()

@@ -28,7 +28,7 @@ our @EXPORT = qw(start_emulator emu emu_reset emu_counts wait_for_request
   backend_emulator_sockets backend_tcp_rows $API_KEY
   start_extra_emulator stop_extra_emulator emu_at backend_rss_kb
   reset_peak_rss sqlstate_of setup_node_conf skip_without_pg_cron
-  query_until);
+  query_until skip_in_repeat_runs);
 
 our $API_KEY = 'tap-secret-key';
 
@@ -196,6 +196,23 @@ sub skip_without_pg_cron
 	  . 'apt-get install postgresql-<major>-cron)';
 	BAIL_OUT($why) if $ENV{LANCELSM_REQUIRE_PG_CRON};
 	plan skip_all => $why;
+}
+
+# skip_in_repeat_runs: skip the whole test (plan skip_all) in the runs
+# that repeat the suite for another purpose: under ASan and UBSan
+# (scripts/sanitize.sh sets LANCELSM_UNDER_ASAN) and as the Debian
+# package's autopkgtest (debian/tests/installcheck sets
+# LANCELSM_PACKAGE_TEST).  For tests of network behaviour whose failure
+# paths other tests already take under the sanitizers: they run once per
+# PostgreSQL version, in the source tree's suite, to keep CI's time.
+sub skip_in_repeat_runs
+{
+	plan skip_all => 'run once per version in the source tree suite, not '
+	  . 'under the sanitizers (LANCELSM_UNDER_ASAN)'
+	  if $ENV{LANCELSM_UNDER_ASAN};
+	plan skip_all => 'run once per version in the source tree suite, not '
+	  . 'as the package\'s autopkgtest (LANCELSM_PACKAGE_TEST)'
+	  if $ENV{LANCELSM_PACKAGE_TEST};
 }
 
 # sqlstate_of: the SQLSTATE of the first ERROR or FATAL in psql's
