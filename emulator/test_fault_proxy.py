@@ -252,9 +252,11 @@ class ProxyTest(unittest.TestCase):
     def test_refused_target(self):
         self.echo.close()
         time.sleep(0.05)
-        with self.client() as s:
-            s.sendall(b"x")
-            with self.assertRaises(ConnectionResetError):
+        # the reset can beat connect() back to the client on a loaded
+        # machine: it is the same outcome, wherever the client sees it
+        with self.assertRaises(ConnectionError):
+            with self.client() as s:
+                s.sendall(b"x")
                 s.recv(10)
         self.assertEqual(self.proxy.state()["counts"]["refused"], 1)
 
