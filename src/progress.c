@@ -16,7 +16,9 @@
  *
  * History keeps the last outcome of each (server, table_name) checkpoint,
  * at most lancelsm.max_history_entries of them (the oldest finished_at is
- * evicted when full), under one LWLock.  Shared memory is not
+ * evicted when full), under one LWLock.  Only tables the server answered
+ * for with a success (a flush, compact or stats 2xx) are recorded, so
+ * made-up names cannot evict real tables' outcomes.  Shared memory is not
  * transactional, so an outcome survives the caller's rollback.  The
  * postmaster dumps the history to pg_stat/lancelsm_history.stat at a clean
  * shutdown and loads (then removes) that file at startup; a crash loses it.
@@ -601,7 +603,10 @@ history_entry_fill(HistoryEntry *h, const LsmTaskSnapshot *snap,
  * the error that ended the statement).  Frees its progress entry (the
  * caller then forgets the task's progress slot) and, for a checkpoint
  * that had started and waited for its drain (not trigger-only), records
- * its outcome in the history.
+ * its outcome in the history, but only when the server answered one of
+ * its requests with success (snap->answered): a name the server does not
+ * know (404) or a server that never answered leaves no entry, so no role
+ * can flood the history with made-up table names.
  * Never raises an error: it runs in lsm_task_run_all's error handler.
  */
 void
@@ -615,6 +620,8 @@ lsm_progress_end(const LsmTaskSnapshot *snap, int interrupted_by)
 		progress_release_slot(snap->progress_slot);
 	if (snap->started_at == 0 || snap->server_name == NULL)
 		return;					/* refused before any request */
+	if (!snap->answered)
+		return;					/* not a table the server knows */
 	history_entry_fill(&entry, snap, interrupted_by);
 	LWLockAcquire(progress_shared->lock, LW_EXCLUSIVE);
 	history_store(&entry);

@@ -74,6 +74,8 @@ typedef struct LsmTask
 	LsmWriteSpec *spec;			/* LSM_TASK_GET_SPEC: the decoded answer */
 	int			passes;			/* compact calls answered 202 */
 	int			polls;			/* stats reads */
+	bool		answered;		/* a request got its expected answer: the
+								 * server knows the table */
 	TimestampTz started_at;
 	TimestampTz finished_at;
 } LsmTask;
@@ -102,6 +104,7 @@ typedef struct LsmTaskSnapshot
 	const char *phase;			/* as lancelsm_progress shows it */
 	bool		finished;		/* its phase is done */
 	const LsmFailure *failure;	/* once finished: NULL on success */
+	bool		answered;		/* the server knew the table (a 2xx) */
 	LsmTaskCounters counters;
 	TimestampTz started_at;		/* 0: never started */
 	TimestampTz finished_at;
