@@ -6,7 +6,8 @@
 # row is gone and the history holds the outcome: ok with its passes, a
 # rolled-back transaction's checkpoint, a cancel (57014).  A table the
 # server does not know (404, HV00R) is not recorded: 100 made-up names
-# checkpointed by a role with USAGE leave the history exactly as it was.
+# checkpointed by a role with USAGE leave the history exactly as it was;
+# a table already recorded shows its later 404.
 # A terminated backend leaves no progress row; a multi-table checkpoint
 # shows one row per table; a full pool skips entries and counts them.  The
 # history survives a clean restart with the same rows (and an immediate
@@ -141,6 +142,16 @@ is(history(), $flood_before, 'flood: the history is unchanged');
 is($node->safe_psql('postgres',
 		'SELECT count(*) FROM lancelsm_checkpoint_history'),
 	'1', 'flood: still exactly one table in the history');
+
+# 3c. a table already in the history gets every later outcome, answered
+# or not: a 404 of its flush replaces its success
+emu('POST', '/_emulator/faults', { table => 'events', route => 'flush_lsm',
+	count => 1, status => 404, json => { code => 3, error => 'gone' } });
+($out, $err) = (timed_query($s, "SELECT lancelsm_checkpoint('emu', 'events')"))[1, 2];
+like($err, qr/HV00R/, 'known table: the checkpoint fails with HV00R');
+like(history("table_name = 'events'"),
+	qr/^emu\|events\|f\|HV00R\|could not checkpoint LanceDB table "events": .*\|0$/,
+	'known table: the history shows HV00R and the message with its detail');
 
 # 4. a canceled checkpoint: 57014 and the interruption message
 pin('events', 1);
