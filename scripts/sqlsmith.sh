@@ -165,7 +165,7 @@ restarts=0
 echo "sqlsmith: $queries queries (seed $seed${exclude:+, $exclude}) in $elapsed s, exit status $rc"
 echo "emulator requests per route: $(python3 -c "import urllib.request; print(urllib.request.urlopen('http://127.0.0.1:$emuport/_emulator/counts').read().decode())")"
 echo "lancelsm functions called (pg_stat_user_functions):"
-psql_as postgres smith "SELECT funcname || ' ' || calls FROM pg_stat_user_functions WHERE schemaname <> 'smith' ORDER BY funcname" | sed 's/^/  /'
+psql_as postgres smith "SELECT funcname || ' ' || calls FROM pg_stat_user_functions WHERE funcname LIKE 'lancelsm%' ORDER BY funcname" | sed 's/^/  /'
 echo "errors by SQLSTATE class (count class):"
 grep -oE '^[^ ]+ [^ ]+ [^ ]+ \[[0-9]+\] [0-9A-Z]{5} ERROR:' "$work/server.log" |
 	awk '{ print substr($5, 1, 2) }' | sort | uniq -c | sort -rn | sed 's/^/  /'
