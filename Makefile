@@ -8,6 +8,7 @@ OBJS = \
 	src/settings.o \
 	src/option.o \
 	src/http.o \
+	src/url.o \
 	src/pool.o \
 	src/fault.o \
 	src/task.o \

@@ -1,9 +1,10 @@
 /*-------------------------------------------------------------------------
  *
  * corpus_replay.c
- *		Runs the libFuzzer target over every file of fuzz/corpus/ without
- *		libFuzzer, so that the corpus the fuzzer grew is a regression suite
- *		any compiler can build (make test runs it with gcc).
+ *		Runs a libFuzzer target over every file of its corpus
+ *		(fuzz/corpus/TARGET/) without libFuzzer, so that the corpus the
+ *		fuzzer grew is a regression suite any compiler can build (make test
+ *		links it with each fuzz_TARGET.c as replay_TARGET, with gcc).
  *
  * Usage: corpus_replay DIR...  Prints "N passed, 0 failed" when every
  * input was decoded without the target aborting; an abort or a crash ends

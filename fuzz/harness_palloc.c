@@ -4,8 +4,8 @@
  *		A standalone palloc for linking the decoders outside a backend.
  *
  * src/lsm_stats_json.c, src/lsm_json.c and the frontend JSON parser of
- * libpgcommon (common/jsonapi.c) call palloc, palloc0, pstrdup, pfree and
- * repalloc.  This file provides them on top of malloc, in place of
+ * libpgcommon (common/jsonapi.c) call palloc, palloc0, pstrdup, pnstrdup,
+ * pfree and repalloc.  This file provides them on top of malloc, in place of
  * libpgcommon's fe_memutils (pg_snprintf comes from libpgport).  It also
  * counts the bytes held, for the memory figure of decode_mem.c.  It includes postgres.h so the compiler checks every definition against
  * PostgreSQL's own prototype.  Allocation failure aborts, as palloc's
@@ -122,6 +122,17 @@ pstrdup(const char *in)
 	char	   *copy = harness_alloc(len + 1, false);
 
 	memcpy(copy, in, len + 1);
+	return copy;
+}
+
+char *
+pnstrdup(const char *in, Size len)
+{
+	size_t		n = strnlen(in, len);
+	char	   *copy = harness_alloc(n + 1, false);
+
+	memcpy(copy, in, n);
+	copy[n] = '\0';
 	return copy;
 }
 

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Installs what lancelsm needs to build, test and demo on Debian 12 (as root):
 # PostgreSQL 15 here, and mmdebstrap + zstd for the chroots in which
-# scripts/pg-chroot.sh brings the newer majors; nginx and squid for the
-# TLS edge and proxy tests (t/009_edge.pl, t/010_proxy.pl), which start
-# their own instances: the packages' own services must never run.
+# scripts/pg-chroot.sh brings the newer majors; sqlsmith for
+# scripts/sqlsmith.sh; nginx and squid for the TLS edge and proxy tests
+# (t/009_edge.pl, t/010_proxy.pl), which start their own instances: the
+# packages' own services must never run.
 set -euo pipefail
 if [ "$(id -u)" != 0 ]; then
 	echo "scripts/deps.sh: run as root (it calls apt-get)" >&2
@@ -17,7 +18,7 @@ apt_get install -y -qq --no-install-recommends \
 	postgresql-15 postgresql-server-dev-15 postgresql-common postgresql-15-cron \
 	libcurl4-openssl-dev libjansson-dev pkg-config make gcc \
 	libipc-run-perl curl openssl python3 ca-certificates \
-	mmdebstrap zstd >/dev/null
+	mmdebstrap zstd sqlsmith >/dev/null
 command -v node >/dev/null || apt_get install -y -qq nodejs npm >/dev/null
 # nginx and squid: installed with their services kept from starting (a
 # policy-rc.d for the duration, unless one is there already; Debian's

@@ -7,8 +7,9 @@
 # install, pg_regress and TAP in a throwaway cluster (pg_virtualenv, as the
 # postgres user; pg_cron's test wherever pg_cron is packaged), and the
 # 1.0 -> current upgrade test.  Once, with 15 on the host: the heavy suites
-# (ASan + UBSan, the decoder tests and corpus replay, the SDK conformance
-# check), and the emulator's own tests.  One result line per version, then
+# (ASan + UBSan, the decoder tests and the replay of every fuzz corpus,
+# 10,000 sqlsmith queries, the SDK conformance check), and the emulator's
+# own tests.  One result line per version, then
 # the count of suites passed and failed.
 #
 # LANCELSM_PG_VERSIONS picks the versions (default "15 17 18 19"); the
@@ -176,6 +177,8 @@ if [[ " $versions " == *" $heavy_version "* ]]; then
 	# against the host's PostgreSQL 15 ($work/tree is its copy)
 	suite "ASan and UBSan" make -C "$work/tree" -s sanitize-check
 	[ -f "$here/fuzz/Makefile" ] && suite "decoder tests" make -C "$work/tree/fuzz" -s test
+	# about 100 s; bounded by SQLSMITH_TIMEOUT (300 s by default)
+	suite "sqlsmith, 10,000 queries" "$work/tree/scripts/sqlsmith.sh" 10000
 	if [ "${LANCELSM_SKIP_CONFORMANCE:-0}" != 1 ] && [ -x "$here/test/conformance/run.sh" ]; then
 		suite "SDK conformance" "$here/test/conformance/run.sh"
 	fi

@@ -30,6 +30,7 @@
 #include "port.h"
 #include "storage/latch.h"
 #include "token.h"
+#include "url.h"
 #include "utils/memutils.h"
 #include "utils/timestamp.h"
 #include "utils/wait_event.h"
@@ -100,36 +101,6 @@ http_route_path(LsmRoute route)
 }
 
 /*
- * http_encode_table: percent-encode a table identifier (or any string)
- * into exactly one URL path segment.  Only ASCII letters, digits, '-', '_'
- * and '~' stay as they are; everything else, '.' included (so that "." and
- * ".." can never become dot segments), becomes %XX.  Result is palloc'd.
- */
-static char *
-http_encode_table(const char *table_name)
-{
-	static const char hex[] = "0123456789ABCDEF";
-	size_t		len = strlen(table_name);
-	char	   *out = palloc(len * 3 + 1);
-	char	   *p = out;
-
-	for (const unsigned char *s = (const unsigned char *) table_name; *s; s++)
-	{
-		if ((*s >= 'A' && *s <= 'Z') || (*s >= 'a' && *s <= 'z') ||
-			(*s >= '0' && *s <= '9') || *s == '-' || *s == '_' || *s == '~')
-			*p++ = (char) *s;
-		else
-		{
-			*p++ = '%';
-			*p++ = hex[*s >> 4];
-			*p++ = hex[*s & 0x0F];
-		}
-	}
-	*p = '\0';
-	return out;
-}
-
-/*
  * http_new_request_id: write a fresh random UUID v4 (RFC 4122) into buf,
  * which must hold LSM_REQUEST_ID_LEN + 1 bytes.
  */
@@ -148,23 +119,6 @@ http_new_request_id(char *buf)
 			 "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x",
 			 b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7],
 			 b[8], b[9], b[10], b[11], b[12], b[13], b[14], b[15]);
-}
-
-/*
- * http_build_url: the full URL of a route on a table, with ?delimiter=X
- * when the server uses a delimiter other than '$'.  palloc'd.
- */
-static char *
-http_build_url(const LsmConfig *config, LsmRoute route, const char *table)
-{
-	char	   *id = http_encode_table(table);
-
-	if (strcmp(config->id_delimiter, "$") == 0)
-		return psprintf("%s/v1/table/%s/%s/", config->base_url, id,
-						http_route_path(route));
-	return psprintf("%s/v1/table/%s/%s/?delimiter=%s", config->base_url, id,
-					http_route_path(route),
-					http_encode_table(config->id_delimiter));
 }
 
 /*
@@ -202,7 +156,8 @@ lsm_http_prepare(LsmRequest *req, const LsmConfig *config, LsmRoute route,
 	req->response_cap = 0;
 	if (req->url)
 		pfree(req->url);
-	req->url = http_build_url(config, route, table_name);
+	req->url = lsm_url_build(config->base_url, config->id_delimiter,
+							 table_name, http_route_path(route));
 	req->cxt = CurrentMemoryContext;
 	return req;
 }

@@ -16,7 +16,10 @@
  *
  * History keeps the last outcome of each (server, table_name) checkpoint,
  * at most lancelsm.max_history_entries of them (the oldest finished_at is
- * evicted when full), under one LWLock.  Shared memory is not
+ * evicted when full), under one LWLock.  A table enters it only through a
+ * checkpoint that got a success answer (a flush, compact or stats 2xx),
+ * so made-up names cannot evict real tables' outcomes; once in, every
+ * later outcome of the table replaces its entry.  Shared memory is not
  * transactional, so an outcome survives the caller's rollback.  The
  * postmaster dumps the history to pg_stat/lancelsm_history.stat at a clean
  * shutdown and loads (then removes) that file at startup; a crash loses it.
@@ -352,12 +355,12 @@ progress_shmem_first_init(void)
 /*
  * history_find_slot: the history entry to (over)write for the server and
  * table of entry (names clipped, so the whole name's hash must match too):
- * the one already kept for them, else a free one, else the one
- * with the oldest finished_at.  The caller holds the LWLock exclusively
- * (or is the postmaster, alone).
+ * the one already kept for them, else (unless existing_only: NULL) a free
+ * one, else the one with the oldest finished_at.  The caller holds the
+ * LWLock exclusively (or is the postmaster, alone).
  */
 static HistoryEntry *
-history_find_slot(const HistoryEntry *entry)
+history_find_slot(const HistoryEntry *entry, bool existing_only)
 {
 	HistoryEntry *free_slot = NULL;
 	HistoryEntry *oldest = NULL;
@@ -379,21 +382,26 @@ history_find_slot(const HistoryEntry *entry)
 		if (oldest == NULL || h->finished_at < oldest->finished_at)
 			oldest = h;
 	}
+	if (existing_only)
+		return NULL;
 	return free_slot ? free_slot : oldest;
 }
 
 /*
- * history_store: keep one outcome, replacing the table's previous one.
- * The caller holds the LWLock exclusively (or is the postmaster, alone).
+ * history_store: keep one outcome, replacing the table's previous one;
+ * when existing_only, only if the table already has one.  The caller
+ * holds the LWLock exclusively (or is the postmaster, alone).
  */
 static void
-history_store(const HistoryEntry *entry)
+history_store(const HistoryEntry *entry, bool existing_only)
 {
 	HistoryEntry *slot;
 
 	if (progress_shared->nhistory == 0)
 		return;
-	slot = history_find_slot(entry);
+	slot = history_find_slot(entry, existing_only);
+	if (slot == NULL)
+		return;
 	*slot = *entry;
 	slot->in_use = true;
 }
@@ -423,7 +431,7 @@ history_read_file(FILE *file)
 		entry.server[sizeof(entry.server) - 1] = '\0';
 		entry.table_name[sizeof(entry.table_name) - 1] = '\0';
 		entry.message[sizeof(entry.message) - 1] = '\0';
-		history_store(&entry);
+		history_store(&entry, false);
 	}
 	return true;
 }
@@ -746,7 +754,13 @@ history_entry_fill(HistoryEntry *h, const LsmTaskSnapshot *snap,
  * the error that ended the statement).  Frees its progress entry (the
  * caller then forgets the task's progress slot) and, for a checkpoint
  * that had started and waited for its drain (not trigger-only), records
- * its outcome in the history.
+ * its outcome in the history.  Only a checkpoint one of whose requests
+ * the server answered with success (snap->answered) may add a table to
+ * the history; any other outcome only replaces the entry of a table
+ * already there.  So a name the server does not know (404) leaves no
+ * entry and no role can flood the history with made-up table names,
+ * while a known table whose checkpoints start failing or hanging shows
+ * that, not its last success.
  * Never raises an error: it runs in lsm_task_run_all's error handler.
  */
 void
@@ -762,7 +776,7 @@ lsm_progress_end(const LsmTaskSnapshot *snap, int interrupted_by)
 		return;					/* refused before any request */
 	history_entry_fill(&entry, snap, interrupted_by);
 	LWLockAcquire(progress_shared->lock, LW_EXCLUSIVE);
-	history_store(&entry);
+	history_store(&entry, !snap->answered);
 	LWLockRelease(progress_shared->lock);
 }
 

@@ -271,6 +271,7 @@ lsm_task_snapshot(const LsmTask *task, LsmTaskSnapshot *snap)
 	snap->phase = task_phase_name(task);
 	snap->finished = (task->phase == LSM_PHASE_DONE);
 	snap->failure = task->failure;
+	snap->answered = task->answered;
 	snap->counters.target = set ? (int64) wm->initial_outstanding : -1;
 	snap->counters.outstanding =
 		(set && wm->last_outstanding != PG_UINT64_MAX) ?
@@ -569,6 +570,7 @@ static void
 task_on_success(LsmTask *task, TimestampTz deadline)
 {
 	task->retries = 0;
+	task->answered = true;
 	switch (task->phase)
 	{
 		case LSM_PHASE_FLUSH:

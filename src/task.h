@@ -78,6 +78,8 @@ typedef struct LsmTask
 								 * ended it ("joined ...", "skipped ..."); NULL
 								 * otherwise */
 	bool		skipped;		/* src/herd.c: a run of its table was going */
+	bool		answered;		/* a request got its expected answer: the
+								 * server knows the table */
 	TimestampTz started_at;
 	TimestampTz finished_at;
 } LsmTask;
@@ -106,6 +108,7 @@ typedef struct LsmTaskSnapshot
 	const char *phase;			/* as lancelsm_progress shows it */
 	bool		finished;		/* its phase is done */
 	const LsmFailure *failure;	/* once finished: NULL on success */
+	bool		answered;		/* the server knew the table (a 2xx) */
 	LsmTaskCounters counters;
 	TimestampTz started_at;		/* 0: never started */
 	TimestampTz finished_at;

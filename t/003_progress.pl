@@ -4,7 +4,10 @@
 # While a checkpoint waits on a pinned compaction latch, another session
 # sees exactly its row (pid, server, table, phase, target); afterwards the
 # row is gone and the history holds the outcome: ok with its passes, a
-# rolled-back transaction's checkpoint, a 404 (HV00R), a cancel (57014).
+# rolled-back transaction's checkpoint, a cancel (57014).  A table the
+# server does not know (404, HV00R) is not recorded: 100 made-up names
+# checkpointed by a role with USAGE leave the history exactly as it was;
+# a table already recorded shows its later 404.
 # A terminated backend leaves no progress row; a multi-table checkpoint
 # shows one row per table; a full pool skips entries and counts them.  The
 # history survives a clean restart with the same rows (and an immediate
@@ -94,12 +97,46 @@ $s->query_safe("SELECT lancelsm_checkpoint('emu', 'events')");
 $s->query_safe('ROLLBACK');
 is(history(), 'emu|events|t|||1', 'rollback: the outcome is kept');
 
-# 3. a table the server does not know: HV00R
+# 3. a table the server does not know: HV00R, and no history entry
 ($out, $err) = (timed_query($s, "SELECT lancelsm_checkpoint('emu', 'nosuch')"))[1, 2];
 like($err, qr/HV00R/, 'not found: the call fails with HV00R');
-like(history("table_name = 'nosuch'"),
-	qr/^emu\|nosuch\|f\|HV00R\|could not checkpoint LanceDB table "nosuch": .*\|0$/,
-	'not found: the history shows HV00R and the message with its detail');
+is(history("table_name = 'nosuch'"), '',
+	'not found: the history has no entry for a table the server does not know');
+
+# 3b. flooding: a role with USAGE only checkpoints 100 made-up names (one
+# call of 90, ten calls of one); the history is exactly what it was
+$node->safe_psql('postgres', q{
+	CREATE ROLE flooder LOGIN;
+	GRANT USAGE ON FOREIGN SERVER emu TO flooder;
+});
+my $flood_before = history();
+my $flood_names = join(', ', map { "'made_up_$_'" } 1 .. 90);
+is($node->safe_psql('postgres',
+		'SET ROLE flooder; SELECT count(*) FILTER (WHERE NOT ok) '
+		  . "FROM lancelsm_checkpoint('emu', ARRAY[$flood_names])"),
+	'90', 'flood: 90 made-up names in one call all fail');
+my $flood_errors = 0;
+for my $i (91 .. 100)
+{
+	my ($rc) = $node->psql('postgres',
+		"SET ROLE flooder; SELECT lancelsm_checkpoint('emu', 'made_up_$i')");
+	$flood_errors++ if $rc != 0;
+}
+is($flood_errors, 10, 'flood: 10 single made-up names all fail');
+is(history(), $flood_before, 'flood: the history is unchanged');
+is($node->safe_psql('postgres',
+		'SELECT count(*) FROM lancelsm_checkpoint_history'),
+	'1', 'flood: still exactly one table in the history');
+
+# 3c. a table already in the history gets every later outcome, answered
+# or not: a 404 of its flush replaces its success
+emu('POST', '/_emulator/faults', { table => 'events', route => 'flush_lsm',
+	count => 1, status => 404, json => { code => 3, error => 'gone' } });
+($out, $err) = (timed_query($s, "SELECT lancelsm_checkpoint('emu', 'events')"))[1, 2];
+like($err, qr/HV00R/, 'known table: the checkpoint fails with HV00R');
+like(history("table_name = 'events'"),
+	qr/^emu\|events\|f\|HV00R\|could not checkpoint LanceDB table "events": .*\|0$/,
+	'known table: the history shows HV00R and the message with its detail');
 
 # 4. a canceled checkpoint: 57014 and the interruption message
 pin('events', 1);
@@ -165,7 +202,7 @@ my $full = q{SELECT server, table_name, finished_at, ok, sqlstate, message,
   elapsed, passes FROM lancelsm_checkpoint_history
   ORDER BY server COLLATE "C", table_name COLLATE "C"};
 $before = $node->safe_psql('postgres', $full);
-is(scalar(split /\n/, $before), 4, 'restart: four tables have a history');
+is(scalar(split /\n/, $before), 3, 'restart: three tables have a history');
 $s->quit;
 $other->quit;
 $node->restart;
@@ -203,7 +240,7 @@ $node->stop('immediate');
 $node->start;
 is($node->safe_psql('postgres',
 		'SELECT count(*) FROM lancelsm_checkpoint_history'),
-	'4', 'immediate stop: the history is kept');
+	'3', 'immediate stop: the history is kept');
 my ($doomed, $dpid) = open_session($node);
 my $log_offset = -s $node->logfile;
 kill 'KILL', $dpid;
@@ -225,7 +262,8 @@ is($node->safe_psql('postgres',
 	'0', 'crash: the history is empty after a crash restart');
 
 # 11. long names are cut at a character boundary: 150 two-byte
-# characters (300 bytes) keep 127 of them (254 bytes, not 255)
+# characters (300 bytes) keep 127 of them (254 bytes, not 255); the
+# emulator knows the table, so its checkpoint is recorded
 $node->safe_psql('postgres', qq{
 	CREATE DATABASE u8 ENCODING 'UTF8' LOCALE 'C' TEMPLATE template0;
 });
@@ -235,15 +273,15 @@ $node->safe_psql('u8', qq{
 	  OPTIONS (database 'mydb', host_override 'http://127.0.0.1:$port');
 	CREATE USER MAPPING FOR PUBLIC SERVER emu OPTIONS (api_key '$API_KEY');
 });
+emu('POST', '/_emulator/tables', { name => "\x{e9}" x 150, buckets => 1 });
 my ($ret, $stdout, $stderr) = $node->psql('u8',
 	"SELECT lancelsm_checkpoint('emu', repeat(U&'\\00E9', 150))");
-like($stderr, qr/could not checkpoint LanceDB table/,
-	'long name: the checkpoint of an unknown table fails');
+is($ret, 0, 'long name: the checkpoint of the table succeeds');
 is($node->safe_psql('u8',
 		'SELECT octet_length(table_name), length(table_name), '
-		  . "table_name = repeat(U&'\\00E9', 127), sqlstate, "
-		  . 'octet_length(message) <= 511 FROM lancelsm_checkpoint_history'),
-	'254|127|t|HV00R|t', 'long name: cut to 254 bytes, 127 characters');
+		  . "table_name = repeat(U&'\\00E9', 127), ok "
+		  . 'FROM lancelsm_checkpoint_history'),
+	'254|127|t|t', 'long name: cut to 254 bytes, 127 characters');
 
 $node->stop;
 done_testing();

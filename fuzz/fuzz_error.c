@@ -1,0 +1,219 @@
+/*-------------------------------------------------------------------------
+ *
+ * fuzz_error.c
+ *		libFuzzer target for the error-body decoding of src/fault.c (and
+ *		lsm_json_decode_error of src/lsm_json.c, which it calls): what
+ *		lancelsm reports for a failed request.
+ *
+ * Each input is a request's outcome: route, transport, HTTP status,
+ * retries and the operation, the API key, one extra header's secret value
+ * and a bearer token (secrets), the table's name, libcurl's error text and
+ * the answer's body.  The target builds the failure with
+ * lsm_fault_from_request, removes the secrets as the task driver does
+ * (lsm_fault_redact_config), raises it (lsm_fault_raise, caught by
+ * harness_elog.c) and aborts when a promise is broken:
+ *  - no secret of 4 bytes or more is left in the errmsg, its arguments,
+ *    the detail or the hint;
+ *  - the raised error carries the failure's SQLSTATE, detail and hint
+ *    unchanged, and its errmsg too unless a secret is one of the errmsg's
+ *    own words (the raised errmsg is formatted from the redacted
+ *    arguments, the failure's message redacted once formatted);
+ *  - lsm_fault_verdict answers one of its four verdicts.
+ * Secrets are drawn from letters, digits, '-' and '_' (API keys and tokens
+ * are), so "***" can never be part of one.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fault.h"
+#include "harness_elog.h"
+#include "harness_palloc.h"
+#include "token.h"
+
+#undef printf
+#undef fprintf
+
+int			LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+/* The bearer token the failure must not carry (token.c reads a file). */
+static char fuzz_token[64];
+
+/* token.c's lsm_bearer_token_peek: the token last read, if any. */
+const char *
+lsm_bearer_token_peek(const char *path)
+{
+	return path != NULL ? fuzz_token : NULL;
+}
+
+/* A cursor over the fuzzer's input. */
+typedef struct FuzzInput
+{
+	const uint8_t *data;
+	size_t		size;
+} FuzzInput;
+
+/* The next byte of the input, or 0 once it is used up. */
+static uint8_t
+fuzz_byte(FuzzInput *in)
+{
+	uint8_t		b = 0;
+
+	if (in->size > 0)
+	{
+		b = *in->data++;
+		in->size--;
+	}
+	return b;
+}
+
+/*
+ * fuzz_string: the next length-prefixed string of the input into buf (at
+ * most max bytes); secret: drawn from the alphabet of API keys, else any
+ * byte but NUL.
+ */
+static void
+fuzz_string(FuzzInput *in, char *buf, size_t max, bool secret)
+{
+	static const char alphabet[] =
+		"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_";
+	size_t		len = fuzz_byte(in) % (max + 1);
+	size_t		i;
+
+	for (i = 0; i < len && in->size > 0; i++)
+	{
+		uint8_t		b = fuzz_byte(in);
+
+		buf[i] = secret ? alphabet[b % (sizeof(alphabet) - 1)] :
+			(b == 0 ? '0' : (char) b);
+	}
+	buf[i] = '\0';
+}
+
+/* Abort when secret (4 bytes or more) is in text. */
+static void
+fuzz_check_secret(const char *text, const char *secret)
+{
+	if (text != NULL && strlen(secret) >= 4 && strstr(text, secret) != NULL)
+	{
+		fprintf(stderr, "secret \"%s\" left in \"%s\"\n", secret, text);
+		abort();
+	}
+}
+
+/* Abort when any secret is left anywhere in failure. */
+static void
+fuzz_check_failure(const LsmFailure *f, const char *const *secrets)
+{
+	for (int i = 0; secrets[i] != NULL; i++)
+	{
+		fuzz_check_secret(f->message, secrets[i]);
+		fuzz_check_secret(f->detail, secrets[i]);
+		fuzz_check_secret(f->hint, secrets[i]);
+		for (int j = 0; j < LSM_FAULT_MAX_ARGS; j++)
+			fuzz_check_secret(f->args[j], secrets[i]);
+	}
+}
+
+/* Whether any secret of 4 bytes or more is in text. */
+static bool
+fuzz_has_secret(const char *text, const char *const *secrets)
+{
+	for (int i = 0; secrets[i] != NULL; i++)
+		if (strlen(secrets[i]) >= 4 && strstr(text, secrets[i]) != NULL)
+			return true;
+	return false;
+}
+
+/* Raise f and abort unless the error carries exactly its texts. */
+static void
+fuzz_check_raise(const LsmFailure *f, const char *const *secrets)
+{
+	sigjmp_buf	jb;
+
+	harness_error_jump = &jb;
+	if (sigsetjmp(jb, 0) == 0)
+	{
+		lsm_fault_raise(f);
+		abort();				/* it must not return */
+	}
+	harness_error_jump = NULL;
+	/* texts longer than the record's buffer are cut: compare the start */
+	if (harness_error.sqlerrcode != f->sqlerrcode ||
+		(!fuzz_has_secret(harness_error.message, secrets) &&
+		 strncmp(harness_error.message, f->message, HARNESS_ERROR_TEXT - 1) != 0) ||
+		strncmp(harness_error.detail, f->detail, HARNESS_ERROR_TEXT - 1) != 0 ||
+		strncmp(harness_error.hint, f->hint ? f->hint : "",
+				HARNESS_ERROR_TEXT - 1) != 0)
+		abort();
+}
+
+int
+LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	FuzzInput	in = {data, size};
+	LsmConfig	config;
+	LsmOutcome	req;
+	char		api_key[64];
+	char		header_secret[64];
+	char		table[300];
+	char	   *secret_list[1];
+	const char *secrets[4];
+	LsmFailure *f;
+	LsmVerdict	verdict;
+	char	   *body;
+	int			retries;
+	LsmFaultMessage what;
+
+	memset(&config, 0, sizeof(config));
+	memset(&req, 0, sizeof(req));
+	req.route = (LsmRoute) (fuzz_byte(&in) % (LSM_ROUTE_GET_SPEC + 1));
+	req.transport = (LsmTransport) (fuzz_byte(&in) %
+									(LSM_TRANSPORT_HEADER_TOO_LARGE + 1));
+	req.status = fuzz_byte(&in) % 2 ? 100 + fuzz_byte(&in) * 2 : fuzz_byte(&in) + 400;
+	retries = fuzz_byte(&in) % 10;
+	what = (LsmFaultMessage) (fuzz_byte(&in) % (LSM_FAULT_GET_SPEC + 1));
+	fuzz_string(&in, api_key, 48, true);
+	fuzz_string(&in, header_secret, 48, true);
+	fuzz_string(&in, fuzz_token, 48, true);
+	fuzz_string(&in, table, 255, false);
+	fuzz_string(&in, req.curl_error, 64, false);
+	strcpy(req.request_id, "00000000-0000-4000-8000-000000000000");
+
+	config.api_key = api_key;
+	secret_list[0] = header_secret;
+	config.nsecrets = 1;
+	config.secrets = secret_list;
+	config.bearer_token_file = fuzz_token[0] ? "token" : NULL;
+	config.read_timeout_s = 300;
+	req.config = &config;
+
+	/* the rest is the body, NUL-terminated as http.c keeps it */
+	body = malloc(in.size + 1);
+	memcpy(body, in.data, in.size);
+	body[in.size] = '\0';
+	req.response = body;
+	req.response_len = in.size;
+
+	verdict = lsm_fault_verdict(&req);
+	if (verdict < LSM_VERDICT_OK || verdict > LSM_VERDICT_FAIL)
+		abort();
+	f = lsm_fault_from_request(&req, what, table, retries);
+	lsm_fault_redact_config(f, &config);
+	if (f->message == NULL || f->detail == NULL || f->sqlerrcode == 0)
+		abort();
+	secrets[0] = api_key;
+	secrets[1] = header_secret;
+	secrets[2] = fuzz_token;
+	secrets[3] = NULL;
+	fuzz_check_failure(f, secrets);
+	fuzz_check_raise(f, secrets);
+
+	harness_free_all();
+	free(body);
+	return 0;
+}

@@ -1,0 +1,340 @@
+/*-------------------------------------------------------------------------
+ *
+ * fuzz_option.c
+ *		libFuzzer target for the option validator of the lancelsm
+ *		foreign-data wrapper (lancelsm_fdw_validator, src/option.c) and
+ *		the base URL a valid server's options give (option_base_url).
+ *
+ * src/option.c is included whole, so that its static functions are
+ * reachable without refactoring it; the backend functions it calls are
+ * provided below: the few the validator needs (untransformRelOptions,
+ * defGetString, superuser, varstr_levenshtein) as the backend behaves,
+ * and those of the catalog lookups it never reaches abort.
+ *
+ * Input: the first byte picks the catalog (server, user mapping, wrapper,
+ * foreign table, column) and whether the role is a superuser; the rest
+ * is the option list as the validator receives it, "name=value" entries
+ * separated by NUL bytes (an entry without '=' has no value).  The target
+ * runs the validator and aborts unless:
+ *  - it accepts the list or raises one of its documented SQLSTATEs
+ *    (HV00D, 42501, 22023, HV002, or 42601 for a missing value) with a
+ *    message;
+ *  - no error text quotes an api_key value (values of 8 bytes or more
+ *    starting "sk_" that appear nowhere else in the input: the names of
+ *    options and headers are quoted on purpose);
+ *  - for an accepted server, its base URL starts with http:// or https://
+ *    in lower case, names a host, and does not end with '/'.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "../src/option.c"
+
+#include <stdint.h>
+#include <stdlib.h>
+
+#include "catalog/pg_attribute.h"
+#include "harness_elog.h"
+#include "harness_palloc.h"
+
+#undef fprintf
+
+int			LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+/* The list the validator's untransformRelOptions returns; the role. */
+static List *fuzz_options;
+static bool fuzz_superuser;
+
+/* untransformRelOptions: the list the fuzzer built (the Datum unused). */
+List *
+untransformRelOptions(Datum options)
+{
+	return fuzz_options;
+}
+
+/* defGetString: the String value of an option, as the backend's. */
+char *
+defGetString(DefElem *def)
+{
+	if (def->arg == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_SYNTAX_ERROR),
+				 errmsg("%s requires a parameter", def->defname)));
+	return strVal(def->arg);
+}
+
+bool
+superuser(void)
+{
+	return fuzz_superuser;
+}
+
+/*
+ * varstr_levenshtein: the edit distance of source and target, each
+ * operation at cost 1 as the validator asks (the backend's own is in
+ * utils/adt/levenshtein.c, not part of this test).
+ */
+int
+varstr_levenshtein(const char *source, int slen, const char *target,
+				   int tlen, int ins_c, int del_c, int sub_c, bool trusted)
+{
+	int		   *prev = palloc((tlen + 1) * sizeof(int));
+	int		   *cur = palloc((tlen + 1) * sizeof(int));
+	int			d;
+
+	for (int j = 0; j <= tlen; j++)
+		prev[j] = j * ins_c;
+	for (int i = 1; i <= slen; i++)
+	{
+		int		   *swap;
+
+		cur[0] = i * del_c;
+		for (int j = 1; j <= tlen; j++)
+			cur[j] = Min(Min(prev[j] + del_c, cur[j - 1] + ins_c),
+						 prev[j - 1] + (source[i - 1] == target[j - 1] ? 0 : sub_c));
+		swap = prev;
+		prev = cur;
+		cur = swap;
+	}
+	d = prev[tlen];
+	pfree(prev);
+	pfree(cur);
+	return d;
+}
+
+/* The catalog lookups of option.c that the validator never reaches. */
+#define FUZZ_UNREACHABLE(name) \
+	do { fprintf(stderr, "fuzz_option: %s reached\n", name); abort(); } while (0)
+
+ForeignDataWrapper *
+GetForeignDataWrapper(Oid fdwid)
+{
+	FUZZ_UNREACHABLE("GetForeignDataWrapper");
+}
+
+ForeignServer *
+GetForeignServerByName(const char *name, bool missing_ok)
+{
+	FUZZ_UNREACHABLE("GetForeignServerByName");
+}
+
+Oid
+GetSysCacheOid(int cacheId, AttrNumber oidcol, Datum key1, Datum key2,
+			   Datum key3, Datum key4)
+{
+	FUZZ_UNREACHABLE("GetSysCacheOid");
+}
+
+Oid
+GetUserId(void)
+{
+	FUZZ_UNREACHABLE("GetUserId");
+}
+
+UserMapping *
+GetUserMapping(Oid userid, Oid serverid)
+{
+	FUZZ_UNREACHABLE("GetUserMapping");
+}
+
+char *
+GetUserNameFromId(Oid roleid, bool noerr)
+{
+	FUZZ_UNREACHABLE("GetUserNameFromId");
+}
+
+void
+list_free_deep(List *list)
+{
+	FUZZ_UNREACHABLE("list_free_deep");
+}
+
+AclResult
+pg_foreign_server_aclcheck(Oid srv_oid, Oid roleid, AclMode mode)
+{
+	FUZZ_UNREACHABLE("pg_foreign_server_aclcheck");
+}
+
+LsmFailure *
+lsm_fault_new(int sqlerrcode, char *detail, char *hint,
+			  LsmFaultMessage what,...)
+{
+	FUZZ_UNREACHABLE("lsm_fault_new");
+}
+
+void
+lsm_fault_raise(const LsmFailure *failure)
+{
+	FUZZ_UNREACHABLE("lsm_fault_raise");
+}
+
+/*
+ * fuzz_parse_options: the NUL-separated entries of data as a List of
+ * DefElem, split at the first '=' as untransformRelOptions does.
+ */
+static List *
+fuzz_parse_options(const char *data, size_t size)
+{
+	int			n = 0;
+	List	   *list;
+	const char *p = data;
+	const char *end = data + size;
+
+	for (size_t i = 0; i < size; i++)
+		n += (data[i] == '\0');
+	if (size > 0 && data[size - 1] != '\0')
+		n++;
+	if (n == 0)
+		return NIL;
+	list = palloc0(offsetof(List, initial_elements) + n * sizeof(ListCell));
+	list->type = T_List;
+	list->length = n;
+	list->max_length = n;
+	list->elements = list->initial_elements;
+	for (int i = 0; i < n; i++)
+	{
+		size_t		len = strnlen(p, end - p);
+		char	   *entry = pnstrdup(p, len);
+		char	   *eq = strchr(entry, '=');
+		DefElem    *def = palloc0(sizeof(DefElem));
+
+		def->type = T_DefElem;
+		def->defname = entry;
+		def->location = -1;
+		if (eq != NULL)
+		{
+			String	   *value = palloc0(sizeof(String));
+
+			*eq = '\0';
+			value->type = T_String;
+			value->sval = eq + 1;
+			def->arg = (Node *) value;
+		}
+		list->elements[i].ptr_value = def;
+		p += len + 1;
+	}
+	return list;
+}
+
+/* Whether text occurs in an option of the list other than def. */
+static bool
+fuzz_elsewhere(List *options, const DefElem *def, const char *text)
+{
+	ListCell   *lc;
+
+	foreach(lc, options)
+	{
+		DefElem    *other = lfirst_node(DefElem, lc);
+
+		if (strstr(other->defname, text) != NULL ||
+			(other != def && other->arg != NULL &&
+			 strstr(strVal(other->arg), text) != NULL))
+			return true;
+	}
+	return false;
+}
+
+/* Abort unless an api_key value starting "sk_" stays out of every text. */
+static void
+fuzz_check_no_key(List *options)
+{
+	ListCell   *lc;
+
+	foreach(lc, options)
+	{
+		DefElem    *def = lfirst_node(DefElem, lc);
+		const char *key;
+
+		if (strcmp(def->defname, "api_key") != 0 || def->arg == NULL)
+			continue;
+		key = strVal(def->arg);
+		if (strncmp(key, "sk_", 3) != 0 || strlen(key) < 8 ||
+			fuzz_elsewhere(options, def, key))
+			continue;
+		if (strstr(harness_error.message, key) != NULL ||
+			strstr(harness_error.detail, key) != NULL ||
+			strstr(harness_error.hint, key) != NULL)
+			abort();
+	}
+}
+
+/* Abort unless the error raised is one the validator documents. */
+static void
+fuzz_check_error(void)
+{
+	switch (harness_error.sqlerrcode)
+	{
+		case ERRCODE_FDW_INVALID_OPTION_NAME:
+		case ERRCODE_INSUFFICIENT_PRIVILEGE:
+		case ERRCODE_INVALID_PARAMETER_VALUE:
+		case ERRCODE_FDW_DYNAMIC_PARAMETER_VALUE_NEEDED:
+		case ERRCODE_SYNTAX_ERROR:
+			break;
+		default:
+			abort();
+	}
+	if (harness_error.message[0] == '\0')
+		abort();
+}
+
+/* Abort unless an accepted server's base URL is well formed. */
+static void
+fuzz_check_base_url(List *options)
+{
+	const char *region = option_find(options, "region");
+	char	   *url = option_base_url(option_find(options, "host_override"),
+									  option_find(options, "database"),
+									  region ? region : LSM_DEFAULT_REGION);
+	const char *host;
+	size_t		len = strlen(url);
+
+	if (strncmp(url, "http://", 7) == 0)
+		host = url + 7;
+	else if (strncmp(url, "https://", 8) == 0)
+		host = url + 8;
+	else
+		abort();
+	if (*host == '\0' || *host == '/' || *host == ':' || url[len - 1] == '/')
+		abort();
+}
+
+int
+LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	static const Oid catalogs[] = {
+		ForeignServerRelationId, UserMappingRelationId,
+		ForeignDataWrapperRelationId, ForeignTableRelationId,
+		AttributeRelationId
+	};
+	LOCAL_FCINFO(fcinfo, 2);
+	Oid			catalog;
+	sigjmp_buf	jb;
+	List	   *options;
+
+	if (size < 1)
+		return 0;
+	catalog = catalogs[(data[0] & 0x7F) % lengthof(catalogs)];
+	fuzz_superuser = (data[0] & 0x80) != 0;
+	options = fuzz_parse_options((const char *) data + 1, size - 1);
+	/* the validator wipes its list's secrets: keep one to check against */
+	fuzz_options = fuzz_parse_options((const char *) data + 1, size - 1);
+
+	memset(fcinfo, 0, SizeForFunctionCallInfo(2));
+	fcinfo->nargs = 2;
+	fcinfo->args[1].value = ObjectIdGetDatum(catalog);
+	harness_error_jump = &jb;
+	if (sigsetjmp(jb, 0) == 0)
+	{
+		lancelsm_fdw_validator(fcinfo);
+		harness_error_jump = NULL;
+		if (catalog == ForeignServerRelationId)
+			fuzz_check_base_url(options);
+	}
+	else
+	{
+		harness_error_jump = NULL;
+		fuzz_check_error();
+		fuzz_check_no_key(options);
+	}
+	harness_free_all();
+	return 0;
+}

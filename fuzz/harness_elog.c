@@ -1,0 +1,109 @@
+/*-------------------------------------------------------------------------
+ *
+ * harness_elog.c
+ *		A standalone ereport for the fuzz/ programs (see harness_elog.h).
+ *
+ * It includes postgres.h so that every definition is checked against
+ * PostgreSQL's own prototype.  The texts are formatted with libpgport's
+ * vsnprintf, as the backend formats them, so that a format whose
+ * arguments do not match is caught by the sanitizers.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "harness_elog.h"
+
+#undef fprintf
+
+HarnessError harness_error;
+sigjmp_buf *harness_error_jump = NULL;
+
+/* Level of the report being built; 0: none (below ERROR, dropped). */
+static int	harness_elevel = 0;
+
+/* Start a report: only ERROR and above are kept. */
+bool
+errstart(int elevel, const char *domain)
+{
+	if (elevel < ERROR)
+		return false;
+	harness_elevel = elevel;
+	memset(&harness_error, 0, sizeof(harness_error));
+	return true;
+}
+
+bool
+errstart_cold(int elevel, const char *domain)
+{
+	return errstart(elevel, domain);
+}
+
+/* End a report: jump to harness_error_jump, or abort. */
+void
+errfinish(const char *filename, int lineno, const char *funcname)
+{
+	if (harness_elevel != ERROR || harness_error_jump == NULL)
+	{
+		fprintf(stderr, "harness_elog: uncaught report at %s:%d: %s\n",
+				filename, lineno, harness_error.message);
+		abort();
+	}
+	harness_elevel = 0;
+	siglongjmp(*harness_error_jump, 1);
+}
+
+int
+errcode(int sqlerrcode)
+{
+	harness_error.sqlerrcode = sqlerrcode;
+	return 0;
+}
+
+/* Format fmt and its arguments into one text of the record. */
+#define HARNESS_FORMAT(field, fmt) \
+	do { \
+		va_list		args_; \
+		va_start(args_, fmt); \
+		vsnprintf(harness_error.field, sizeof(harness_error.field), fmt, args_); \
+		va_end(args_); \
+	} while (0)
+
+int
+errmsg(const char *fmt,...)
+{
+	HARNESS_FORMAT(message, fmt);
+	return 0;
+}
+
+int
+errmsg_internal(const char *fmt,...)
+{
+	HARNESS_FORMAT(message, fmt);
+	return 0;
+}
+
+int
+errdetail(const char *fmt,...)
+{
+	HARNESS_FORMAT(detail, fmt);
+	return 0;
+}
+
+int
+errdetail_internal(const char *fmt,...)
+{
+	HARNESS_FORMAT(detail, fmt);
+	return 0;
+}
+
+int
+errhint(const char *fmt,...)
+{
+	HARNESS_FORMAT(hint, fmt);
+	return 0;
+}
