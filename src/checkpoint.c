@@ -14,7 +14,9 @@
  * predicted end, later by up to half the tolerance so that sessions do not
  * poll in lockstep); with nothing learnt, or past the prediction, the
  * interval doubles from lancelsm.poll_interval_min up to
- * lancelsm.poll_interval_max, with +-10% jitter.
+ * lancelsm.poll_interval_max, with +-10% jitter.  A fixed interval
+ * (poll_interval_min at or above poll_interval_max) turns the prediction
+ * off: every poll then waits that interval, as the DBA set it.
  *
  * The I/O (issuing flush, stats and compact, retries, re-issues) lives in
  * src/task.c.  Protocol: docs/protocol.md, "The
@@ -193,6 +195,17 @@ lsm_poll_interval_next(LsmWatermark *wm, bool progressed)
 }
 
 /*
+ * poll_interval_fixed: whether the DBA fixed the poll interval
+ * (lancelsm.poll_interval_min at or above lancelsm.poll_interval_max),
+ * which turns the pass-end prediction off.
+ */
+static bool
+poll_interval_fixed(void)
+{
+	return lsm_poll_interval_min_ms >= lsm_poll_interval_max_ms;
+}
+
+/*
  * poll_wait_until: the wait, in milliseconds from now, before the poll at
  * poll_ms after the trigger's answer, jittered: later by up to half the
  * tolerance inside the predicted bracket, +-10% outside it.  Records the
@@ -222,6 +235,11 @@ poll_wait_until(LsmWatermark *wm, int32 poll_ms, TimestampTz now)
 int
 lsm_poll_after_trigger(LsmWatermark *wm, TimestampTz now)
 {
+	if (poll_interval_fixed())
+	{
+		wm->interval_ms = lsm_poll_interval_min_ms;
+		return poll_jitter(wm->interval_ms);
+	}
 	lsm_pace_pass_start(&wm->pass, &wm->pace, wm->pace_recalled);
 	wm->pass_at = now;
 	return poll_wait_until(wm,
@@ -239,7 +257,7 @@ lsm_poll_after_trigger(LsmWatermark *wm, TimestampTz now)
 int
 lsm_poll_after_wait(LsmWatermark *wm, bool progressed, TimestampTz now)
 {
-	if (wm->pass_at == 0)
+	if (wm->pass_at == 0 || poll_interval_fixed())
 		return lsm_poll_interval_next(wm, progressed);
 	if (progressed)
 		lsm_pace_pass_start(&wm->pass, &wm->pace, false);
