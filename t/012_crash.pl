@@ -74,6 +74,17 @@ sub wait_until
 	die "timed out waiting for $what";
 }
 
+# saved_l0: L0 generations of events' bucket b0 in the state file, as the
+# emulator last saved it (every 50 ms; -1 before the first save).
+sub saved_l0
+{
+	my $text = eval { PostgreSQL::Test::Utils::slurp_file($state_file) };
+	return -1 unless defined $text && length $text;
+	my $state = eval { JSON::PP::decode_json($text) } or return -1;
+	my ($t) = grep { $_->{name} eq 'events' } @{ $state->{tables} };
+	return $t ? scalar @{ $t->{buckets}[0]{l0} } : -1;
+}
+
 # crash: kill -9 the emulator, as the kernel ends a crashed server.
 sub crash
 {
@@ -169,6 +180,11 @@ $s->query_safe("SET lancelsm.poll_interval_max = '2000ms'");
 ctl('POST', '/_emulator/log/reset');
 $banner = send_query($s, $CHECKPOINT);
 wait_until('the compact', sub { calls() eq '1/1/1' });
+# a LanceDB node acknowledges only what is durable; the emulator saves its
+# state every 50 ms, which a loaded machine stretches past the few ms of
+# flush, watermark and compact: wait for the save that holds both
+# generations, or the restart would bring back fewer than the checkpoint saw
+wait_until('the saved state', sub { saved_l0() == 2 });
 crash();
 restart();
 wait_until('two stats 429s', sub { statuses('get_lsm_stats') eq '429 429' });
