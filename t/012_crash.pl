@@ -7,6 +7,7 @@
 # calls on each server process:
 #  1. killed while a poll waits for its answer: libcurl re-sends the stats
 #     read once on a fresh connection, which is refused: HV00N, at once;
+#     or, when the kernel resets the connection, 08006 at once;
 #  2. killed while a poll's answer streams in: 08006, at once;
 #  3. the next checkpoint, started while the node replays: its flush is
 #     retried through the 429s, claims the table and converges;
@@ -134,11 +135,19 @@ sub kill_in_poll
 # 1. killed while the poll waits for its answer (the server sleeps on it)
 my ($state, $ms, $err) = kill_in_poll(
 	{ table => 'events', route => 'get_lsm_stats', action => 'hang' });
-is($state, 'HV00N',
-	'killed during a poll: the re-sent read is refused, HV00N')
+# The kernel ends the dead server's connection.  Mostly libcurl sees it
+# closed with no answer and re-sends the read on a fresh connection, which
+# is refused (HV00N); on a loaded machine it sometimes sees a reset first
+# (seen here once in three runs), a broken exchange that is not re-sent
+# (08006).  Both are connection failures, and each must name its cause.
+my %cause = (
+	HV00N => qr/Could not connect|Connection refused|Failed to connect/i,
+	'08006' => qr/Connection reset by peer/);
+ok(exists $cause{$state},
+	"killed during a poll: a connection failure, HV00N or 08006 ($state)")
   or diag($err);
-like($err, qr/Could not connect|Connection refused|Failed to connect/i,
-	'the detail says the connection was refused');
+like($err, $cause{$state} // qr/^\z./,
+	'the detail names the cause: refused on the re-send, or reset');
 cmp_ok($ms, '<', 2000, 'the checkpoint ended at once, no hang');
 
 # 2. the state survived; the node replays: the next checkpoint's flush
