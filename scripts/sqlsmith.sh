@@ -78,7 +78,10 @@ emuport=$(cat "$work/emulator.port")
 
 destdir_conf=
 if [ "${SQLSMITH_BUILD:-0}" = 1 ]; then
-	make -C "$here" -s PG_CONFIG="$pg_config" >"$work/build.log" 2>&1 &&
+	# clean first: the tree may hold objects of another build (the test
+	# command's sanitizer run builds the same tree with ASan)
+	make -C "$here" -s PG_CONFIG="$pg_config" clean >"$work/build.log" 2>&1 &&
+		make -C "$here" -s PG_CONFIG="$pg_config" >>"$work/build.log" 2>&1 &&
 		make -C "$here" -s PG_CONFIG="$pg_config" install DESTDIR="$work/dest" >>"$work/build.log" 2>&1 ||
 		{ cat "$work/build.log" >&2; exit 1; }
 	# both settings, or the preloaded library and CREATE EXTENSION's
