@@ -16,6 +16,13 @@
   rate URL KEY CONNS SECS N   get_lsm_stats requests/s from CONNS keep-alive
                               clients for SECS s over tables k1..kN
   compact_all URL KEY N       one compact_lsm on each of k1..kN (8 clients)
+  noticed URL                 per pass of the emulator's pass log: the lag
+                              from its end to the first get_lsm_stats of its
+                              table after it, and the stats reads between the
+                              compact_lsm that queued it and that one; prints
+                              median, 90th percentile and max lag (ms), mean
+                              polls, the first compact and the last pass end
+                              relative to the first request (ms)
   generations URL TABLE...    L0 generations the tables' buckets have sealed
                               so far (current_generation - 1, summed)
 """
@@ -86,6 +93,37 @@ def max_in_window(times):
     return best
 
 
+def fetch(url, path):
+    with urllib.request.urlopen(f"{url}/_emulator/{path}", timeout=60) as r:
+        return json.load(r)
+
+
+def noticed(url):
+    """The lag between the end of each pass and the stats read that saw it
+    (see the usage above)."""
+    reqs = fetch(url, "log")["requests"]
+    passes = fetch(url, "passes")["passes"]
+    by = {}
+    for r in reqs:
+        by.setdefault(r["table"], []).append((r["time"], r["route"]))
+    t0 = min(r["time"] for r in reqs)
+    lags, polls = [], []
+    for p in passes:
+        seq = sorted(by.get(p["table"], []))
+        after = [t for t, route in seq if route == "get_lsm_stats" and t >= p["ended"]]
+        if not after:
+            continue
+        lags.append((after[0] - p["ended"]) * 1000)
+        polls.append(sum(1 for t, route in seq if route == "get_lsm_stats"
+                         and p["queued"] <= t <= after[0]))
+    lags.sort()
+    q = lambda f: lags[min(len(lags) - 1, int(f * len(lags)))]
+    first_compact = min(t for t, route in sum(by.values(), []) if route == "compact_lsm")
+    print(f"passes {len(lags)} lag ms median {q(0.5):.0f} p90 {q(0.9):.0f} max {lags[-1]:.0f} "
+          f"polls per pass {statistics.mean(polls):.2f} first compact at {(first_compact - t0) * 1000:.0f} "
+          f"last pass end at {(max(p['ended'] for p in passes) - t0) * 1000:.0f}")
+
+
 def main(argv):
     cmd = argv[1]
     if cmd == "median":
@@ -148,6 +186,8 @@ def main(argv):
     elif cmd == "compact_all":
         url, key, n = argv[2], argv[3], int(argv[4])
         route_rate(url, key, "compact_lsm", 8, 600, n, once=True)
+    elif cmd == "noticed":
+        noticed(argv[2])
     elif cmd == "generations":
         url, names = argv[2], argv[3:]
         print(sum(b["current_generation"] - 1 for n in names

@@ -363,6 +363,7 @@ class Emulator:
             self.faults = {}
             self.latency = {}
             self.log = collections.deque(maxlen=LOG_MAX)
+            self.pass_log = collections.deque(maxlen=LOG_MAX)
             self.tally = {}
             self.seq = 0
             self.conn_counter = 0
@@ -485,8 +486,11 @@ class Emulator:
             return (not t.alive or b.pass_token != token
                     or self.stopping.is_set())
 
+        queued = time.time()
+
         def run():
             ms = self.pass_ms if pass_ms is None else pass_ms
+            started = time.time()
             deadline = time.monotonic() + ms / 1000.0
             while True:
                 left = deadline - time.monotonic()
@@ -504,6 +508,9 @@ class Emulator:
                     b.manifest_version += 1
                 t.passes_completed += 1
                 b.latched = False
+                self.pass_log.append({"table": t.name, "shard_id": b.shard_id,
+                                      "queued": queued, "started": started,
+                                      "ended": time.time()})
 
         pool.submit(run, abandoned)
 
@@ -564,6 +571,7 @@ class Emulator:
     def reset_log(self):
         with self.lock:
             self.log = collections.deque(maxlen=LOG_MAX)
+            self.pass_log = collections.deque(maxlen=LOG_MAX)
             self.tally = {}
 
     def counts(self, table=None):
@@ -1472,6 +1480,11 @@ class Control:
                         if ("table" not in q or e["table"] == q["table"])
                         and ("route" not in q or e["route"] == q["route"])]
             return 200, {"requests": reqs}
+        if parts == ["passes"] and method == "GET":
+            with emu.lock:
+                passes = [dict(e) for e in emu.pass_log
+                          if "table" not in q or e["table"] == q["table"]]
+            return 200, {"passes": passes}
         if parts == ["log", "reset"] and method == "POST":
             emu.reset_log()
             return 200, ok

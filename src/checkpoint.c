@@ -18,6 +18,11 @@
  * (poll_interval_min at or above poll_interval_max) turns the prediction
  * off: every poll then waits that interval, as the DBA set it.
  *
+ * In a call of many tables, the checkpoints on one server share an
+ * LsmPaceDrain (src/pace.c): once it predicts, a pass is polled when the
+ * passes ahead of it in the server's permit queue should be over, and a
+ * pass ranked below one seen over is polled at once (lsm_watermark_due).
+ *
  * The I/O (issuing flush, stats and compact, retries, re-issues) lives in
  * src/task.c.  Protocol: docs/protocol.md, "The
  * checkpoint loop".
@@ -28,6 +33,7 @@
 
 #include "checkpoint.h"
 #include "common/pg_prng.h"
+#include "utils/timestamp.h"
 #include "lancelsm.h"
 
 /*
@@ -56,6 +62,7 @@ lsm_watermark_set(LsmWatermark *wm, const LsmStats *stats)
 	wm->last_outstanding = PG_UINT64_MAX;
 	wm->idle_polls = 0;
 	wm->interval_ms = lsm_poll_interval_min_ms;
+	lsm_watermark_release(wm);
 	wm->pass_at = 0;
 	if (!stats->enabled || stats->nbuckets == 0)
 		return 0;
@@ -153,6 +160,11 @@ lsm_watermark_evaluate(LsmWatermark *wm, const LsmStats *stats,
 		lsm_pace_learn(&wm->pace, &wm->pass, wm->poll_ms);
 		wm->pace_recalled = false;
 		wm->pace_learned = true;
+		wm->pace_queued = wm->pass_queued;
+		if (wm->pass_rank != 0)
+			lsm_pace_drain_seen(wm->drain, wm->pass_rank,
+								wm->pass_at / 1000 + wm->poll_ms);
+		wm->pass_rank = 0;
 		if (!*pass_running)
 			wm->pass_at = 0;
 	}
@@ -160,6 +172,19 @@ lsm_watermark_evaluate(LsmWatermark *wm, const LsmStats *stats,
 	if (outstanding == 0)
 		return LSM_STEP_DONE;
 	return any_idle_bucket ? LSM_STEP_TRIGGER : LSM_STEP_WAIT;
+}
+
+/*
+ * lsm_watermark_release: the pass triggered last, if ranked in the call's
+ * drain, will not be seen over by this checkpoint (it ends, or starts
+ * again from the flush).
+ */
+void
+lsm_watermark_release(LsmWatermark *wm)
+{
+	if (wm->pass_rank != 0)
+		lsm_pace_drain_drop(wm->drain);
+	wm->pass_rank = 0;
 }
 
 /*
@@ -182,6 +207,7 @@ poll_jitter(int interval_ms)
 int
 lsm_poll_interval_next(LsmWatermark *wm, bool progressed)
 {
+	lsm_watermark_release(wm);
 	wm->pass_at = 0;			/* no pass of this checkpoint to predict */
 	if (progressed)
 	{
@@ -206,19 +232,45 @@ poll_interval_fixed(void)
 }
 
 /*
+ * poll_drain_ms: the poll the call's drain predicts for the pass, in ms
+ * after the trigger's answer, when it predicts one later than the minimum
+ * interval from elapsed (the time now, in the same units); else -1.
+ */
+static int32
+poll_drain_ms(const LsmWatermark *wm, int32 elapsed)
+{
+	int64		end_ms;
+
+	if (wm->pass_rank == 0 ||
+		!lsm_pace_drain_predict(wm->drain, wm->pass_rank, &end_ms))
+		return -1;
+	end_ms -= wm->pass_at / 1000;
+	if (end_ms <= (int64) elapsed + lsm_poll_interval_min_ms)
+		return -1;
+	return (int32) Min(end_ms, (int64) PG_INT32_MAX);
+}
+
+/*
  * poll_wait_until: the wait, in milliseconds from now, before the poll at
- * poll_ms after the trigger's answer, jittered: later by up to half the
- * tolerance inside the predicted bracket, +-10% outside it.  Records the
- * poll's time in wm->poll_ms.
+ * poll_ms after the trigger's answer, or at the drain's prediction when
+ * there is one (poll_drain_ms); jittered: later by up to half the
+ * tolerance inside the predicted bracket, +-10% outside it, not at all at
+ * the drain's prediction (the ranks already spread those polls, and the
+ * next predictions start from this one).  Records the poll's time in
+ * wm->poll_ms.
  */
 static int
 poll_wait_until(LsmWatermark *wm, int32 poll_ms, TimestampTz now)
 {
 	int32		elapsed = (int32) ((now - wm->pass_at) / 1000);
+	int32		drain_ms = poll_drain_ms(wm, elapsed);
 	int32		wait = Max(1, poll_ms - elapsed);
 	const LsmPace *k = &wm->pass.known;
 
-	if (k->hi_ms > 0 && poll_ms <= k->hi_ms)
+	wm->drain_poll = drain_ms >= 0;
+	if (drain_ms >= 0)
+		wait = drain_ms - elapsed;
+	else if (k->hi_ms > 0 && poll_ms <= k->hi_ms)
 		wait = lsm_pace_jitter_ms(wait,
 								  lsm_pace_tolerance_ms(k->hi_ms) / 2,
 								  pg_prng_double(&pg_global_prng_state));
@@ -226,6 +278,40 @@ poll_wait_until(LsmWatermark *wm, int32 poll_ms, TimestampTz now)
 		wait = poll_jitter(wait);
 	wm->poll_ms = elapsed + wait;
 	return wait;
+}
+
+/*
+ * lsm_watermark_rewake: the call's drain has seen a pass over, or a higher
+ * rank than before, while this checkpoint waits for its next poll; when
+ * that poll should now be (0: when it was): at now, once per pass, when
+ * the pass is ranked below one seen over (so probably over too); at the
+ * drain's new prediction when the wait followed the drain's.  Records the
+ * poll's time in wm->poll_ms.
+ */
+TimestampTz
+lsm_watermark_rewake(LsmWatermark *wm, TimestampTz now)
+{
+	int32		elapsed = (int32) ((now - wm->pass_at) / 1000);
+	int32		drain_ms;
+
+	if (wm->pass_rank == 0)
+		return 0;
+	if (wm->pass_rank < wm->drain->last_rank)
+	{
+		if (wm->pass_pulled)
+			return 0;
+		wm->pass_pulled = true;
+		wm->drain_poll = false;
+		wm->poll_ms = elapsed;
+		return now;
+	}
+	if (!wm->drain_poll)
+		return 0;
+	drain_ms = poll_drain_ms(wm, elapsed);
+	if (drain_ms < 0)
+		drain_ms = elapsed + lsm_poll_interval_min_ms;
+	wm->poll_ms = drain_ms;
+	return TimestampTzPlusMilliseconds(wm->pass_at, drain_ms);
 }
 
 /*
@@ -242,6 +328,13 @@ lsm_poll_after_trigger(LsmWatermark *wm, TimestampTz now)
 	}
 	lsm_pace_pass_start(&wm->pass, &wm->pace, wm->pace_recalled);
 	wm->pass_at = now;
+	lsm_watermark_release(wm);
+	if (wm->drain)
+	{
+		wm->pass_queued = wm->drain->outstanding >= 2;
+		wm->pass_rank = lsm_pace_drain_rank(wm->drain, now / 1000);
+		wm->pass_pulled = false;
+	}
 	return poll_wait_until(wm,
 						   lsm_pace_first_poll_ms(&wm->pass,
 												  lsm_poll_interval_min_ms),

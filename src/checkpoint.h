@@ -35,6 +35,14 @@ typedef struct LsmWatermark
 	TimestampTz pass_at;		/* when its trigger was answered; 0: none */
 	int32		poll_ms;		/* the poll in flight or next, ms after
 								 * pass_at */
+	LsmPaceDrain *drain;		/* the call's passes on this server (set
+								 * by the caller; NULL: none) */
+	int64		pass_rank;		/* the pass's rank in drain; 0: none */
+	bool		pass_queued;	/* it was triggered while two or more
+								 * passes of the call were pending there */
+	bool		pace_queued;	/* pace was learnt from such a pass */
+	bool		pass_pulled;	/* it was polled early, as due (once) */
+	bool		drain_poll;		/* the poll waited for is the drain's */
 } LsmWatermark;
 
 /* What the loop does after reading stats. */
@@ -49,6 +57,8 @@ extern int	lsm_watermark_set(LsmWatermark *wm, const LsmStats *stats);
 extern LsmNextStep lsm_watermark_evaluate(LsmWatermark *wm,
 										  const LsmStats *stats,
 										  bool *progressed, bool *pass_running);
+extern void lsm_watermark_release(LsmWatermark *wm);
+extern TimestampTz lsm_watermark_rewake(LsmWatermark *wm, TimestampTz now);
 extern int	lsm_poll_interval_next(LsmWatermark *wm, bool progressed);
 extern int	lsm_poll_after_trigger(LsmWatermark *wm, TimestampTz now);
 extern int	lsm_poll_after_wait(LsmWatermark *wm, bool progressed,

@@ -19,6 +19,14 @@
  * poll at half its lower bound, so that a table whose passes got much
  * shorter costs at most half the old duration.
  *
+ * A call of many tables on one server adds what its passes say of each
+ * other (LsmPaceDrain): the server grants compaction permits in trigger
+ * order, so a pass's duration there is mostly its wait in the queue, which
+ * no bracket of earlier passes predicts.  Once enough passes have been
+ * seen over, a pass is predicted to end when the ranks seen over reach its
+ * own, at the rate they have advanced so far; a pass ranked below one seen
+ * over is due now.
+ *
  * Everything here is a pure function of its arguments (times in
  * milliseconds), unit-tested by test/pace/run.sh; the clock,
  * the requests and the shared memory that keeps the bracket between
@@ -155,6 +163,89 @@ lsm_pace_learn(LsmPace *pace, const LsmPacePass *pass, int32 done_ms)
 	}
 	pace->lo_ms = Max(0, k->lo_ms - Max(lsm_pace_tolerance_ms(done_ms),
 										k->hi_ms - k->lo_ms));
+}
+
+/* Sightings, spanning this many ranks, before the drain predicts. */
+#define PACE_DRAIN_MIN_RANKS 8
+
+/*
+ * The drain predicts this fraction (num/den) of the time to the end of a
+ * pass.  Sightings come at the polls the drain predicted, so a rate read
+ * too slow would confirm itself at every poll, which sees the pass over
+ * whatever its lag; aiming early makes some polls see a pass running,
+ * and those bring the rate back.
+ */
+#define PACE_DRAIN_AIM_NUM 3
+#define PACE_DRAIN_AIM_DEN 4
+
+/*
+ * lsm_pace_drain_rank: a pass was triggered (answered at at_ms); returns
+ * its rank (from 1).
+ */
+int64
+lsm_pace_drain_rank(LsmPaceDrain *drain, int64 at_ms)
+{
+	if (drain->next_rank == 0)
+		drain->first_trigger_ms = at_ms;
+	drain->outstanding++;
+	return ++drain->next_rank;
+}
+
+/*
+ * lsm_pace_drain_seen: the pass of the given rank was seen over at at_ms
+ * (by a poll answered then).
+ */
+void
+lsm_pace_drain_seen(LsmPaceDrain *drain, int64 rank, int64 at_ms)
+{
+	lsm_pace_drain_drop(drain);
+	if (drain->sightings++ == 0)
+	{
+		drain->first_rank = rank;
+		drain->first_ms = at_ms;
+	}
+	if (rank > drain->last_rank)
+	{
+		drain->last_rank = rank;
+		drain->last_ms = at_ms;
+	}
+}
+
+/*
+ * lsm_pace_drain_drop: a ranked pass will not be seen over by its
+ * checkpoint (it failed, or started again from the flush).
+ */
+void
+lsm_pace_drain_drop(LsmPaceDrain *drain)
+{
+	drain->outstanding = Max(drain->outstanding - 1, 0);
+}
+
+/*
+ * lsm_pace_drain_predict: when the pass of the given rank should end, in
+ * *end_ms: right away (the last sighting's time) when a higher rank was
+ * seen over; else the last sighting's time plus three quarters of the
+ * time the ranks still ahead take at the rate, in ms per rank, from the
+ * first sighting to the last.  Returns
+ * false (nothing predicted) until the sightings span PACE_DRAIN_MIN_RANKS
+ * ranks and at least the time from the first trigger to the first
+ * sighting: passes that share permits end in batches, and a rate read
+ * inside one batch would be far too fast.
+ */
+bool
+lsm_pace_drain_predict(const LsmPaceDrain *drain, int64 rank, int64 *end_ms)
+{
+	int64		ranks = drain->last_rank - drain->first_rank;
+	int64		span_ms = drain->last_ms - drain->first_ms;
+
+	if (ranks < PACE_DRAIN_MIN_RANKS || span_ms <= 0 ||
+		span_ms < drain->first_ms - drain->first_trigger_ms)
+		return false;
+	*end_ms = drain->last_ms;
+	if (rank > drain->last_rank)
+		*end_ms += (rank - drain->last_rank) * span_ms * PACE_DRAIN_AIM_NUM /
+			(ranks * PACE_DRAIN_AIM_DEN);
+	return true;
 }
 
 /*

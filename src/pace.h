@@ -32,6 +32,28 @@ typedef struct LsmPacePass
 	int32		step_ms;		/* fallback: the next doubling step */
 } LsmPacePass;
 
+/*
+ * The passes of one call on one server, as a queue.  The server runs
+ * passes on a pool of compaction permits that grants them in the order
+ * they were triggered, so with more passes than permits they end in that
+ * order, at the pool's drain rate.  Each pass gets a rank when its trigger
+ * is answered; each pass seen over is a sighting (rank, time).  Times are
+ * in milliseconds on the caller's clock.
+ */
+typedef struct LsmPaceDrain
+{
+	int64		next_rank;		/* ranks given so far (the first is 1) */
+	int64		first_trigger_ms;	/* when rank 1 was given */
+	int			outstanding;	/* ranked passes not yet seen over */
+	int			sightings;		/* passes seen over */
+	int64		first_rank;		/* the first pass seen over */
+	int64		first_ms;
+	int64		last_rank;		/* the highest rank seen over; 0: none */
+	int64		last_ms;
+	int64		pulled_rank;	/* the caller's: last_rank when it last
+								 * moved the polls waiting on the drain */
+} LsmPaceDrain;
+
 extern int32 lsm_pace_tolerance_ms(int32 hi_ms);
 extern void lsm_pace_pass_start(LsmPacePass *pass, const LsmPace *known,
 								bool hedge);
@@ -40,6 +62,12 @@ extern int32 lsm_pace_next_poll_ms(LsmPacePass *pass, int32 running_ms,
 								   int32 min_ms, int32 max_ms);
 extern void lsm_pace_learn(LsmPace *pace, const LsmPacePass *pass,
 						   int32 done_ms);
+extern int64 lsm_pace_drain_rank(LsmPaceDrain *drain, int64 at_ms);
+extern void lsm_pace_drain_seen(LsmPaceDrain *drain, int64 rank,
+								int64 at_ms);
+extern void lsm_pace_drain_drop(LsmPaceDrain *drain);
+extern bool lsm_pace_drain_predict(const LsmPaceDrain *drain, int64 rank,
+								   int64 *end_ms);
 extern int32 lsm_pace_jitter_ms(int32 wait_ms, int32 spread_ms, double r);
 
 #endif							/* LANCELSM_PACE_H */

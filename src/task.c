@@ -352,10 +352,18 @@ task_finish(LsmTask *task, LsmFailure *failure)
 	task->failure = failure;
 	task->wake_at = 0;
 	task->finished_at = GetCurrentTimestamp();
-	/* what this checkpoint learnt of its passes, for the next one */
-	if (task->kind == LSM_TASK_CHECKPOINT && task->watermark.pace_learned)
-		lsm_pace_remember(task->config->server_name, task->table_name,
-						  &task->watermark.pace);
+	/*
+	 * What this checkpoint learnt of its passes, for the next one, unless
+	 * it learnt a wait in the queue for permits behind the call's other
+	 * passes rather than a pass.
+	 */
+	if (task->kind == LSM_TASK_CHECKPOINT)
+	{
+		lsm_watermark_release(&task->watermark);
+		if (task->watermark.pace_learned && !task->watermark.pace_queued)
+			lsm_pace_remember(task->config->server_name, task->table_name,
+							  &task->watermark.pace);
+	}
 	lsm_http_release(task->req);
 }
 
@@ -814,6 +822,64 @@ task_wake_due(LsmTask **tasks, int ntasks, TimestampTz deadline)
 }
 
 /*
+ * task_drain_rewake: a pass of the call was seen over on drain, of a
+ * higher rank than any before; move the next poll of every checkpoint
+ * waiting on the same drain where lsm_watermark_rewake says (the server
+ * grants permits in trigger order: passes ranked below it are probably
+ * over, and the passes after it end sooner or later than predicted).
+ */
+static void
+task_drain_rewake(LsmTask **tasks, int ntasks, LsmPaceDrain *drain)
+{
+	TimestampTz now = GetCurrentTimestamp();
+
+	for (int i = 0; i < ntasks; i++)
+	{
+		LsmTask    *task = tasks[i];
+		TimestampTz wake_at;
+
+		if (task->watermark.drain != drain ||
+			task->phase != LSM_PHASE_POLL || task->in_flight ||
+			task->wake_at <= now)
+			continue;
+		wake_at = lsm_watermark_rewake(&task->watermark, now);
+		if (wake_at != 0)
+			task->wake_at = wake_at;
+	}
+	drain->pulled_rank = drain->last_rank;
+}
+
+/*
+ * task_share_drains: give the checkpoints of each server that has two or
+ * more of them in this call one LsmPaceDrain (src/pace.c), allocated in
+ * CurrentMemoryContext.
+ */
+static void
+task_share_drains(LsmTask **tasks, int ntasks)
+{
+	for (int i = 0; i < ntasks; i++)
+	{
+		LsmTask    *task = tasks[i];
+		LsmPaceDrain *drain = NULL;
+
+		if (task->kind != LSM_TASK_CHECKPOINT || task->watermark.drain)
+			continue;
+		for (int j = i + 1; j < ntasks; j++)
+		{
+			LsmTask    *other = tasks[j];
+
+			if (other->kind != LSM_TASK_CHECKPOINT ||
+				other->config->serverid != task->config->serverid)
+				continue;
+			if (drain == NULL)
+				drain = palloc0(sizeof(LsmPaceDrain));
+			other->watermark.drain = drain;
+		}
+		task->watermark.drain = drain;
+	}
+}
+
+/*
  * task_count_active: tasks not finished yet.
  */
 static int
@@ -880,6 +946,7 @@ lsm_task_run_all(LsmTask **tasks, int ntasks)
 {
 	TimestampTz deadline = lsm_statement_deadline();
 
+	task_share_drains(tasks, ntasks);
 	PG_TRY();
 	{
 		for (int i = 0; i < ntasks; i++)
@@ -898,8 +965,12 @@ lsm_task_run_all(LsmTask **tasks, int ntasks)
 
 			if (done)
 			{
+				LsmPaceDrain *drain = done->watermark.drain;
+
 				task_on_answer(done, deadline);
 				task_progress_update(done);
+				if (drain && drain->last_rank > drain->pulled_rank)
+					task_drain_rewake(tasks, ntasks, drain);
 			}
 			else if (wake_at == 0)
 				ereport(ERROR,

@@ -127,6 +127,38 @@ main(void)
 				(const int32[]) {50, 150, 350, 750, 1550, 3150, 6350, 11350, -1});
 	expect_pass("2nd 10 s", &pace, false, 10005, (const int32[]) {8850, 10100, -1});
 
+	/* a call's passes on one server, queued for permits in rank order */
+	{
+		LsmPaceDrain drain = {0};
+		int64		end_ms = -1;
+
+		for (int r = 1; r <= 40; r++)
+			expect_eq("rank in trigger order", lsm_pace_drain_rank(&drain, 1000 + r), r);
+		expect_eq("outstanding after 40 triggers", drain.outstanding, 40);
+		lsm_pace_drain_seen(&drain, 1, 1300);
+		lsm_pace_drain_seen(&drain, 5, 1310);
+		expect_eq("4 ranks seen: no prediction",
+				  lsm_pace_drain_predict(&drain, 30, &end_ms), false);
+		lsm_pace_drain_seen(&drain, 9, 1320);
+		expect_eq("8 ranks in 20 ms, shorter than the first pass: none",
+				  lsm_pace_drain_predict(&drain, 30, &end_ms), false);
+		lsm_pace_drain_seen(&drain, 3, 1350);
+		expect_eq("a lower rank moves nothing", drain.last_ms, 1320);
+		lsm_pace_drain_seen(&drain, 20, 1700);
+		expect_eq("outstanding after 5 seen", drain.outstanding, 35);
+		expect_eq("19 ranks in 400 ms: predicts",
+				  lsm_pace_drain_predict(&drain, 30, &end_ms), true);
+		/* 1700 + 3/4 of 10 ranks x 400 ms / 19 ranks */
+		expect_eq("rank 30 ends at", end_ms, 1857);
+		lsm_pace_drain_predict(&drain, 15, &end_ms);
+		expect_eq("rank 15, below one seen over, is due", end_ms, 1700);
+		lsm_pace_drain_predict(&drain, 20, &end_ms);
+		expect_eq("rank 20, the one seen over", end_ms, 1700);
+		for (int i = 0; i < 40; i++)
+			lsm_pace_drain_drop(&drain);
+		expect_eq("outstanding never below 0", drain.outstanding, 0);
+	}
+
 	expect_eq("tolerance of 100 ms", lsm_pace_tolerance_ms(100), 5);
 	expect_eq("tolerance of 10 s", lsm_pace_tolerance_ms(10000), 312);
 	expect_eq("jitter never earlier", lsm_pace_jitter_ms(300, 4, 0.0), 300);
