@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # bench/thousand.sh: 1,000 tables in one call (bench/README.md goal 9).
 # BENCH_TABLES tables (default 1000), 1 bucket and 1 L0 generation each,
-# the emulator with 50 compaction permits and 300 ms passes, so the
-# server's own minimum is tables / 50 x 300 ms (6 s for 1,000).
+# the emulator with BENCH_PERMITS compaction permits (50) and BENCH_PASS_MS
+# passes (300 ms), so the server's own minimum is tables / 50 x 300 ms (6 s
+# for 1,000).
 #  * the emulator alone: get_lsm_stats requests per second from 32
 #    keep-alive clients (bench/util.py rate), idle and while the 1,000
 #    passes queue, so that its own speed is known not to bound the rest;
@@ -17,7 +18,7 @@ source "$(dirname "$0")/lib.sh"
 if [ -z "${BENCH_INNER:-}" ]; then BENCH_NO_SDK=1 outer_run "$bench/thousand.sh"; exit; fi
 
 n=${BENCH_TABLES:-1000}
-permits=50 pass_ms=300
+permits=${BENCH_PERMITS:-50} pass_ms=${BENCH_PASS_MS:-300}
 out=$BENCH_WORK/thousand
 mkdir -p "$out"
 setup_server
@@ -26,6 +27,7 @@ floor_ms=$(( (n + permits - 1) / permits * pass_ms ))
 # prepare: every table afresh with one L0 generation, pool of 50, log reset
 prepare() {
 	python3 "$bench/util.py" tables "$EMU" "$n" "$permits"
+	ctl POST config "{\"pass_ms\": $pass_ms}" >/dev/null
 }
 
 # measure LABEL SQL: run SQL (it returns the number of rows not ok) in one

@@ -163,7 +163,8 @@ lsm_watermark_evaluate(LsmWatermark *wm, const LsmStats *stats,
 		wm->pace_queued = wm->pass_queued;
 		if (wm->pass_rank != 0)
 			lsm_pace_drain_seen(wm->drain, wm->pass_rank,
-								wm->pass_at / 1000 + wm->poll_ms);
+								wm->pass_at / 1000 + wm->poll_ms,
+								wm->drain_poll && !wm->drain_missed);
 		wm->pass_rank = 0;
 		if (!*pass_running)
 			wm->pass_at = 0;
@@ -232,44 +233,76 @@ poll_interval_fixed(void)
 }
 
 /*
- * poll_drain_ms: the poll the call's drain predicts for the pass, in ms
- * after the trigger's answer, when it predicts one later than the minimum
- * interval from elapsed (the time now, in the same units); else -1.
+ * drain_step_ms: the next wait of a pass that the call's drain says is
+ * over, or about to be, but that a poll saw running: from
+ * lancelsm.poll_interval_min, doubling at each use up to
+ * lancelsm.poll_interval_max, so that a pass that breaks the queue's order
+ * costs a few polls, not one per sighting.
  */
 static int32
-poll_drain_ms(const LsmWatermark *wm, int32 elapsed)
+drain_step_ms(LsmWatermark *wm)
+{
+	if (wm->drain_step_ms == 0)
+		wm->drain_step_ms = Max(lsm_poll_interval_min_ms, 1);
+	else
+		wm->drain_step_ms = Min(wm->drain_step_ms * 2,
+								Max(lsm_poll_interval_max_ms,
+									lsm_poll_interval_min_ms));
+	return wm->drain_step_ms;
+}
+
+/*
+ * drain_end_ms: whether the call's drain predicts the end of the pass;
+ * the prediction, in ms after the trigger's answer, into *end_ms.
+ */
+static bool
+drain_end_ms(const LsmWatermark *wm, int64 *end_ms)
+{
+	if (wm->pass_rank == 0 ||
+		!lsm_pace_drain_predict(wm->drain, wm->pass_rank, end_ms))
+		return false;
+	*end_ms -= wm->pass_at / 1000;
+	return true;
+}
+
+/*
+ * poll_drain_wait: when the call's drain predicts the end of the pass,
+ * the wait before its next poll, in ms from elapsed (ms after the
+ * trigger's answer, now), given own_wait, the pass's own schedule: the
+ * prediction when it is later than the minimum interval from now, else
+ * the shorter of own_wait and drain_step_ms.  -1: no prediction.
+ */
+static int32
+poll_drain_wait(LsmWatermark *wm, int32 elapsed, int32 own_wait)
 {
 	int64		end_ms;
 
-	if (wm->pass_rank == 0 ||
-		!lsm_pace_drain_predict(wm->drain, wm->pass_rank, &end_ms))
+	if (!drain_end_ms(wm, &end_ms))
 		return -1;
-	end_ms -= wm->pass_at / 1000;
-	if (end_ms <= (int64) elapsed + lsm_poll_interval_min_ms)
-		return -1;
-	return (int32) Min(end_ms, (int64) PG_INT32_MAX);
+	if (end_ms > (int64) elapsed + lsm_poll_interval_min_ms)
+		return (int32) Min(end_ms - elapsed, (int64) PG_INT32_MAX);
+	return Min(own_wait, drain_step_ms(wm));
 }
 
 /*
  * poll_wait_until: the wait, in milliseconds from now, before the poll at
- * poll_ms after the trigger's answer, or at the drain's prediction when
- * there is one (poll_drain_ms); jittered: later by up to half the
- * tolerance inside the predicted bracket, +-10% outside it, not at all at
- * the drain's prediction (the ranks already spread those polls, and the
- * next predictions start from this one).  Records the poll's time in
- * wm->poll_ms.
+ * poll_ms after the trigger's answer, or the drain's when it predicts
+ * (poll_drain_wait); jittered: later by up to half the tolerance inside
+ * the predicted bracket, +-10% outside it, not at all at the drain's (the
+ * ranks already spread those polls, and the next predictions start from
+ * them).  Records the poll's time in wm->poll_ms.
  */
 static int
 poll_wait_until(LsmWatermark *wm, int32 poll_ms, TimestampTz now)
 {
 	int32		elapsed = (int32) ((now - wm->pass_at) / 1000);
-	int32		drain_ms = poll_drain_ms(wm, elapsed);
 	int32		wait = Max(1, poll_ms - elapsed);
+	int32		drain_wait = poll_drain_wait(wm, elapsed, wait);
 	const LsmPace *k = &wm->pass.known;
 
-	wm->drain_poll = drain_ms >= 0;
-	if (drain_ms >= 0)
-		wait = drain_ms - elapsed;
+	wm->drain_poll = drain_wait >= 0;
+	if (drain_wait >= 0)
+		wait = Max(1, drain_wait);
 	else if (k->hi_ms > 0 && poll_ms <= k->hi_ms)
 		wait = lsm_pace_jitter_ms(wait,
 								  lsm_pace_tolerance_ms(k->hi_ms) / 2,
@@ -281,37 +314,41 @@ poll_wait_until(LsmWatermark *wm, int32 poll_ms, TimestampTz now)
 }
 
 /*
- * lsm_watermark_rewake: the call's drain has seen a pass over, or a higher
- * rank than before, while this checkpoint waits for its next poll; when
- * that poll should now be (0: when it was): at now, once per pass, when
- * the pass is ranked below one seen over (so probably over too); at the
- * drain's new prediction when the wait followed the drain's.  Records the
- * poll's time in wm->poll_ms.
+ * lsm_watermark_rewake: the call's drain has seen a higher rank over than
+ * before while this checkpoint waits for its next poll; when that poll
+ * should now be (0: when it was).  A pass ranked below the one seen over
+ * is probably over too: poll it now, unless a poll saw it running less
+ * than drain_step_ms ago (which then doubles).  Otherwise at the drain's
+ * new prediction, when the wait followed the drain's or the prediction is
+ * earlier.  Records the poll's time in wm->poll_ms.
  */
 TimestampTz
 lsm_watermark_rewake(LsmWatermark *wm, TimestampTz now)
 {
 	int32		elapsed = (int32) ((now - wm->pass_at) / 1000);
-	int32		drain_ms;
+	int64		wait;
 
 	if (wm->pass_rank == 0)
 		return 0;
 	if (wm->pass_rank < wm->drain->last_rank)
 	{
-		if (wm->pass_pulled)
+		if (wm->pass.running_ms >= 0 &&
+			elapsed - wm->pass.running_ms < wm->drain_step_ms)
 			return 0;
-		wm->pass_pulled = true;
-		wm->drain_poll = false;
-		wm->poll_ms = elapsed;
-		return now;
+		(void) drain_step_ms(wm);
+		wm->drain_missed = true;
+		wait = 0;
 	}
-	if (!wm->drain_poll)
+	else if (drain_end_ms(wm, &wait))
+		wait = Max(wait - elapsed, (int64) lsm_poll_interval_min_ms);
+	else
 		return 0;
-	drain_ms = poll_drain_ms(wm, elapsed);
-	if (drain_ms < 0)
-		drain_ms = elapsed + lsm_poll_interval_min_ms;
-	wm->poll_ms = drain_ms;
-	return TimestampTzPlusMilliseconds(wm->pass_at, drain_ms);
+	wait = Min(wait, (int64) PG_INT32_MAX - elapsed);
+	if (!wm->drain_poll && elapsed + wait >= wm->poll_ms)
+		return 0;			/* its own schedule polls sooner */
+	wm->drain_poll = true;
+	wm->poll_ms = elapsed + (int32) wait;
+	return TimestampTzPlusMilliseconds(now, wait);
 }
 
 /*
@@ -333,7 +370,9 @@ lsm_poll_after_trigger(LsmWatermark *wm, TimestampTz now)
 	{
 		wm->pass_queued = wm->drain->outstanding >= 2;
 		wm->pass_rank = lsm_pace_drain_rank(wm->drain, now / 1000);
-		wm->pass_pulled = false;
+		wm->drain_step_ms = 0;
+		wm->drain_poll = false;
+		wm->drain_missed = false;
 	}
 	return poll_wait_until(wm,
 						   lsm_pace_first_poll_ms(&wm->pass,
@@ -354,6 +393,12 @@ lsm_poll_after_wait(LsmWatermark *wm, bool progressed, TimestampTz now)
 		return lsm_poll_interval_next(wm, progressed);
 	if (progressed)
 		lsm_pace_pass_start(&wm->pass, &wm->pace, false);
+	if (wm->drain_poll && wm->pass_rank != 0)
+	{
+		/* a poll the drain predicted saw the pass running */
+		lsm_pace_drain_running(wm->drain);
+		wm->drain_missed = true;
+	}
 	return poll_wait_until(wm,
 						   lsm_pace_next_poll_ms(&wm->pass, wm->poll_ms,
 												 lsm_poll_interval_min_ms,

@@ -41,8 +41,12 @@ typedef struct LsmWatermark
 	bool		pass_queued;	/* it was triggered while two or more
 								 * passes of the call were pending there */
 	bool		pace_queued;	/* pace was learnt from such a pass */
-	bool		pass_pulled;	/* it was polled early, as due (once) */
-	bool		drain_poll;		/* the poll waited for is the drain's */
+	bool		drain_poll;		/* the drain predicts the pass's end */
+	bool		drain_missed;	/* a poll it predicted saw the pass
+								 * running, or it was pulled early: its
+								 * sighting says nothing of the aim */
+	int32		drain_step_ms;	/* the wait after a poll saw running a
+								 * pass the drain said was over */
 } LsmWatermark;
 
 /* What the loop does after reading stats. */

@@ -24,8 +24,8 @@
  * order, so a pass's duration there is mostly its wait in the queue, which
  * no bracket of earlier passes predicts.  Once enough passes have been
  * seen over, a pass is predicted to end when the ranks seen over reach its
- * own, at the rate they have advanced so far; a pass ranked below one seen
- * over is due now.
+ * own, at the rate they have advanced since the first sighting; a pass
+ * ranked below one seen over is due now.
  *
  * Everything here is a pure function of its arguments (times in
  * milliseconds), unit-tested by test/pace/run.sh; the clock,
@@ -169,14 +169,15 @@ lsm_pace_learn(LsmPace *pace, const LsmPacePass *pass, int32 done_ms)
 #define PACE_DRAIN_MIN_RANKS 8
 
 /*
- * The drain predicts this fraction (num/den) of the time to the end of a
- * pass.  Sightings come at the polls the drain predicted, so a rate read
- * too slow would confirm itself at every poll, which sees the pass over
- * whatever its lag; aiming early makes some polls see a pass running,
- * and those bring the rate back.
+ * The drain predicts three quarters of the time to the end of a pass, and
+ * half as much again after each PACE_DRAIN_STREAK passes in a row seen
+ * over at the first poll it predicted (at most three times).  Sightings
+ * come at the polls the drain predicted, so a rate read too slow would
+ * confirm itself at every poll, which sees the pass over whatever its
+ * lag; aiming early makes polls see passes running, and the sightings
+ * right after them bring the rate back.
  */
-#define PACE_DRAIN_AIM_NUM 3
-#define PACE_DRAIN_AIM_DEN 4
+#define PACE_DRAIN_STREAK 8
 
 /*
  * lsm_pace_drain_rank: a pass was triggered (answered at at_ms); returns
@@ -193,10 +194,12 @@ lsm_pace_drain_rank(LsmPaceDrain *drain, int64 at_ms)
 
 /*
  * lsm_pace_drain_seen: the pass of the given rank was seen over at at_ms
- * (by a poll answered then).
+ * (by a poll answered then); at_once: at the first poll the drain
+ * predicted for it.
  */
 void
-lsm_pace_drain_seen(LsmPaceDrain *drain, int64 rank, int64 at_ms)
+lsm_pace_drain_seen(LsmPaceDrain *drain, int64 rank, int64 at_ms,
+					bool at_once)
 {
 	lsm_pace_drain_drop(drain);
 	if (drain->sightings++ == 0)
@@ -209,6 +212,17 @@ lsm_pace_drain_seen(LsmPaceDrain *drain, int64 rank, int64 at_ms)
 		drain->last_rank = rank;
 		drain->last_ms = at_ms;
 	}
+	drain->streak = at_once ? drain->streak + 1 : 0;
+}
+
+/*
+ * lsm_pace_drain_running: a poll the drain predicted saw its pass still
+ * running (the drain aims early enough).
+ */
+void
+lsm_pace_drain_running(LsmPaceDrain *drain)
+{
+	drain->streak = 0;
 }
 
 /*
@@ -224,27 +238,28 @@ lsm_pace_drain_drop(LsmPaceDrain *drain)
 /*
  * lsm_pace_drain_predict: when the pass of the given rank should end, in
  * *end_ms: right away (the last sighting's time) when a higher rank was
- * seen over; else the last sighting's time plus three quarters of the
- * time the ranks still ahead take at the rate, in ms per rank, from the
- * first sighting to the last.  Returns
- * false (nothing predicted) until the sightings span PACE_DRAIN_MIN_RANKS
- * ranks and at least the time from the first trigger to the first
- * sighting: passes that share permits end in batches, and a rate read
- * inside one batch would be far too fast.
+ * seen over; else the last sighting's time plus the aimed fraction (see
+ * PACE_DRAIN_STREAK) of the time the ranks still ahead take at the rate,
+ * in ms per rank, from the first sighting to the last.  Returns false
+ * (nothing predicted) until the sightings span PACE_DRAIN_MIN_RANKS ranks
+ * and at least the time from the first trigger to the first sighting:
+ * passes that share permits end in batches, and a rate read inside one
+ * batch would be far too fast.
  */
 bool
 lsm_pace_drain_predict(const LsmPaceDrain *drain, int64 rank, int64 *end_ms)
 {
 	int64		ranks = drain->last_rank - drain->first_rank;
 	int64		span_ms = drain->last_ms - drain->first_ms;
+	int			halvings = Min(drain->streak / PACE_DRAIN_STREAK, 3);
 
 	if (ranks < PACE_DRAIN_MIN_RANKS || span_ms <= 0 ||
 		span_ms < drain->first_ms - drain->first_trigger_ms)
 		return false;
 	*end_ms = drain->last_ms;
 	if (rank > drain->last_rank)
-		*end_ms += (rank - drain->last_rank) * span_ms * PACE_DRAIN_AIM_NUM /
-			(ranks * PACE_DRAIN_AIM_DEN);
+		*end_ms += ((rank - drain->last_rank) * span_ms * 3 / (ranks * 4)) >>
+			halvings;
 	return true;
 }
 

@@ -50,6 +50,8 @@ typedef struct LsmPaceDrain
 	int64		first_ms;
 	int64		last_rank;		/* the highest rank seen over; 0: none */
 	int64		last_ms;
+	int			streak;			/* passes in a row seen over at the first
+								 * poll the drain predicted for them */
 	int64		pulled_rank;	/* the caller's: last_rank when it last
 								 * moved the polls waiting on the drain */
 } LsmPaceDrain;
@@ -64,7 +66,8 @@ extern void lsm_pace_learn(LsmPace *pace, const LsmPacePass *pass,
 						   int32 done_ms);
 extern int64 lsm_pace_drain_rank(LsmPaceDrain *drain, int64 at_ms);
 extern void lsm_pace_drain_seen(LsmPaceDrain *drain, int64 rank,
-								int64 at_ms);
+								int64 at_ms, bool at_once);
+extern void lsm_pace_drain_running(LsmPaceDrain *drain);
 extern void lsm_pace_drain_drop(LsmPaceDrain *drain);
 extern bool lsm_pace_drain_predict(const LsmPaceDrain *drain, int64 rank,
 								   int64 *end_ms);

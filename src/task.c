@@ -479,14 +479,16 @@ task_check_idle(LsmTask *task)
 /*
  * task_pace_recall: a checkpoint that has learnt nothing of its table's
  * passes in this call starts from what its table's last checkpoint learnt
- * (shared memory; nothing without the preload).
+ * (shared memory; nothing without the preload), unless it shares a drain:
+ * its passes may then queue behind the call's others, and a pass's own
+ * duration would only make it poll early.
  */
 static void
 task_pace_recall(LsmTask *task)
 {
 	LsmWatermark *wm = &task->watermark;
 
-	if (wm->pace.hi_ms == 0 &&
+	if (wm->pace.hi_ms == 0 && wm->drain == NULL &&
 		lsm_pace_recall(task->config->server_name, task->table_name,
 						&wm->pace))
 		wm->pace_recalled = true;
@@ -850,6 +852,17 @@ task_drain_rewake(LsmTask **tasks, int ntasks, LsmPaceDrain *drain)
 }
 
 /*
+ * task_may_share_drain: a checkpoint that will send requests (not one
+ * refused before any: those have no server configuration).
+ */
+static bool
+task_may_share_drain(const LsmTask *task)
+{
+	return task->kind == LSM_TASK_CHECKPOINT &&
+		task->phase != LSM_PHASE_DONE && task->config != NULL;
+}
+
+/*
  * task_share_drains: give the checkpoints of each server that has two or
  * more of them in this call one LsmPaceDrain (src/pace.c), allocated in
  * CurrentMemoryContext.
@@ -862,13 +875,13 @@ task_share_drains(LsmTask **tasks, int ntasks)
 		LsmTask    *task = tasks[i];
 		LsmPaceDrain *drain = NULL;
 
-		if (task->kind != LSM_TASK_CHECKPOINT || task->watermark.drain)
+		if (!task_may_share_drain(task) || task->watermark.drain)
 			continue;
 		for (int j = i + 1; j < ntasks; j++)
 		{
 			LsmTask    *other = tasks[j];
 
-			if (other->kind != LSM_TASK_CHECKPOINT ||
+			if (!task_may_share_drain(other) ||
 				other->config->serverid != task->config->serverid)
 				continue;
 			if (drain == NULL)

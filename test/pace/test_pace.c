@@ -135,25 +135,36 @@ main(void)
 		for (int r = 1; r <= 40; r++)
 			expect_eq("rank in trigger order", lsm_pace_drain_rank(&drain, 1000 + r), r);
 		expect_eq("outstanding after 40 triggers", drain.outstanding, 40);
-		lsm_pace_drain_seen(&drain, 1, 1300);
-		lsm_pace_drain_seen(&drain, 5, 1310);
+		lsm_pace_drain_seen(&drain, 1, 1300, false);
+		lsm_pace_drain_seen(&drain, 5, 1310, false);
 		expect_eq("4 ranks seen: no prediction",
 				  lsm_pace_drain_predict(&drain, 30, &end_ms), false);
-		lsm_pace_drain_seen(&drain, 9, 1320);
+		lsm_pace_drain_seen(&drain, 9, 1320, false);
 		expect_eq("8 ranks in 20 ms, shorter than the first pass: none",
 				  lsm_pace_drain_predict(&drain, 30, &end_ms), false);
-		lsm_pace_drain_seen(&drain, 3, 1350);
+		lsm_pace_drain_seen(&drain, 3, 1350, false);
 		expect_eq("a lower rank moves nothing", drain.last_ms, 1320);
-		lsm_pace_drain_seen(&drain, 20, 1700);
+		lsm_pace_drain_seen(&drain, 20, 1700, false);
 		expect_eq("outstanding after 5 seen", drain.outstanding, 35);
 		expect_eq("19 ranks in 400 ms: predicts",
 				  lsm_pace_drain_predict(&drain, 30, &end_ms), true);
 		/* 1700 + 3/4 of 10 ranks x 400 ms / 19 ranks */
 		expect_eq("rank 30 ends at", end_ms, 1857);
+		/* eight passes in a row seen over at once: aim half as far */
+		for (int r = 21; r <= 28; r++)
+			lsm_pace_drain_seen(&drain, r, 1700 + (r - 20) * 21, true);
+		lsm_pace_drain_predict(&drain, 38, &end_ms);
+		expect_eq("after 8 at once, rank 38 ends at", end_ms,
+				  1868 + ((10 * 568 * 3 / (27 * 4)) >> 1));
+		lsm_pace_drain_running(&drain);
+		lsm_pace_drain_predict(&drain, 38, &end_ms);
+		expect_eq("one seen running: three quarters again", end_ms,
+				  1868 + 10 * 568 * 3 / (27 * 4));
+		lsm_pace_drain_seen(&drain, 100, 2600, false);
 		lsm_pace_drain_predict(&drain, 15, &end_ms);
-		expect_eq("rank 15, below one seen over, is due", end_ms, 1700);
-		lsm_pace_drain_predict(&drain, 20, &end_ms);
-		expect_eq("rank 20, the one seen over", end_ms, 1700);
+		expect_eq("rank 15, below one seen over, is due", end_ms, 2600);
+		lsm_pace_drain_predict(&drain, 100, &end_ms);
+		expect_eq("rank 100, the one seen over", end_ms, 2600);
 		for (int i = 0; i < 40; i++)
 			lsm_pace_drain_drop(&drain);
 		expect_eq("outstanding never below 0", drain.outstanding, 0);
