@@ -34,7 +34,8 @@
 # smith.checkpoints) are relations sqlsmith scans like the others.
 #
 # Prints the queries run, the time, the errors by SQLSTATE class (from the
-# server log: every ERROR logs its SQLSTATE), the crashed backends and the
+# server log: every ERROR logs its SQLSTATE) with the messages of internal
+# errors (class XX) and the log line after each, the crashed backends and the
 # postmaster restarts.  Exit status 0 when sqlsmith finished its queries
 # in time, no backend crashed ("terminated by signal", "server process ...
 # was terminated", "all server processes terminated" in the log) and
@@ -172,6 +173,10 @@ psql_as postgres smith "SELECT funcname || ' ' || calls FROM pg_stat_user_functi
 echo "errors by SQLSTATE class (count class):"
 grep -oE '^[^ ]+ [^ ]+ [^ ]+ \[[0-9]+\] [0-9A-Z]{5} ERROR:' "$work/server.log" |
 	awk '{ print substr($5, 1, 2) }' | sort | uniq -c | sort -rn | sed 's/^/  /'
+# an internal error (class XX) is a bug somewhere, lancelsm's or the
+# server's: show its messages (they fail nothing: sqlsmith also reaches
+# the server's own internal errors)
+grep -E -A1 '^[^ ]+ [^ ]+ [^ ]+ \[[0-9]+\] XX[0-9A-Z]{3} ERROR:' "$work/server.log" | head -20 | sed 's/^/  /'
 echo "crashed backends: $crashes"
 echo "postmaster restarts: $restarts"
 if [ $rc != 0 ] || [ "$crashes" != 0 ] || [ $restarts != 0 ]; then

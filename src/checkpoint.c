@@ -21,7 +21,8 @@
  * In a call of many tables, the checkpoints on one server share an
  * LsmPaceDrain (src/pace.c): once it predicts, a pass is polled when the
  * passes ahead of it in the server's permit queue should be over, and a
- * pass ranked below one seen over is polled at once (lsm_watermark_due).
+ * pass ranked below one seen over is polled at once
+ * (lsm_watermark_rewake).
  *
  * The I/O (issuing flush, stats and compact, retries, re-issues) lives in
  * src/task.c.  Protocol: docs/protocol.md, "The

@@ -17,7 +17,11 @@
  * with nothing known it is the doubling from lancelsm.poll_interval_min.
  * A prediction from an earlier checkpoint (a hedge) is first checked by a
  * poll at half its lower bound, so that a table whose passes got much
- * shorter costs at most half the old duration.
+ * shorter costs at most half the old duration; a pass that outlasts it is
+ * polled at steps of a quarter of the time elapsed, so that passes that
+ * got several times longer since cost a few polls (the tolerance's
+ * doubling suits a pass that is a little longer than the last of the
+ * same call, not one whose table changed between checkpoints).
  *
  * A call of many tables on one server adds what its passes say of each
  * other (LsmPaceDrain): the server grants compaction permits in trigger
@@ -37,6 +41,12 @@
 #include "postgres.h"
 
 #include "pace.h"
+
+/*
+ * Past a hedge (a prediction from an earlier checkpoint that this pass
+ * outlasts), each poll steps by this fraction of the time elapsed.
+ */
+#define PACE_HEDGE_STEP_DIV 4
 
 /* The tolerance: a bracket this narrow is not split further. */
 #define PACE_TOLERANCE_MIN_MS 5
@@ -103,8 +113,9 @@ lsm_pace_first_poll_ms(const LsmPacePass *pass, int32 min_ms)
  * lsm_pace_next_poll_ms: a poll at running_ms (from the trigger's answer)
  * saw the pass still running; when to poll next, in ms from the answer
  * (always later than running_ms): inside the bracket while it lasts,
- * then a step from min_ms (nothing known) or the tolerance (a longer pass
- * than predicted) that doubles up to max_ms.
+ * then past a hedge a quarter of running_ms (at least min_ms, at most
+ * max_ms), else a step from min_ms (nothing known) or the tolerance (a
+ * longer pass than predicted) that doubles up to max_ms.
  */
 int32
 lsm_pace_next_poll_ms(LsmPacePass *pass, int32 running_ms, int32 min_ms,
@@ -115,6 +126,13 @@ lsm_pace_next_poll_ms(LsmPacePass *pass, int32 running_ms, int32 min_ms,
 	pass->running_ms = running_ms;
 	if (k->hi_ms > 0 && running_ms < k->hi_ms)
 		return pace_inside(k, running_ms);
+	if (pass->hedge)
+	{
+		/* a stale prediction: step by a quarter of the time elapsed */
+		int32		step = Max(running_ms / PACE_HEDGE_STEP_DIV, min_ms);
+
+		return running_ms + Max(Min(step, Max(max_ms, min_ms)), 1);
+	}
 	if (pass->step_ms == 0)
 		pass->step_ms = (k->hi_ms > 0) ? lsm_pace_tolerance_ms(k->hi_ms) :
 			Max(1, min_ms) * 2;

@@ -842,8 +842,8 @@ task_drain_rewake(LsmTask **tasks, int ntasks, LsmPaceDrain *drain)
 
 		if (task->watermark.drain != drain ||
 			task->phase != LSM_PHASE_POLL || task->in_flight ||
-			task->wake_at <= now)
-			continue;
+			task->backing_off || task->wake_at <= now)
+			continue;		/* only a wait for the next poll moves */
 		wake_at = lsm_watermark_rewake(&task->watermark, now);
 		if (wake_at != 0)
 			task->wake_at = wake_at;

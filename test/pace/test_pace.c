@@ -120,6 +120,11 @@ main(void)
 	pace.lo_ms = 1000;
 	pace.hi_ms = 1030;
 	expect_pass("hedge, still 1010", &pace, true, 1010, (const int32[]) {500, 1030, -1});
+	/* past a hedge: steps of a quarter of the time elapsed */
+	pace.lo_ms = 1000;
+	pace.hi_ms = 1030;
+	expect_pass("hedge, now 3000", &pace, true, 3000,
+				(const int32[]) {500, 1030, 1287, 1608, 2010, 2512, 3140, -1});
 
 	/* 10 s passes: the doubling bounded by poll_interval_max */
 	pace.lo_ms = pace.hi_ms = 0;
