@@ -48,10 +48,10 @@ SQL
 	psqlq -At -F ' ' -f "$out/$label.sql" >"$out/$label.out" 2>"$out/$label.err" ||
 		report "$label: psql failed: $(head -3 "$out/$label.err" | tr '\n' ' ')"
 	ctl GET counts >"$out/$label.counts"
-	# for a look later (BENCH_KEEP=1): every request and every pass
+	# every request and every pass (kept with BENCH_KEEP=1)
 	ctl GET log >"$out/$label.log.json"
 	ctl GET passes >"$out/$label.passes.json"
-	report "  $label, passes noticed: $(python3 "$bench/util.py" noticed "$EMU")"
+	report "  $label, passes noticed: $(python3 "$bench/util.py" noticed "$out/$label.log.json" "$out/$label.passes.json")"
 	python3 - "$label" "$out" "$floor_ms" "$n" <<'PY' | tee -a "$BENCH_WORK/results.txt"
 import json, sys
 label, out, floor_ms, n = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])

@@ -16,7 +16,8 @@
   rate URL KEY CONNS SECS N   get_lsm_stats requests/s from CONNS keep-alive
                               clients for SECS s over tables k1..kN
   compact_all URL KEY N       one compact_lsm on each of k1..kN (8 clients)
-  noticed URL                 per pass of the emulator's pass log: the lag
+  noticed LOG PASSES          per pass of the emulator's pass log (the
+                              files of GET /_emulator/log and passes): the lag
                               from its end to the first get_lsm_stats of its
                               table after it, and the stats reads between the
                               compact_lsm that queued it and that one; prints
@@ -93,16 +94,13 @@ def max_in_window(times):
     return best
 
 
-def fetch(url, path):
-    with urllib.request.urlopen(f"{url}/_emulator/{path}", timeout=60) as r:
-        return json.load(r)
-
-
-def noticed(url):
+def noticed(log_file, passes_file):
     """The lag between the end of each pass and the stats read that saw it
     (see the usage above)."""
-    reqs = fetch(url, "log")["requests"]
-    passes = fetch(url, "passes")["passes"]
+    with open(log_file) as f:
+        reqs = json.load(f)["requests"]
+    with open(passes_file) as f:
+        passes = json.load(f)["passes"]
     by = {}
     for r in reqs:
         by.setdefault(r["table"], []).append((r["time"], r["route"]))
@@ -118,7 +116,7 @@ def noticed(url):
                          and p["queued"] <= t <= after[0]))
     lags.sort()
     q = lambda f: lags[min(len(lags) - 1, int(f * len(lags)))]
-    first_compact = min(t for t, route in sum(by.values(), []) if route == "compact_lsm")
+    first_compact = min(r["time"] for r in reqs if r["route"] == "compact_lsm")
     print(f"passes {len(lags)} lag ms median {q(0.5):.0f} p90 {q(0.9):.0f} max {lags[-1]:.0f} "
           f"polls per pass {statistics.mean(polls):.2f} first compact at {(first_compact - t0) * 1000:.0f} "
           f"last pass end at {(max(p['ended'] for p in passes) - t0) * 1000:.0f}")
@@ -187,7 +185,7 @@ def main(argv):
         url, key, n = argv[2], argv[3], int(argv[4])
         route_rate(url, key, "compact_lsm", 8, 600, n, once=True)
     elif cmd == "noticed":
-        noticed(argv[2])
+        noticed(argv[2], argv[3])
     elif cmd == "generations":
         url, names = argv[2], argv[3:]
         print(sum(b["current_generation"] - 1 for n in names

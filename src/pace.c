@@ -220,8 +220,9 @@ lsm_pace_drain_seen(LsmPaceDrain *drain, int64 rank, int64 at_ms,
 					bool at_once)
 {
 	lsm_pace_drain_drop(drain);
-	if (drain->sightings++ == 0)
+	if (drain->last_rank == 0)
 	{
+		/* the first sighting (ranks start at 1) */
 		drain->first_rank = rank;
 		drain->first_ms = at_ms;
 	}

@@ -45,15 +45,12 @@ typedef struct LsmPaceDrain
 	int64		next_rank;		/* ranks given so far (the first is 1) */
 	int64		first_trigger_ms;	/* when rank 1 was given */
 	int			outstanding;	/* ranked passes not yet seen over */
-	int			sightings;		/* passes seen over */
-	int64		first_rank;		/* the first pass seen over */
+	int64		first_rank;		/* the first pass seen over; 0: none */
 	int64		first_ms;
 	int64		last_rank;		/* the highest rank seen over; 0: none */
 	int64		last_ms;
 	int			streak;			/* passes in a row seen over at the first
 								 * poll the drain predicted for them */
-	int64		pulled_rank;	/* the caller's: last_rank when it last
-								 * moved the polls waiting on the drain */
 } LsmPaceDrain;
 
 extern int32 lsm_pace_tolerance_ms(int32 hi_ms);

@@ -848,7 +848,6 @@ task_drain_rewake(LsmTask **tasks, int ntasks, LsmPaceDrain *drain)
 		if (wake_at != 0)
 			task->wake_at = wake_at;
 	}
-	drain->pulled_rank = drain->last_rank;
 }
 
 /*
@@ -979,10 +978,11 @@ lsm_task_run_all(LsmTask **tasks, int ntasks)
 			if (done)
 			{
 				LsmPaceDrain *drain = done->watermark.drain;
+				int64		seen = drain ? drain->last_rank : 0;
 
 				task_on_answer(done, deadline);
 				task_progress_update(done);
-				if (drain && drain->last_rank > drain->pulled_rank)
+				if (drain && drain->last_rank > seen)
 					task_drain_rewake(tasks, ntasks, drain);
 			}
 			else if (wake_at == 0)
