@@ -607,11 +607,23 @@ class Emulator:
         self._thread.start()
         return self.port
 
-    def close_idle(self):
+    def close_idle(self, caller=None, settle_s=0.5):
         """Close (FIN) every client connection waiting between requests,
-        as a server's keep-alive timeout does; returns how many."""
-        with self.lock:
-            idle = [h for h in self.handlers if not h.busy]
+        as a server's keep-alive timeout does; returns how many.
+
+        A handler marks itself idle only after its last byte is sent, so a
+        client can read a whole answer and ask for this close before its
+        handler says so.  Other connections get up to settle_s seconds to
+        go idle first; caller (the control request's own handler) is never
+        closed."""
+        deadline = time.monotonic() + settle_s
+        while True:
+            with self.lock:
+                others = [h for h in self.handlers if h is not caller]
+            if time.monotonic() >= deadline or not any(h.busy for h in others):
+                break
+            time.sleep(0.005)
+        idle = [h for h in others if not h.busy]
         for h in idle:
             try:
                 h.connection.shutdown(socket.SHUT_RDWR)
@@ -979,7 +991,7 @@ class Handler(BaseHTTPRequestHandler):
         if path.startswith("/_emulator/") or path == "/_emulator":
             body = self._read_body()
             try:
-                status, obj = Control(self.emu).handle(method, path, query, body)
+                status, obj = Control(self.emu, self).handle(method, path, query, body)
             except ControlError as e:
                 status, obj = e.status, {"error": str(e)}
             except (ValueError, TypeError, KeyError, AttributeError) as e:
@@ -1389,8 +1401,9 @@ def _int(v, name, minimum=0):
 class Control:
     """The /_emulator/ control API."""
 
-    def __init__(self, emu):
+    def __init__(self, emu, handler=None):
         self.emu = emu
+        self.handler = handler  # the request's own connection
 
     def handle(self, method, path, query, body):
         parts = [urllib.parse.unquote(p) for p in path.split("/")[2:] if p != ""]
@@ -1491,7 +1504,7 @@ class Control:
         if parts == ["counts"] and method == "GET":
             return 200, emu.counts(q.get("table"))
         if parts == ["connections", "close_idle"] and method == "POST":
-            return 200, {"ok": True, "closed": emu.close_idle()}
+            return 200, {"ok": True, "closed": emu.close_idle(self.handler)}
         raise ControlError("no control route %s %s" % (method, path), 404)
 
     def _create_table(self, req):

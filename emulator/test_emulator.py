@@ -711,6 +711,35 @@ class TransportAdditionsTest(unittest.TestCase):
         c.close()
         self.assertEqual(self.ctl(port, "connections/close_idle", {})[1]["closed"], 0)
 
+    def test_close_idle_waits_for_an_answer_in_flight(self):
+        # a connection still answering when the close is asked for is
+        # closed once its answer is out, whole; one that stays busy past
+        # the settle time is left alone
+        _, port = self.start()
+        self.ctl(port, "latency", {"table": "events", "route": "get_lsm_stats",
+                                   "ms": 200})
+        self.ctl(port, "faults", {"route": "flush_lsm", "action": "hang",
+                                  "max_ms": 3000})
+        slow = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
+        hung = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
+        hung.request("POST", "/v1/table/events/flush_lsm/",
+                     headers={"x-api-key": KEY})
+        slow.request("POST", "/v1/table/events/get_lsm_stats/",
+                     headers={"x-api-key": KEY})
+        time.sleep(0.05)
+        t0 = time.monotonic()
+        status, data = self.ctl(port, "connections/close_idle", {})
+        waited = time.monotonic() - t0
+        self.assertEqual((status, data), (200, {"ok": True, "closed": 1}))
+        self.assertGreaterEqual(waited, 0.5)
+        self.assertLess(waited, 2.0)
+        body = slow.getresponse().read()
+        self.assertTrue(body.startswith(b'{"lsm_stats"'))
+        json.loads(body)                          # whole
+        self.assertEqual(slow.sock.recv(10), b"")  # then closed
+        slow.close()
+        hung.close()
+
     def test_ipv6_and_dual_stack(self):
         if not socket.has_ipv6:
             self.skipTest("no IPv6")
