@@ -560,7 +560,7 @@ class HttpTest(unittest.TestCase):
         c.request("POST", "/v1/table/events/flush_lsm/", headers={"x-api-key": KEY})
         t0 = time.time()
         self.assertEqual(self.req("get_lsm_stats", "other")[0].status, 200)
-        self.assertLess(time.time() - t0, 0.25)
+        self.assertLess(time.time() - t0, 1.0)   # a blocked one never answers
         with self.assertRaises(socket.timeout):
             c.getresponse()
         c.close()
@@ -612,10 +612,10 @@ class HttpTest(unittest.TestCase):
         self.assertEqual(status, 400)
 
     def test_latency_and_reset(self):
-        self.ctl("latency", {"table": "*", "route": "flush_lsm", "ms": 200})
+        self.ctl("latency", {"table": "*", "route": "flush_lsm", "ms": 1000})
         t0 = time.time()
         self.req("flush_lsm")
-        self.assertGreater(time.time() - t0, 0.18)
+        self.assertGreater(time.time() - t0, 0.98)
         self.ctl("tables", {"name": "extra", "buckets": 3})
         self.ctl("pool", {"size": 7, "saturated": True})
         self.ctl("config", {"pass_ms": 9, "prefix_max": 3, "seal_rows": 5})
@@ -623,7 +623,7 @@ class HttpTest(unittest.TestCase):
         self.assertEqual(self.ctl("reset", {})[1], {"ok": True})
         t0 = time.time()
         self.assertEqual(self.req("flush_lsm")[0].status, 202)
-        self.assertLess(time.time() - t0, 0.15)
+        self.assertLess(time.time() - t0, 0.5)   # the 1 s latency is gone
         self.assertEqual(self.ctl("tables")[1]["tables"], ["events", "other"])
         self.assertEqual(self.ctl("pool")[1]["size"], 2)
         self.assertFalse(self.ctl("pool")[1]["saturated"])
