@@ -187,15 +187,19 @@ lsm_pace_learn(LsmPace *pace, const LsmPacePass *pass, int32 done_ms)
 #define PACE_DRAIN_MIN_RANKS 8
 
 /*
- * The drain predicts three quarters of the time to the end of a pass, and
- * half as much again after each PACE_DRAIN_STREAK passes in a row seen
- * over at the first poll it predicted (at most three times).  Sightings
- * come at the polls the drain predicted, so a rate read too slow would
- * confirm itself at every poll, which sees the pass over whatever its
- * lag; aiming early makes polls see passes running, and the sightings
- * right after them bring the rate back.
+ * The drain predicts PACE_DRAIN_AIM_NUM / PACE_DRAIN_AIM_DEN (three
+ * quarters) of the time to the end of a pass, and half as much again
+ * after each PACE_DRAIN_STREAK passes in a row seen over at the first poll
+ * it predicted (at most PACE_DRAIN_HALVINGS_MAX times).  Sightings come at
+ * the polls the drain predicted, so a rate read too slow would confirm
+ * itself at every poll, which sees the pass over whatever its lag; aiming
+ * early makes polls see passes running, and the sightings right after
+ * them bring the rate back.
  */
+#define PACE_DRAIN_AIM_NUM 3
+#define PACE_DRAIN_AIM_DEN 4
 #define PACE_DRAIN_STREAK 8
+#define PACE_DRAIN_HALVINGS_MAX 3
 
 /*
  * lsm_pace_drain_rank: a pass was triggered (answered at at_ms); returns
@@ -270,15 +274,16 @@ lsm_pace_drain_predict(const LsmPaceDrain *drain, int64 rank, int64 *end_ms)
 {
 	int64		ranks = drain->last_rank - drain->first_rank;
 	int64		span_ms = drain->last_ms - drain->first_ms;
-	int			halvings = Min(drain->streak / PACE_DRAIN_STREAK, 3);
+	int			halvings = Min(drain->streak / PACE_DRAIN_STREAK,
+							   PACE_DRAIN_HALVINGS_MAX);
 
 	if (ranks < PACE_DRAIN_MIN_RANKS || span_ms <= 0 ||
 		span_ms < drain->first_ms - drain->first_trigger_ms)
 		return false;
 	*end_ms = drain->last_ms;
 	if (rank > drain->last_rank)
-		*end_ms += ((rank - drain->last_rank) * span_ms * 3 / (ranks * 4)) >>
-			halvings;
+		*end_ms += ((rank - drain->last_rank) * span_ms * PACE_DRAIN_AIM_NUM /
+					(ranks * PACE_DRAIN_AIM_DEN)) >> halvings;
 	return true;
 }
 
