@@ -9,7 +9,7 @@
 set -euo pipefail
 bench=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 root=$(cd "$bench/.." && pwd)
-BENCH_KEY=${BENCH_KEY:-lsm-bench-key-7c1e}
+export BENCH_KEY=${BENCH_KEY:-lsm-bench-key-7c1e}
 SDK_VERSION=0.39.0
 
 # emulator tables that must survive /_emulator/reset (command-line tables)
@@ -45,8 +45,9 @@ outer_run() {
 	[ "${BENCH_PRELOAD:-1}" = 1 ] && preload="-o shared_preload_libraries=${BENCH_SO:-lancelsm}"
 	# a port of our own: other sessions may run pg_virtualenv at the same time
 	pgport=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+	# su without --login and pg_virtualenv keep the environment: every
+	# exported BENCH_* knob reaches the inner stage as it is
 	su postgres -c "cd '$work' && BENCH_INNER=1 BENCH_WORK='$work' BENCH_PORT=$(cat "$work/emulator.port") \
-		BENCH_KEY='$BENCH_KEY' BENCH_DUE_TICKS='${BENCH_DUE_TICKS:-}' BENCH_DUE_TICK_S='${BENCH_DUE_TICK_S:-}' BENCH_SDK_REPS='${BENCH_SDK_REPS:-}' BENCH_REPS='${BENCH_REPS:-}' BENCH_SEED='${BENCH_SEED:-}' BENCH_LONG='${BENCH_LONG:-}' BENCH_TABLES='${BENCH_TABLES:-}' BENCH_PERMITS='${BENCH_PERMITS:-}' BENCH_PASS_MS='${BENCH_PASS_MS:-}' BENCH_SO='${BENCH_SO:-}' \
 		timeout ${BENCH_TIMEOUT:-1200} pg_virtualenv -v 15 -c \"-p $pgport\" $preload bash '$script'" || rc=$?
 	mkdir -p "$bench/results"
 	[ -f "$work/results.txt" ] && cp "$work/results.txt" "$bench/results/latest-$(basename "$script" .sh).txt"
