@@ -6,25 +6,25 @@ MODULE_big = lancelsm
 OBJS = \
 	src/lancelsm.o \
 	src/settings.o \
-	src/option.o \
-	src/http.o \
-	src/url.o \
-	src/pool.o \
-	src/fault.o \
-	src/task.o \
-	src/checkpoint.o \
-	src/pace.o \
-	src/herd.o \
-	src/progress.o \
-	src/stats.o \
-	src/shape.o \
-	src/declared.o \
-	src/write_spec.o \
-	src/token.o \
-	src/due.o \
-	src/threshold.o \
-	src/lsm_stats_json.o \
-	src/lsm_json.o
+	src/functions/option.o \
+	src/net/http.o \
+	src/net/url.o \
+	src/net/pool.o \
+	src/protocol/fault.o \
+	src/checkpoint/task.o \
+	src/checkpoint/watermark.o \
+	src/checkpoint/pace.o \
+	src/checkpoint/herd.o \
+	src/checkpoint/progress.o \
+	src/functions/stats.o \
+	src/functions/shape.o \
+	src/functions/declared.o \
+	src/functions/write_spec.o \
+	src/net/token.o \
+	src/functions/due.o \
+	src/functions/threshold.o \
+	src/protocol/lsm_stats_json.o \
+	src/protocol/lsm_json.o
 
 EXTVERSION := $(shell sed -n "s/^default_version *= *'\(.*\)'/\1/p" $(EXTENSION).control)
 DATA = $(wildcard sql/$(EXTENSION)--*.sql)

@@ -18,7 +18,7 @@
 #include <time.h>
 
 #include "harness_palloc.h"
-#include "lsm_json.h"
+#include "protocol/lsm_json.h"
 
 /* Build the body of decode_test.c's test_performance into *len bytes. */
 static char *

@@ -1,7 +1,7 @@
 /*-------------------------------------------------------------------------
  *
  * decode_test.c
- *		Standalone unit tests of src/lsm_stats_json.c and src/lsm_json.c
+ *		Standalone unit tests of src/protocol/lsm_stats_json.c and src/protocol/lsm_json.c
  *		(no PostgreSQL backend).
  *
  * Runs a table of get_lsm_stats bodies through lsm_json_decode_stats and
@@ -26,7 +26,7 @@
 #include <time.h>
 
 #include "harness_palloc.h"
-#include "lsm_json.h"
+#include "protocol/lsm_json.h"
 
 static int	npassed = 0;
 static int	nfailed = 0;

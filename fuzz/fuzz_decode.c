@@ -1,8 +1,8 @@
 /*-------------------------------------------------------------------------
  *
  * fuzz_decode.c
- *		libFuzzer target for the decoders of src/lsm_stats_json.c and
- *		src/lsm_json.c.
+ *		libFuzzer target for the decoders of src/protocol/lsm_stats_json.c and
+ *		src/protocol/lsm_json.c.
  *
  * Feeds each input to lsm_json_decode_stats (with and without generation
  * rows) and to lsm_json_decode_error, walks every decoded value so that a
@@ -17,7 +17,7 @@
 #include <string.h>
 
 #include "harness_palloc.h"
-#include "lsm_json.h"
+#include "protocol/lsm_json.h"
 
 int			LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -1,8 +1,8 @@
 /*-------------------------------------------------------------------------
  *
  * fuzz_error.c
- *		libFuzzer target for the error-body decoding of src/fault.c (and
- *		lsm_json_decode_error of src/lsm_json.c, which it calls): what
+ *		libFuzzer target for the error-body decoding of src/protocol/fault.c (and
+ *		lsm_json_decode_error of src/protocol/lsm_json.c, which it calls): what
  *		lancelsm reports for a failed request.
  *
  * Each input is a request's outcome: route, transport, HTTP status,
@@ -30,10 +30,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "fault.h"
+#include "protocol/fault.h"
 #include "harness_elog.h"
 #include "harness_palloc.h"
-#include "token.h"
+#include "net/token.h"
 
 #undef printf
 #undef fprintf

@@ -2,10 +2,10 @@
  *
  * fuzz_option.c
  *		libFuzzer target for the option validator of the lancelsm
- *		foreign-data wrapper (lancelsm_fdw_validator, src/option.c) and
+ *		foreign-data wrapper (lancelsm_fdw_validator, src/functions/option.c) and
  *		the base URL a valid server's options give (option_base_url).
  *
- * src/option.c is included whole, so that its static functions are
+ * src/functions/option.c is included whole, so that its static functions are
  * reachable without refactoring it; the backend functions it calls are
  * provided below: the few the validator needs (untransformRelOptions,
  * defGetString, superuser, varstr_levenshtein) as the backend behaves,
@@ -27,7 +27,7 @@
  *
  *-------------------------------------------------------------------------
  */
-#include "../src/option.c"
+#include "../src/functions/option.c"
 
 #include <stdint.h>
 #include <stdlib.h>

@@ -2,14 +2,14 @@
  *
  * fuzz_spec.c
  *		libFuzzer target for the write spec encoder
- *		(lsm_json_write_spec_body, src/lsm_json.c), checked against the
+ *		(lsm_json_write_spec_body, src/protocol/lsm_json.c), checked against the
  *		write spec decoder of the same file.
  *
  * Input: the first byte picks the sharding (bucket, identity, unsharded)
  * and, in its high bit, "all indexes" (maintained_indexes NULL); the next
  * four bytes are num_buckets; then NUL-separated strings: the sharding
  * column, the index names up to an empty string, then key/value pairs of
- * writer_config_defaults.  Inputs that src/write_spec.c would refuse
+ * writer_config_defaults.  Inputs that src/functions/write_spec.c would refuse
  * before encoding (its checks: a column exactly for bucket and identity,
  * num_buckets for bucket only and at least 1, non-empty distinct index
  * names, distinct keys as jsonb has them, valid UTF-8) are skipped.  The
@@ -33,7 +33,7 @@
 #include <jansson.h>
 
 #include "harness_palloc.h"
-#include "lsm_json.h"
+#include "protocol/lsm_json.h"
 #include "mb/pg_wchar.h"
 
 int			LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

@@ -1,7 +1,7 @@
 /*-------------------------------------------------------------------------
  *
  * fuzz_url.c
- *		libFuzzer target for the request URL builder of src/url.c.
+ *		libFuzzer target for the request URL builder of src/net/url.c.
  *
  * Input: a route (first byte), a namespace delimiter (its length in the
  * second byte, 0: the default "$", then its bytes) and the table name
@@ -23,7 +23,7 @@
 #include <string.h>
 
 #include "harness_palloc.h"
-#include "url.h"
+#include "net/url.h"
 
 int			LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

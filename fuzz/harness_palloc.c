@@ -3,7 +3,7 @@
  * harness_palloc.c
  *		A standalone palloc for linking the decoders outside a backend.
  *
- * src/lsm_stats_json.c, src/lsm_json.c and the frontend JSON parser of
+ * src/protocol/lsm_stats_json.c, src/protocol/lsm_json.c and the frontend JSON parser of
  * libpgcommon (common/jsonapi.c) call palloc, palloc0, pstrdup, pnstrdup,
  * pfree and repalloc.  This file provides them on top of malloc, in place of
  * libpgcommon's fe_memutils (pg_snprintf comes from libpgport).  It also

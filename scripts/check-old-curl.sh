@@ -5,7 +5,7 @@
 # than the 7.85.0 that brought CURLOPT_PROTOCOLS_STR, and checks that the
 # CURLOPT_PROTOCOLS fallback is what got compiled.  Also checks that every
 # libcurl symbol the sources use is in the table below, whose newest entry
-# must be the minimum that src/http.c enforces and README.md states.
+# must be the minimum that src/net/http.c enforces and README.md states.
 #
 # The headers are extracted once with mmdebstrap (installed when missing)
 # into /var/cache/lancelsm/curl-bullseye; later runs take about a second.
@@ -128,8 +128,8 @@ newest=$(grep -v '^$' <<<"$symbols" | awk '{print $2}' | sort -V | tail -1)
 [ "$newest" = "$minimum" ] ||
 	{ echo "check-old-curl: newest symbol needs $newest, the stated minimum is $minimum"; exit 1; }
 hex=$(printf '0x%02X%02X%02X' $(tr . ' ' <<<"$minimum"))
-grep -q "LIBCURL_VERSION_NUM < $hex" src/http.c ||
-	{ echo "check-old-curl: src/http.c does not enforce $minimum ($hex)"; exit 1; }
+grep -q "LIBCURL_VERSION_NUM < $hex" src/net/http.c ||
+	{ echo "check-old-curl: src/net/http.c does not enforce $minimum ($hex)"; exit 1; }
 grep -q "libcurl $minimum or later" README.md ||
 	{ echo "check-old-curl: README.md does not state libcurl $minimum or later"; exit 1; }
 echo "check-old-curl: $(wc -w <<<"$used") libcurl symbols used, the newest needs $minimum"
@@ -161,7 +161,7 @@ trap 'rm -f "$tmp"' EXIT
 for f in $files; do
 	gcc "${flags[@]}" -fsyntax-only "$f"
 	# the fallback is what this libcurl gets
-	if [ "$f" = src/http.c ]; then
+	if [ "$f" = src/net/http.c ]; then
 		# (only lines of $f itself, by the preprocessor's line markers)
 		gcc "${flags[@]}" -E "$f" |
 			awk -v f="\"$f\"" '/^# [0-9]+ "/ { mine = ($3 == f); next } mine' >"$tmp"

@@ -196,7 +196,7 @@ SELECT calls('events');
 DROP SERVER emu_fresh CASCADE;
 -- ... on a reused keep-alive connection libcurl sends the request again,
 -- once, on a new connection (a deliberate choice: flush is idempotent,
--- compact only latches what is free; see src/http.c): two calls, success
+-- compact only latches what is free; see src/net/http.c): two calls, success
 SELECT emu('POST', '/_emulator/tables/events/generations', '{"count": 1, "rows": 2}');
 SELECT count(*) FROM lancelsm_stats('emu', 'events');
 SELECT emu('POST', '/_emulator/log/reset');

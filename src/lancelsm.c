@@ -4,10 +4,10 @@
  *		Module entry: _PG_init with the lancelsm.* settings, and the SQL
  *		functions lancelsm_flush, lancelsm_compact and lancelsm_checkpoint.
  *
- * The set-returning stats functions are in src/stats.c, the declared
- * tables and the functions over all of them in src/declared.c, option
- * handling in src/option.c, the checkpoint loop in src/checkpoint.c and
- * src/task.c, the HTTP client in src/http.c.
+ * The set-returning stats functions are in src/functions/stats.c, the declared
+ * tables and the functions over all of them in src/functions/declared.c, option
+ * handling in src/functions/option.c, the checkpoint loop in src/checkpoint/watermark.c and
+ * src/checkpoint/task.c, the HTTP client in src/net/http.c.
  *
  *-------------------------------------------------------------------------
  */
@@ -17,13 +17,13 @@
 
 #include "catalog/pg_type.h"
 #include "fmgr.h"
-#include "entry.h"
-#include "herd.h"
-#include "lancelsm.h"
+#include "functions/entry.h"
+#include "checkpoint/herd.h"
+#include "settings.h"
 #include "miscadmin.h"
-#include "option.h"
-#include "progress.h"
-#include "task.h"
+#include "functions/option.h"
+#include "checkpoint/progress.h"
+#include "checkpoint/task.h"
 #include "funcapi.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
@@ -53,7 +53,7 @@ define_int_setting(const char *name, const char *description, int *var,
  * _PG_init: initialise libcurl once per process and define the settings.
  * Installs no signal handler.  Loaded by shared_preload_libraries, it also
  * defines lancelsm.max_progress_entries and lancelsm.max_history_entries
- * (variables of src/progress.c) and has progress.c install the shared
+ * (variables of src/checkpoint/progress.c) and has progress.c install the shared
  * memory hooks of progress and history.
  */
 void
@@ -241,7 +241,7 @@ lancelsm_compact(PG_FUNCTION_ARGS)
  *
  * Converges the table's fresh tier into the base table as of the call:
  * flush, read the target watermark, then trigger compaction and poll
- * (right after the predicted end of each pass, src/pace.c; else doubling
+ * (right after the predicted end of each pass, src/checkpoint/pace.c; else doubling
  * within lancelsm.poll_interval_min..max) until no L0 generation at
  * or below the watermark remains.  Bounded by statement_timeout and query
  * cancel (57014).  421 re-issues from flush within lancelsm.reissue_budget,
@@ -250,7 +250,7 @@ lancelsm_compact(PG_FUNCTION_ARGS)
  * "The checkpoint loop".  With lancelsm preloaded, a checkpoint of a
  * table another backend of this cluster is checkpointing joins that run
  * when it covers the call, and waits for its outcome without requests of
- * its own (src/herd.c): it returns as the run does, or raises the run's
+ * its own (src/checkpoint/herd.c): it returns as the run does, or raises the run's
  * failure with the same SQLSTATE and a detail naming the leading backend.
  */
 PG_FUNCTION_INFO_V1(lancelsm_checkpoint);

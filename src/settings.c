@@ -14,7 +14,7 @@
  */
 #include "postgres.h"
 
-#include "lancelsm.h"
+#include "settings.h"
 
 int			lsm_retry_budget = 8;
 int			lsm_reissue_budget = 3;

@@ -25,7 +25,7 @@ use Time::HiRes qw(time sleep);
 
 my $READ_S = 2;
 # libcurl measures the rate over 1-second samples: the bound is
-# read_timeout plus up to about 2 s (src/http.c); more slack for load
+# read_timeout plus up to about 2 s (src/net/http.c); more slack for load
 my $SLACK_MS = 3000;
 my $FLUSH = "SELECT lancelsm_flush('emu', 'events')";
 

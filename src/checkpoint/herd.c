@@ -1,0 +1,626 @@
+/*-------------------------------------------------------------------------
+ *
+ * herd.c
+ *		Many sessions of this cluster checkpointing one LanceDB table at
+ *		once: the first leads a run, the others join it and wait on shared
+ *		memory for its outcome instead of each polling the server.
+ *
+ * A small registry in shared memory (its own segment, HERD_ENTRIES
+ * entries under one LWLock) holds one entry per LanceDB table with a
+ * checkpoint running in this cluster: the table is its endpoint (base URL,
+ * database, database prefix) and its name, and a run is shared by the
+ * sessions of any database and role that send the same credentials (a
+ * digest of them is part of the entry's key).  A checkpoint that waits for its drain claims its
+ * table's entry ("leads a run") just before it starts and publishes its
+ * outcome into the entry when it ends; each end broadcasts the entry's
+ * condition variable.
+ *
+ * Joining.  A checkpoint converges what was written before it started:
+ * its flush seals the memtables, its targets (the watermark, see
+ * src/checkpoint/watermark.c) are the newest L0 generations after that flush.  A run
+ * is claimed before its flush is sent (every flush it sends, re-issues
+ * after 421 included, comes after the claim), so its targets cover every
+ * write made before the claim.  A checkpoint that starts while a run is
+ * going therefore joins it only if the run was claimed at or after its own
+ * start; otherwise new writes may sit above the run's targets, and it
+ * waits for the run to end and then leads the next run or joins it.  A
+ * herd that arrives at once thus costs at most two runs.
+ *
+ * Outcome.  A joiner ends with the run's outcome: its success, or its
+ * failure with the same SQLSTATE (the detail says it was joined).  A run
+ * that ends without an outcome of the table -- its statement cancelled or
+ * timed out, its backend terminated, or a failure of its own session
+ * rather than of the table (the key refused: 28000, 42501; the bearer
+ * token file: F0000) -- is not shared: its joiners take over, the first
+ * to get there leading a new run.  A joiner is bounded by its own
+ * statement_timeout and cancel, as any wait of lancelsm.
+ *
+ * A session with lancelsm.share_checkpoints off neither joins, skips nor
+ * leads: its checkpoints run alone and verify their own outcome.
+ *
+ * Sessions on different PostgreSQL servers share nothing here: each
+ * server's herd costs its own runs.  Without lancelsm in
+ * shared_preload_libraries there is no registry, and every checkpoint
+ * runs alone.  A checkpoint that finds the registry full runs alone too.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "common/cryptohash.h"
+#include "common/hashfn.h"
+#include "common/sha2.h"
+#include "checkpoint/herd.h"
+#include "settings.h"
+#include "mb/pg_wchar.h"
+#include "miscadmin.h"
+#include "net/pool.h"
+#include "storage/condition_variable.h"
+#include "storage/ipc.h"
+#include "storage/lwlock.h"
+#include "storage/shmem.h"
+#include "utils/timestamp.h"
+#include "utils/wait_event.h"
+
+/* Runs of distinct tables the registry tracks at once. */
+#define HERD_ENTRIES 256
+/* Longest table key kept, in bytes with the terminator (clipped). */
+#define HERD_KEY_LEN 512
+/* Longest failure detail a run publishes, with the terminator (clipped). */
+#define HERD_DETAIL_LEN 512
+
+/* The outcome of a run that ended. */
+typedef struct HerdOutcome
+{
+	uint64		run;			/* the run; 0: none yet */
+	bool		shared;			/* its joiners take it as theirs */
+	int			sqlerrcode;		/* 0: success */
+	char		detail[HERD_DETAIL_LEN];	/* the failure's errdetail */
+	int32		passes;
+	int32		polls;
+	int			leader_pid;
+} HerdOutcome;
+
+/* One table's runs; protected by the LWLock, but for cv. */
+typedef struct HerdEntry
+{
+	ConditionVariable cv;		/* broadcast when a run ends */
+	bool		used;			/* key is set */
+	bool		running;		/* run is going */
+	uint64		key_hash;		/* of the whole key: clipped ones differ */
+	char		key[HERD_KEY_LEN];
+	uint64		run;			/* the running or last run */
+	int			leader_pid;
+	TimestampTz claimed_at;
+	HerdOutcome last;			/* of the last run that ended */
+} HerdEntry;
+
+typedef struct HerdShared
+{
+	LWLock	   *lock;
+	uint64		next_run;
+	HerdEntry	entries[HERD_ENTRIES];
+} HerdShared;
+
+/* What a task of this backend does about its table's run. */
+typedef enum HerdRole
+{
+	HERD_ALONE,					/* runs without the registry */
+	HERD_LEAD,					/* claimed a run: runs and publishes it */
+	HERD_JOIN,					/* waits for a run that covers it */
+	HERD_BEHIND,				/* waits for a run that does not, then again */
+	HERD_SKIPPED				/* finished: a run is going (LSM_HERD_SKIP) */
+} HerdRole;
+
+typedef struct HerdTicket
+{
+	HerdRole	role;
+	int			slot;			/* the entry, when not ALONE */
+	uint64		run;
+	TimestampTz need_at;		/* when the task's caller started it */
+} HerdTicket;
+
+/* Where a run stands, seen by one who waits for it. */
+typedef enum HerdState
+{
+	HERD_RUNNING,
+	HERD_ENDED,					/* its outcome is copied out */
+	HERD_LOST					/* the entry has moved on: try again */
+} HerdState;
+
+static HerdShared *herd_shared = NULL;
+static bool herd_exit_registered = false;
+
+static shmem_request_hook_type prev_shmem_request_hook = NULL;
+static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
+
+/*
+ * herd_shmem_request: reserve the registry and its LWLock
+ * (shmem_request_hook, postmaster only).
+ */
+static void
+herd_shmem_request(void)
+{
+	if (prev_shmem_request_hook)
+		prev_shmem_request_hook();
+	RequestAddinShmemSpace(sizeof(HerdShared));
+	RequestNamedLWLockTranche("lancelsm herd", 1);
+}
+
+/*
+ * herd_shmem_startup: attach to (or create) the registry
+ * (shmem_startup_hook).
+ */
+static void
+herd_shmem_startup(void)
+{
+	bool		found;
+
+	if (prev_shmem_startup_hook)
+		prev_shmem_startup_hook();
+	LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
+	herd_shared = ShmemInitStruct("lancelsm herd", sizeof(HerdShared), &found);
+	if (!found)
+	{
+		memset(herd_shared, 0, sizeof(HerdShared));
+		herd_shared->lock = &(GetNamedLWLockTranche("lancelsm herd"))->lock;
+		herd_shared->next_run = 1;
+		for (int i = 0; i < HERD_ENTRIES; i++)
+			ConditionVariableInit(&herd_shared->entries[i].cv);
+	}
+	LWLockRelease(AddinShmemInitLock);
+}
+
+/*
+ * lsm_herd_shmem_init: when lancelsm is being loaded by
+ * shared_preload_libraries, install the registry's shared memory hooks;
+ * otherwise do nothing, and every checkpoint runs alone.  Called from
+ * _PG_init.
+ */
+void
+lsm_herd_shmem_init(void)
+{
+	if (!process_shared_preload_libraries_in_progress)
+		return;
+	prev_shmem_request_hook = shmem_request_hook;
+	shmem_request_hook = herd_shmem_request;
+	prev_shmem_startup_hook = shmem_startup_hook;
+	shmem_startup_hook = herd_shmem_startup;
+}
+
+/*
+ * herd_end_run: end run of entry e with outcome (NULL: none to share)
+ * and wake its waiters, if this backend still leads it.  The caller holds
+ * no lock.  Never raises an error.
+ */
+static void
+herd_end_run(HerdEntry *e, uint64 run, const HerdOutcome *outcome)
+{
+	bool		ended = false;
+
+	LWLockAcquire(herd_shared->lock, LW_EXCLUSIVE);
+	if (e->running && e->run == run && e->leader_pid == MyProcPid)
+	{
+		e->running = false;
+		memset(&e->last, 0, sizeof(HerdOutcome));
+		if (outcome)
+			e->last = *outcome;
+		e->last.run = run;
+		e->last.leader_pid = MyProcPid;
+		ended = true;
+	}
+	LWLockRelease(herd_shared->lock);
+	if (ended)
+		ConditionVariableBroadcast(&e->cv);
+}
+
+/*
+ * herd_backend_exit: end every run this backend still leads, with no
+ * outcome (before_shmem_exit), e.g. after pg_terminate_backend.
+ */
+static void
+herd_backend_exit(int code, Datum arg)
+{
+	for (int i = 0; i < HERD_ENTRIES; i++)
+	{
+		HerdEntry  *e = &herd_shared->entries[i];
+
+		herd_end_run(e, e->run, NULL);
+	}
+}
+
+/*
+ * herd_credential: the SHA-256, in hex, of what a request of config c
+ * authenticates with (the API key, the bearer token file, the user id
+ * and the extra headers), so that a run is shared only among sessions
+ * that would send the same credentials: a role whose own key the server
+ * would refuse never waits on, or learns the outcome of, another role's
+ * run.  The secrets themselves never reach shared memory.  Raises only
+ * out of memory (53200).
+ */
+static char *
+herd_credential(const LsmConfig *c)
+{
+	pg_cryptohash_ctx *ctx = pg_cryptohash_create(PG_SHA256);
+	uint8		digest[PG_SHA256_DIGEST_LENGTH];
+	char	   *hex = palloc(2 * PG_SHA256_DIGEST_LENGTH + 1);
+	const char *parts[3] = {c->api_key, c->bearer_token_file, c->user_id};
+	bool		ok = pg_cryptohash_init(ctx) == 0;
+
+	for (int i = 0; i < 3 + c->nheaders && ok; i++)
+	{
+		const char *part = i < 3 ? parts[i] : c->header_lines[i - 3];
+
+		/* the terminator separates the parts: "ab","c" is not "a","bc" */
+		ok = pg_cryptohash_update(ctx, (const uint8 *) (part ? part : ""),
+								  strlen(part ? part : "") + 1) == 0;
+	}
+	ok = ok && pg_cryptohash_final(ctx, digest, sizeof(digest)) == 0;
+	pg_cryptohash_free(ctx);
+	if (!ok)
+		ereport(ERROR,
+				(errcode(ERRCODE_OUT_OF_MEMORY),
+				 errmsg("out of memory")));
+	for (int i = 0; i < PG_SHA256_DIGEST_LENGTH; i++)
+		sprintf(hex + 2 * i, "%02x", digest[i]);
+	return hex;
+}
+
+/*
+ * herd_key: the registry key of a task's table (the credentials' digest,
+ * the endpoint and the name), its hash in *hash; palloc'd.
+ */
+static char *
+herd_key(const LsmTask *task, uint64 *hash)
+{
+	const LsmConfig *c = task->config;
+	char	   *credential = herd_credential(c);
+	char	   *key = psprintf("%s\x1f%s\x1f%s\x1f%s\x1f%s", credential,
+							   c->base_url,
+							   c->database ? c->database : "",
+							   c->database_prefix ? c->database_prefix : "",
+							   task->table_name);
+
+	pfree(credential);
+
+	*hash = hash_bytes_extended((const unsigned char *) key, strlen(key), 0);
+	return key;
+}
+
+/*
+ * herd_find: the entry of a key (clipped to HERD_KEY_LEN), else a free
+ * one (never used, else not running), else -1.  The caller holds the
+ * LWLock.
+ */
+static int
+herd_find(const char *key, uint64 hash)
+{
+	int			unused = -1;
+	int			idle = -1;
+
+	for (int i = 0; i < HERD_ENTRIES; i++)
+	{
+		HerdEntry  *e = &herd_shared->entries[i];
+
+		if (e->used && e->key_hash == hash && strcmp(e->key, key) == 0)
+			return i;
+		if (!e->used && unused < 0)
+			unused = i;
+		else if (e->used && !e->running && idle < 0)
+			idle = i;
+	}
+	return unused >= 0 ? unused : idle;
+}
+
+/*
+ * herd_claim: make entry e this backend's run of key.  The caller holds
+ * the LWLock exclusively.
+ */
+static void
+herd_claim(HerdEntry *e, const char *key, uint64 hash, HerdTicket *t)
+{
+	if (!e->used || e->key_hash != hash || strcmp(e->key, key) != 0)
+	{
+		e->used = true;
+		e->key_hash = hash;
+		strlcpy(e->key, key, sizeof(e->key));
+		memset(&e->last, 0, sizeof(HerdOutcome));
+	}
+	e->running = true;
+	e->run = herd_shared->next_run++;
+	e->leader_pid = MyProcPid;
+	e->claimed_at = GetCurrentTimestamp();
+	t->role = HERD_LEAD;
+	t->run = e->run;
+}
+
+/*
+ * herd_may_lead: whether a task can lead a run: a checkpoint that waits
+ * for its drain (a trigger-only one covers nobody).
+ */
+static bool
+herd_may_lead(const LsmTask *task)
+{
+	return task->kind == LSM_TASK_CHECKPOINT && !task->trigger_only;
+}
+
+/*
+ * herd_try: decide what a task does about its table's run, in ticket t
+ * (need_at set by the caller): skip, join, wait behind or claim it, or
+ * run alone (not a checkpoint that waits for its drain in
+ * LSM_HERD_JOIN, the registry full, or a run of this very backend).
+ */
+static void
+herd_try(LsmTask *task, LsmHerdMode mode, HerdTicket *t)
+{
+	uint64		hash;
+	char	   *key = herd_key(task, &hash);
+	char		clipped[HERD_KEY_LEN];
+	HerdEntry  *e;
+
+	t->role = HERD_ALONE;
+	strlcpy(clipped, key, sizeof(clipped));
+	LWLockAcquire(herd_shared->lock, LW_EXCLUSIVE);
+	t->slot = herd_find(clipped, hash);
+	e = t->slot >= 0 ? &herd_shared->entries[t->slot] : NULL;
+	if (e && e->running && e->key_hash == hash && strcmp(e->key, clipped) == 0)
+	{
+		t->run = e->run;
+		if (e->leader_pid == MyProcPid)
+			t->role = HERD_ALONE;
+		else if (mode == LSM_HERD_SKIP)
+			t->role = HERD_SKIPPED;
+		else if (herd_may_lead(task))
+			t->role = e->claimed_at >= t->need_at ? HERD_JOIN : HERD_BEHIND;
+		if (t->role == HERD_SKIPPED)
+		{
+			lsm_task_set_failure(task, NULL);
+			task->skipped = true;
+			task->note = psprintf("skipped: a checkpoint of this table is running in backend %d",
+								  e->leader_pid);
+		}
+	}
+	else if (e && herd_may_lead(task))
+		herd_claim(e, clipped, hash, t);
+	LWLockRelease(herd_shared->lock);
+	pfree(key);
+}
+
+/*
+ * herd_personal: whether a failure belongs to the leader's session (its
+ * key or token refused) rather than to the table.
+ */
+static bool
+herd_personal(const LsmFailure *f)
+{
+	return ERRCODE_TO_CATEGORY(f->sqlerrcode) ==
+		ERRCODE_INVALID_AUTHORIZATION_SPECIFICATION ||
+		f->sqlerrcode == ERRCODE_INSUFFICIENT_PRIVILEGE ||
+		f->sqlerrcode == ERRCODE_CONFIG_FILE_ERROR;
+}
+
+/*
+ * herd_publish: a led task has finished (interrupted: its statement was
+ * ended by an error first); end its run with its outcome.
+ */
+static void
+herd_publish(const LsmTask *task, const HerdTicket *t, bool interrupted)
+{
+	HerdOutcome out;
+	const LsmFailure *f = task->failure;
+
+	memset(&out, 0, sizeof(out));
+	out.shared = !interrupted && task->phase == LSM_PHASE_DONE &&
+		(f == NULL || !herd_personal(f));
+	out.sqlerrcode = f ? f->sqlerrcode : 0;
+	if (f && f->detail)
+	{
+		int			len = strlen(f->detail);
+
+		if (len >= HERD_DETAIL_LEN)
+			len = pg_mbcliplen(f->detail, len, HERD_DETAIL_LEN - 1);
+		memcpy(out.detail, f->detail, len);
+	}
+	out.passes = task->passes;
+	out.polls = task->polls;
+	herd_end_run(&herd_shared->entries[t->slot], t->run, &out);
+}
+
+/*
+ * herd_run_leaders: run the tasks that lead or run alone, concurrently,
+ * and publish the outcome of each led run on every path.  Raises only
+ * PostgreSQL's own errors (lsm_task_run_all).
+ */
+static pg_noinline void
+herd_run_leaders(LsmTask **tasks, const HerdTicket *tickets, int ntasks)
+{
+	LsmTask   **run = palloc(Max(ntasks, 1) * sizeof(LsmTask *));
+	int			nrun = 0;
+
+	for (int i = 0; i < ntasks; i++)
+		if (tickets[i].role == HERD_ALONE || tickets[i].role == HERD_LEAD)
+			run[nrun++] = tasks[i];
+	PG_TRY();
+	{
+		lsm_task_run_all(run, nrun);
+	}
+	PG_CATCH();
+	{
+		for (int i = 0; i < ntasks; i++)
+			if (tickets[i].role == HERD_LEAD)
+				herd_publish(tasks[i], &tickets[i], true);
+		PG_RE_THROW();
+	}
+	PG_END_TRY();
+	for (int i = 0; i < ntasks; i++)
+		if (tickets[i].role == HERD_LEAD)
+			herd_publish(tasks[i], &tickets[i], false);
+	pfree(run);
+}
+
+/*
+ * herd_state: where the run of ticket t stands; its outcome into *out
+ * once it has ended.
+ */
+static HerdState
+herd_state(const HerdTicket *t, HerdOutcome *out)
+{
+	HerdEntry  *e = &herd_shared->entries[t->slot];
+	HerdState	state = HERD_LOST;
+
+	LWLockAcquire(herd_shared->lock, LW_SHARED);
+	if (e->running && e->run == t->run)
+		state = HERD_RUNNING;
+	else if (e->last.run == t->run)
+	{
+		*out = e->last;
+		state = HERD_ENDED;
+	}
+	LWLockRelease(herd_shared->lock);
+	return state;
+}
+
+/*
+ * herd_wait: sleep on the entry's condition variable until the run of
+ * ticket t is over; returns true with its outcome in *out, false when it
+ * was lost sight of (the entry went to another run).  Bounded by cancel
+ * and statement_timeout (57014), as every wait of lancelsm: where no
+ * timer is armed, the statement's deadline raises the same error.
+ */
+static bool
+herd_wait(const HerdTicket *t, HerdOutcome *out)
+{
+	ConditionVariable *cv = &herd_shared->entries[t->slot].cv;
+	TimestampTz deadline = lsm_statement_deadline();
+	HerdState	state;
+
+	if (deadline != 0)
+		deadline = TimestampTzPlusMilliseconds(deadline, LSM_DEADLINE_GRACE_MS);
+	ConditionVariablePrepareToSleep(cv);
+	while ((state = herd_state(t, out)) == HERD_RUNNING)
+	{
+		long		ms;
+
+		if (deadline == 0)
+		{
+			ConditionVariableSleep(cv, PG_WAIT_EXTENSION);
+			continue;
+		}
+		ms = (long) ((deadline - GetCurrentTimestamp() + 999) / 1000);
+		if (ms <= 0)
+			lsm_pool_deadline_passed();
+		(void) ConditionVariableTimedSleep(cv, ms, PG_WAIT_EXTENSION);
+	}
+	ConditionVariableCancelSleep();
+	return state == HERD_ENDED;
+}
+
+/*
+ * herd_adopt: end a joiner with the outcome of the run it joined: its
+ * own timings (from its start to now), no requests of its own, and a
+ * note or a failure that names the backend that led the run.
+ */
+static void
+herd_adopt(LsmTask *task, const HerdTicket *t, const HerdOutcome *out)
+{
+	LsmFailure *failure = NULL;
+
+	if (out->sqlerrcode != 0)
+		failure = lsm_fault_new(out->sqlerrcode,
+								psprintf("The checkpoint of backend %d, which this one joined, failed: %s",
+										 out->leader_pid, out->detail),
+								NULL, LSM_FAULT_CHECKPOINT, task->table_name);
+	else
+		task->note = psprintf("joined the checkpoint of backend %d: %d passes, %d polls",
+							  out->leader_pid, out->passes, out->polls);
+	lsm_task_set_failure(task, failure);
+	task->started_at = t->need_at;
+	task->finished_at = GetCurrentTimestamp();
+}
+
+/*
+ * herd_follow: see a task that joins or waits behind a run through: adopt
+ * the outcome of the run it joined when that is shared, else try again,
+ * leading a run itself when its turn comes.
+ */
+static void
+herd_follow(LsmTask *task, HerdTicket *t)
+{
+	for (;;)
+	{
+		HerdOutcome out;
+
+		if (t->role == HERD_ALONE || t->role == HERD_LEAD)
+		{
+			herd_run_leaders(&task, t, 1);
+			return;
+		}
+		if (herd_wait(t, &out) && t->role == HERD_JOIN && out.shared)
+		{
+			herd_adopt(task, t, &out);
+			return;
+		}
+		herd_try(task, LSM_HERD_JOIN, t);
+	}
+}
+
+/*
+ * lsm_herd_run_all: run initialised tasks as lsm_task_run_all does, each
+ * checkpoint sharing its table's run with the rest of this cluster: with
+ * LSM_HERD_JOIN a checkpoint that waits for its drain joins a run that
+ * covers it (or waits behind one that does not, then joins or leads the
+ * next: see the header of this file) and leads a run otherwise; with
+ * LSM_HERD_SKIP every task whose table has a run going is finished at
+ * once as a success with a "skipped" note and no start time
+ * (lsm_herd_skipped), and the others lead or run alone.  A joiner ends
+ * with no requests of its own (passes and polls 0), the run's failure
+ * with a detail naming the leading backend, or success with a note
+ * "joined the checkpoint of backend N: P passes, Q polls".  Tasks that
+ * run lead first, all concurrently; the joiners wait afterwards, one after
+ * the other, so that no backend waits while it leads a run.  Without
+ * shared memory, or with lancelsm.share_checkpoints off, this is
+ * lsm_task_run_all: the tasks neither join, skip nor lead.  Raises only PostgreSQL's own
+ * errors (cancel, statement_timeout: 57014; out of memory).
+ */
+void
+lsm_herd_run_all(LsmTask **tasks, int ntasks, LsmHerdMode mode)
+{
+	HerdTicket *tickets;
+	TimestampTz now = GetCurrentTimestamp();
+
+	if (herd_shared == NULL || !lsm_share_checkpoints)
+	{
+		lsm_task_run_all(tasks, ntasks);
+		return;
+	}
+	if (!herd_exit_registered)
+	{
+		before_shmem_exit(herd_backend_exit, (Datum) 0);
+		herd_exit_registered = true;
+	}
+	tickets = palloc0(Max(ntasks, 1) * sizeof(HerdTicket));
+	for (int i = 0; i < ntasks; i++)
+	{
+		tickets[i].need_at = now;
+		tickets[i].role = HERD_ALONE;
+		if (mode == LSM_HERD_JOIN && !herd_may_lead(tasks[i]))
+			continue;			/* nothing to join: it runs as ever */
+		if (tasks[i]->phase != LSM_PHASE_DONE && tasks[i]->config != NULL)
+			herd_try(tasks[i], mode, &tickets[i]);
+	}
+	herd_run_leaders(tasks, tickets, ntasks);
+	for (int i = 0; i < ntasks; i++)
+		if (tickets[i].role == HERD_JOIN || tickets[i].role == HERD_BEHIND)
+			herd_follow(tasks[i], &tickets[i]);
+	pfree(tickets);
+}
+
+/*
+ * lsm_herd_skipped: whether lsm_herd_run_all skipped a task because a
+ * checkpoint of its table was running (LSM_HERD_SKIP).
+ */
+bool
+lsm_herd_skipped(const LsmTask *task)
+{
+	return task->skipped;
+}

@@ -1,0 +1,963 @@
+/*-------------------------------------------------------------------------
+ *
+ * progress.c
+ *		Checkpoint progress and history in shared memory: the SQL functions
+ *		behind the lancelsm_progress and lancelsm_checkpoint_history views.
+ *
+ * Progress is a fixed pool of lancelsm.max_progress_entries entries.  A
+ * checkpoint task claims one when it starts (a backend checkpointing many
+ * tables at once claims one per table), updates it after every step and
+ * frees it when it ends.  When the pool is full the checkpoint runs without
+ * an entry and a counter of skipped entries is incremented.  Each entry has
+ * its own spinlock: writers copy a few counters under it and readers copy
+ * the entry out, so neither waits for long.  A before_shmem_exit callback
+ * frees every entry of the exiting backend, so that a backend terminated
+ * mid-checkpoint leaves nothing behind.
+ *
+ * History keeps the last outcome of each (server, table_name) checkpoint,
+ * at most lancelsm.max_history_entries of them (the oldest finished_at is
+ * evicted when full), under one LWLock.  A table enters it only through a
+ * checkpoint that got a success answer (a flush, compact or stats 2xx),
+ * so made-up names cannot evict real tables' outcomes; once in, every
+ * later outcome of the table replaces its entry.  Shared memory is not
+ * transactional, so an outcome survives the caller's rollback.  The
+ * postmaster dumps the history to pg_stat/lancelsm_history.stat at a clean
+ * shutdown and loads (then removes) that file at startup; a crash loses it.
+ *
+ * Next to the history, the pace keeps what the last checkpoint of each
+ * (server, table_name) learnt of its compaction passes' duration
+ * (src/checkpoint/pace.c), so that the next checkpoint of the table polls right after
+ * its first pass ends; up to lancelsm.max_history_entries tables, the least
+ * recently stored evicted first, under the same LWLock, not saved at
+ * shutdown (a restart only costs a first pass polled the slow way).
+ *
+ * All of this needs lancelsm in shared_preload_libraries.  Without it the
+ * task hooks are no-ops and the SQL functions raise an error saying so.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include <unistd.h>
+
+#include "common/hashfn.h"
+#include "fmgr.h"
+#include "funcapi.h"
+#include "mb/pg_wchar.h"
+#include "miscadmin.h"
+#include "functions/option.h"
+#include "pgstat.h"
+#include "port/atomics.h"
+#include "checkpoint/progress.h"
+#include "functions/shape.h"
+#include "storage/fd.h"
+#include "storage/ipc.h"
+#include "storage/lwlock.h"
+#include "storage/shmem.h"
+#include "storage/spin.h"
+#include "utils/builtins.h"
+#include "utils/guc.h"
+#include "utils/timestamp.h"
+#include "utils/tuplestore.h"
+
+/* Longest table name kept, in bytes with the terminator (clipped). */
+#define PROGRESS_NAME_LEN 256
+/* Longest history message kept, in bytes with the terminator (clipped). */
+#define HISTORY_MESSAGE_LEN 512
+#define PROGRESS_PHASE_LEN 16
+
+/* The history file, written at shutdown and read (then removed) at start. */
+#define HISTORY_FILE PGSTAT_STAT_PERMANENT_DIRECTORY "/lancelsm_history.stat"
+#define HISTORY_FILE_MAGIC 0x4C534D48	/* "LSMH" */
+#define HISTORY_FILE_VERSION 2
+
+/* Message of a checkpoint that its statement's interruption ended. */
+#define HISTORY_INTERRUPTED_MESSAGE \
+	"the statement was interrupted (canceled, timed out or failed) before the checkpoint finished"
+
+/* What a running checkpoint reports after each step. */
+typedef struct ProgressCounters
+{
+	char		phase[PROGRESS_PHASE_LEN];
+	LsmTaskCounters counts;
+} ProgressCounters;
+
+/* One running checkpoint; every field is protected by mutex. */
+typedef struct ProgressEntry
+{
+	slock_t		mutex;
+	bool		in_use;
+	int			pid;
+	TimestampTz started_at;
+	char		server[NAMEDATALEN];
+	char		table_name[PROGRESS_NAME_LEN];
+	ProgressCounters counters;
+} ProgressEntry;
+
+/* The last outcome of one table's checkpoint; protected by the LWLock. */
+typedef struct HistoryEntry
+{
+	bool		in_use;
+	bool		ok;
+	char		sqlstate[6];
+	char		server[NAMEDATALEN];
+	char		table_name[PROGRESS_NAME_LEN];
+	uint64		name_hash;		/* of the whole name: clipped ones differ */
+	char		message[HISTORY_MESSAGE_LEN];
+	TimestampTz started_at;
+	TimestampTz finished_at;
+	int32		passes;
+} HistoryEntry;
+
+/* What a table's last checkpoint learnt of its passes; under the LWLock. */
+typedef struct PaceEntry
+{
+	bool		in_use;
+	uint64		name_hash;		/* of the whole table name */
+	char		server[NAMEDATALEN];
+	char		table_name[PROGRESS_NAME_LEN];
+	LsmPace		pace;
+	TimestampTz stored_at;
+} PaceEntry;
+
+/* The shared header; the two arrays follow it. */
+typedef struct ProgressShared
+{
+	LWLock	   *lock;			/* protects the history array */
+	int			nprogress;
+	int			nhistory;
+	pg_atomic_uint64 skipped;	/* checkpoints run without an entry */
+} ProgressShared;
+
+/* The history file's header. */
+typedef struct HistoryFileHeader
+{
+	uint32		magic;
+	uint32		version;
+	uint32		entry_size;
+	int32		count;
+} HistoryFileHeader;
+
+int			lsm_max_progress_entries = 256;
+int			lsm_max_history_entries = 1000;
+
+static ProgressShared *progress_shared = NULL;
+static ProgressEntry *progress_entries = NULL;
+static HistoryEntry *history_entries = NULL;
+static PaceEntry *pace_entries = NULL;
+static bool progress_exit_registered = false;
+
+static shmem_request_hook_type prev_shmem_request_hook = NULL;
+static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
+
+/*
+ * progress_clip_copy: copy src into dst of size bytes, clipped at a
+ * character boundary (database encoding) so that it fits with its
+ * terminator.  Never raises an error.
+ */
+static void
+progress_clip_copy(char *dst, const char *src, int size)
+{
+	int			len = strlen(src);
+
+	if (len >= size)
+		len = pg_mbcliplen(src, len, size - 1);
+	memcpy(dst, src, len);
+	dst[len] = '\0';
+}
+
+/*
+ * progress_clip_append: append src to the string in dst (size bytes),
+ * clipped at a character boundary.  Never raises an error.
+ */
+static void
+progress_clip_append(char *dst, const char *src, int size)
+{
+	int			used = strlen(dst);
+
+	if (used < size - 1)
+		progress_clip_copy(dst + used, src, size - used);
+}
+
+/*
+ * progress_shmem_size: the shared memory the header, the progress pool and
+ * the history need, from the settings.
+ */
+static Size
+progress_shmem_size(void)
+{
+	Size		size = MAXALIGN(sizeof(ProgressShared));
+
+	size = add_size(size, MAXALIGN(mul_size(lsm_max_progress_entries,
+											sizeof(ProgressEntry))));
+	return add_size(size, mul_size(lsm_max_history_entries,
+								   sizeof(HistoryEntry)));
+}
+
+/*
+ * pace_shmem_size: the shared memory of the pace entries.
+ */
+static Size
+pace_shmem_size(void)
+{
+	return mul_size(lsm_max_history_entries, sizeof(PaceEntry));
+}
+
+/*
+ * pace_shmem_attach: find (or allocate and clear) the pace entries.  The
+ * caller holds AddinShmemInitLock.
+ */
+static void
+pace_shmem_attach(void)
+{
+	bool		found;
+
+	pace_entries = ShmemInitStruct("lancelsm pace", pace_shmem_size(), &found);
+	if (!found)
+		memset(pace_entries, 0, pace_shmem_size());
+}
+
+/*
+ * pace_find_slot: the pace entry of (server, table_name, name_hash), or
+ * with for_store a free one, else the least recently stored one; NULL when
+ * there is none.  The caller holds the LWLock (exclusively for_store).
+ */
+static PaceEntry *
+pace_find_slot(const char *server, const char *table_name, uint64 name_hash,
+			   bool for_store)
+{
+	PaceEntry  *free_slot = NULL;
+	PaceEntry  *oldest = NULL;
+
+	for (int i = 0; i < progress_shared->nhistory; i++)
+	{
+		PaceEntry  *e = &pace_entries[i];
+
+		if (!e->in_use)
+		{
+			if (free_slot == NULL)
+				free_slot = e;
+			continue;
+		}
+		if (e->name_hash == name_hash &&
+			strcmp(e->table_name, table_name) == 0 &&
+			strcmp(e->server, server) == 0)
+			return e;
+		if (oldest == NULL || e->stored_at < oldest->stored_at)
+			oldest = e;
+	}
+	if (!for_store)
+		return NULL;
+	return free_slot ? free_slot : oldest;
+}
+
+/*
+ * pace_key: the clipped names and the whole name's hash a pace entry is
+ * found by.
+ */
+static void
+pace_key(const char *server, const char *table_name, char *server_key,
+		 char *table_key, uint64 *name_hash)
+{
+	progress_clip_copy(server_key, server, NAMEDATALEN);
+	progress_clip_copy(table_key, table_name, PROGRESS_NAME_LEN);
+	*name_hash = hash_bytes_extended((const unsigned char *) table_name,
+									 strlen(table_name), 0);
+}
+
+/*
+ * lsm_pace_recall: what the last checkpoint of table_name on server learnt
+ * of its passes, into *pace.  Returns false (pace untouched) when nothing
+ * is kept or lancelsm is not preloaded.  Never raises an error.
+ */
+bool
+lsm_pace_recall(const char *server, const char *table_name, LsmPace *pace)
+{
+	char		server_key[NAMEDATALEN];
+	char		table_key[PROGRESS_NAME_LEN];
+	uint64		name_hash;
+	PaceEntry  *e;
+
+	if (progress_shared == NULL || pace_entries == NULL)
+		return false;
+	pace_key(server, table_name, server_key, table_key, &name_hash);
+	LWLockAcquire(progress_shared->lock, LW_SHARED);
+	e = pace_find_slot(server_key, table_key, name_hash, false);
+	if (e)
+		*pace = e->pace;
+	LWLockRelease(progress_shared->lock);
+	return e != NULL;
+}
+
+/*
+ * lsm_pace_remember: keep pace, what a checkpoint of table_name on server
+ * learnt of its passes, for the table's next checkpoint (in any session).
+ * A no-op when lancelsm is not preloaded.  Never raises an error.
+ */
+void
+lsm_pace_remember(const char *server, const char *table_name,
+				  const LsmPace *pace)
+{
+	char		server_key[NAMEDATALEN];
+	char		table_key[PROGRESS_NAME_LEN];
+	uint64		name_hash;
+	PaceEntry  *e;
+
+	if (progress_shared == NULL || pace_entries == NULL ||
+		progress_shared->nhistory == 0)
+		return;
+	pace_key(server, table_name, server_key, table_key, &name_hash);
+	LWLockAcquire(progress_shared->lock, LW_EXCLUSIVE);
+	e = pace_find_slot(server_key, table_key, name_hash, true);
+	e->in_use = true;
+	e->name_hash = name_hash;
+	strlcpy(e->server, server_key, sizeof(e->server));
+	strlcpy(e->table_name, table_key, sizeof(e->table_name));
+	e->pace = *pace;
+	e->stored_at = GetCurrentTimestamp();
+	LWLockRelease(progress_shared->lock);
+}
+
+/*
+ * progress_shmem_request: reserve the shared memory and the LWLock
+ * (shmem_request_hook, postmaster only).
+ */
+static void
+progress_shmem_request(void)
+{
+	if (prev_shmem_request_hook)
+		prev_shmem_request_hook();
+	RequestAddinShmemSpace(progress_shmem_size());
+	RequestAddinShmemSpace(pace_shmem_size());
+	RequestNamedLWLockTranche("lancelsm", 1);
+}
+
+/*
+ * progress_shmem_first_init: initialise freshly allocated shared memory.
+ * The caller holds AddinShmemInitLock.
+ */
+static void
+progress_shmem_first_init(void)
+{
+	progress_shared->lock = &(GetNamedLWLockTranche("lancelsm"))->lock;
+	progress_shared->nprogress = lsm_max_progress_entries;
+	progress_shared->nhistory = lsm_max_history_entries;
+	pg_atomic_init_u64(&progress_shared->skipped, 0);
+	for (int i = 0; i < lsm_max_progress_entries; i++)
+	{
+		SpinLockInit(&progress_entries[i].mutex);
+		progress_entries[i].in_use = false;
+	}
+	memset(history_entries, 0,
+		   mul_size(lsm_max_history_entries, sizeof(HistoryEntry)));
+}
+
+/*
+ * history_find_slot: the history entry to (over)write for the server and
+ * table of entry (names clipped, so the whole name's hash must match too):
+ * the one already kept for them, else (unless existing_only: NULL) a free
+ * one, else the one with the oldest finished_at.  The caller holds the
+ * LWLock exclusively (or is the postmaster, alone).
+ */
+static HistoryEntry *
+history_find_slot(const HistoryEntry *entry, bool existing_only)
+{
+	HistoryEntry *free_slot = NULL;
+	HistoryEntry *oldest = NULL;
+
+	for (int i = 0; i < progress_shared->nhistory; i++)
+	{
+		HistoryEntry *h = &history_entries[i];
+
+		if (!h->in_use)
+		{
+			if (free_slot == NULL)
+				free_slot = h;
+			continue;
+		}
+		if (h->name_hash == entry->name_hash &&
+			strcmp(h->server, entry->server) == 0 &&
+			strcmp(h->table_name, entry->table_name) == 0)
+			return h;
+		if (oldest == NULL || h->finished_at < oldest->finished_at)
+			oldest = h;
+	}
+	if (existing_only)
+		return NULL;
+	return free_slot ? free_slot : oldest;
+}
+
+/*
+ * history_store: keep one outcome, replacing the table's previous one;
+ * when existing_only, only if the table already has one.  The caller
+ * holds the LWLock exclusively (or is the postmaster, alone).
+ */
+static void
+history_store(const HistoryEntry *entry, bool existing_only)
+{
+	HistoryEntry *slot;
+
+	if (progress_shared->nhistory == 0)
+		return;
+	slot = history_find_slot(entry, existing_only);
+	if (slot == NULL)
+		return;
+	*slot = *entry;
+	slot->in_use = true;
+}
+
+/*
+ * history_read_file: read the entries of an open history file into
+ * shared memory.  Returns false when the file is not a history file of
+ * this build.
+ */
+static bool
+history_read_file(FILE *file)
+{
+	HistoryFileHeader header;
+	HistoryEntry entry;
+
+	if (fread(&header, sizeof(header), 1, file) != 1 ||
+		header.magic != HISTORY_FILE_MAGIC ||
+		header.version != HISTORY_FILE_VERSION ||
+		header.entry_size != sizeof(HistoryEntry))
+		return false;
+	for (int i = 0; i < header.count; i++)
+	{
+		if (fread(&entry, sizeof(entry), 1, file) != 1)
+			return false;
+		/* never trust a terminator from disk */
+		entry.sqlstate[sizeof(entry.sqlstate) - 1] = '\0';
+		entry.server[sizeof(entry.server) - 1] = '\0';
+		entry.table_name[sizeof(entry.table_name) - 1] = '\0';
+		entry.message[sizeof(entry.message) - 1] = '\0';
+		history_store(&entry, false);
+	}
+	return true;
+}
+
+/*
+ * history_load: load the history dumped at the last clean shutdown, then
+ * remove the file so that a crash cannot bring back stale outcomes.
+ * Postmaster only, before any backend runs.  Problems are logged, never
+ * raised: the server starts with an empty history instead.
+ */
+static void
+history_load(void)
+{
+	FILE	   *file = AllocateFile(HISTORY_FILE, PG_BINARY_R);
+
+	if (file == NULL)
+	{
+		if (errno != ENOENT)
+			ereport(LOG,
+					(errcode_for_file_access(),
+					 errmsg("could not read file \"%s\": %m", HISTORY_FILE)));
+		return;
+	}
+	if (!history_read_file(file))
+		ereport(LOG,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("ignoring the rest of lancelsm checkpoint history file \"%s\"",
+						HISTORY_FILE),
+				 errdetail("The file is truncated or was written by another version of lancelsm.")));
+	FreeFile(file);
+	unlink(HISTORY_FILE);
+}
+
+/*
+ * history_write_file: write the history kept in shared memory to an open
+ * file.  Returns false on a write error (errno set).
+ */
+static bool
+history_write_file(FILE *file)
+{
+	HistoryFileHeader header;
+
+	header.magic = HISTORY_FILE_MAGIC;
+	header.version = HISTORY_FILE_VERSION;
+	header.entry_size = sizeof(HistoryEntry);
+	header.count = 0;
+	for (int i = 0; i < progress_shared->nhistory; i++)
+		if (history_entries[i].in_use)
+			header.count++;
+	if (fwrite(&header, sizeof(header), 1, file) != 1)
+		return false;
+	for (int i = 0; i < progress_shared->nhistory; i++)
+		if (history_entries[i].in_use &&
+			fwrite(&history_entries[i], sizeof(HistoryEntry), 1, file) != 1)
+			return false;
+	return true;
+}
+
+/*
+ * history_shmem_shutdown: dump the history at a clean postmaster shutdown
+ * (on_shmem_exit).  Nothing is written after a crash (code != 0).  No
+ * lock: no other process runs any more.
+ */
+static void
+history_shmem_shutdown(int code, Datum arg)
+{
+	const char *tmpfile = HISTORY_FILE ".tmp";
+	FILE	   *file;
+
+	if (code != 0 || progress_shared == NULL)
+		return;
+	file = AllocateFile(tmpfile, PG_BINARY_W);
+	if (file == NULL || !history_write_file(file) || FreeFile(file) != 0)
+	{
+		ereport(LOG,
+				(errcode_for_file_access(),
+				 errmsg("could not write file \"%s\": %m", tmpfile)));
+		if (file)
+			FreeFile(file);
+		unlink(tmpfile);
+		return;
+	}
+	(void) durable_rename(tmpfile, HISTORY_FILE, LOG);
+}
+
+/*
+ * progress_shmem_startup: attach to (or create) the shared state
+ * (shmem_startup_hook).  The postmaster also loads the history file and
+ * arranges to dump it at shutdown.
+ */
+static void
+progress_shmem_startup(void)
+{
+	bool		found;
+	char	   *base;
+
+	if (prev_shmem_startup_hook)
+		prev_shmem_startup_hook();
+	LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
+	base = ShmemInitStruct("lancelsm progress", progress_shmem_size(), &found);
+	progress_shared = (ProgressShared *) base;
+	progress_entries = (ProgressEntry *)
+		(base + MAXALIGN(sizeof(ProgressShared)));
+	history_entries = (HistoryEntry *)
+		((char *) progress_entries +
+		 MAXALIGN(mul_size(lsm_max_progress_entries, sizeof(ProgressEntry))));
+	if (!found)
+		progress_shmem_first_init();
+	pace_shmem_attach();
+	LWLockRelease(AddinShmemInitLock);
+	if (IsUnderPostmaster)
+		return;
+	on_shmem_exit(history_shmem_shutdown, (Datum) 0);
+	if (!found)
+		history_load();
+}
+
+/*
+ * lsm_progress_shmem_init: when lancelsm is being loaded by
+ * shared_preload_libraries, install the shared memory hooks, sized by
+ * lancelsm.max_progress_entries and lancelsm.max_history_entries (which
+ * _PG_init defines just before); otherwise do nothing, and progress and
+ * history stay unavailable.  Called from _PG_init.
+ */
+void
+lsm_progress_shmem_init(void)
+{
+	if (!process_shared_preload_libraries_in_progress)
+		return;
+	prev_shmem_request_hook = shmem_request_hook;
+	shmem_request_hook = progress_shmem_request;
+	prev_shmem_startup_hook = shmem_startup_hook;
+	shmem_startup_hook = progress_shmem_startup;
+}
+
+/*
+ * progress_release_slot: free one progress entry.
+ */
+static void
+progress_release_slot(int slot)
+{
+	ProgressEntry *e = &progress_entries[slot];
+
+	SpinLockAcquire(&e->mutex);
+	e->in_use = false;
+	SpinLockRelease(&e->mutex);
+}
+
+/*
+ * progress_backend_exit: free every progress entry this backend still
+ * holds (before_shmem_exit), e.g. after pg_terminate_backend mid-checkpoint.
+ */
+static void
+progress_backend_exit(int code, Datum arg)
+{
+	for (int i = 0; i < progress_shared->nprogress; i++)
+	{
+		ProgressEntry *e = &progress_entries[i];
+
+		SpinLockAcquire(&e->mutex);
+		if (e->in_use && e->pid == MyProcPid)
+			e->in_use = false;
+		SpinLockRelease(&e->mutex);
+	}
+}
+
+/*
+ * progress_claim_slot: claim a free progress entry for this backend;
+ * returns its index, or -1 when the pool is full.
+ */
+static int
+progress_claim_slot(void)
+{
+	for (int i = 0; i < progress_shared->nprogress; i++)
+	{
+		ProgressEntry *e = &progress_entries[i];
+		bool		claimed = false;
+
+		SpinLockAcquire(&e->mutex);
+		if (!e->in_use)
+		{
+			e->in_use = true;
+			e->pid = MyProcPid;
+			claimed = true;
+		}
+		SpinLockRelease(&e->mutex);
+		if (claimed)
+			return i;
+	}
+	return -1;
+}
+
+/*
+ * progress_counters: the counters of a task (its snapshot) as its
+ * progress entry shows them.
+ */
+static void
+progress_counters(const LsmTaskSnapshot *snap, ProgressCounters *c)
+{
+	strlcpy(c->phase, snap->phase, sizeof(c->phase));
+	c->counts = snap->counters;
+}
+
+/*
+ * progress_reported: whether a task (its snapshot) is shown in progress
+ * and history: a checkpoint that waits for its drain (other kinds and
+ * trigger-only checkpoints get neither), with shared memory present.
+ */
+static bool
+progress_reported(const LsmTaskSnapshot *snap)
+{
+	return snap->kind == LSM_TASK_CHECKPOINT && !snap->trigger_only &&
+		progress_shared != NULL;
+}
+
+/*
+ * lsm_progress_begin: claim a progress entry for a checkpoint task that
+ * is starting (see progress_reported) and return its index, for the
+ * caller to keep as the task's progress slot; -1 for none.  When the
+ * pool is full the checkpoint runs without one and the skipped counter
+ * grows.  A task without a server gets none.
+ */
+int
+lsm_progress_begin(const LsmTaskSnapshot *snap)
+{
+	char		server[NAMEDATALEN];
+	char		table_name[PROGRESS_NAME_LEN];
+	ProgressEntry *e;
+	int			slot;
+
+	if (!progress_reported(snap) || snap->server_name == NULL)
+		return -1;
+	if (!progress_exit_registered)
+	{
+		before_shmem_exit(progress_backend_exit, (Datum) 0);
+		progress_exit_registered = true;
+	}
+	progress_clip_copy(server, snap->server_name, sizeof(server));
+	progress_clip_copy(table_name, snap->table_name, sizeof(table_name));
+	if ((slot = progress_claim_slot()) < 0)
+	{
+		pg_atomic_fetch_add_u64(&progress_shared->skipped, 1);
+		return -1;
+	}
+	e = &progress_entries[slot];
+	SpinLockAcquire(&e->mutex);
+	e->started_at = snap->started_at;
+	memcpy(e->server, server, sizeof(server));
+	memcpy(e->table_name, table_name, sizeof(table_name));
+	memset(&e->counters, 0, sizeof(e->counters));
+	SpinLockRelease(&e->mutex);
+	return slot;
+}
+
+/*
+ * lsm_progress_update: copy the task's phase and counters into its
+ * progress entry, if it has one.
+ */
+void
+lsm_progress_update(const LsmTaskSnapshot *snap)
+{
+	ProgressCounters counters;
+	ProgressEntry *e;
+
+	if (progress_shared == NULL)
+		return;
+	if (snap->progress_slot < 0)
+		return;
+	progress_counters(snap, &counters);
+	e = &progress_entries[snap->progress_slot];
+	SpinLockAcquire(&e->mutex);
+	e->counters = counters;
+	SpinLockRelease(&e->mutex);
+}
+
+/*
+ * history_entry_fill: the history entry of a checkpoint task that ends,
+ * from its snapshot.  A task not finished yet was ended by the statement's
+ * interruption, whose SQLSTATE is interrupted_by.  Never raises an error (it runs in an
+ * error handler).
+ */
+static void
+history_entry_fill(HistoryEntry *h, const LsmTaskSnapshot *snap,
+				   int interrupted_by)
+{
+	bool		finished = snap->finished;
+	const LsmFailure *f = finished ? snap->failure : NULL;
+
+	memset(h, 0, sizeof(HistoryEntry));
+	progress_clip_copy(h->server, snap->server_name, sizeof(h->server));
+	progress_clip_copy(h->table_name, snap->table_name,
+					   sizeof(h->table_name));
+	h->name_hash = hash_bytes_extended((const unsigned char *) snap->table_name,
+									   strlen(snap->table_name), 0);
+	h->ok = finished && f == NULL;
+	h->started_at = snap->started_at;
+	h->finished_at = finished ? snap->finished_at : GetCurrentTimestamp();
+	h->passes = snap->counters.passes;
+	if (f)
+	{
+		strlcpy(h->sqlstate, unpack_sql_state(f->sqlerrcode),
+				sizeof(h->sqlstate));
+		progress_clip_append(h->message, f->message, sizeof(h->message));
+		if (f->detail)
+		{
+			progress_clip_append(h->message, ": ", sizeof(h->message));
+			progress_clip_append(h->message, f->detail, sizeof(h->message));
+		}
+	}
+	else if (!finished)
+	{
+		strlcpy(h->sqlstate, unpack_sql_state(interrupted_by),
+				sizeof(h->sqlstate));
+		strlcpy(h->message, HISTORY_INTERRUPTED_MESSAGE, sizeof(h->message));
+	}
+}
+
+/*
+ * lsm_progress_end: a task is over (interrupted_by: 0, or the SQLSTATE of
+ * the error that ended the statement).  Frees its progress entry (the
+ * caller then forgets the task's progress slot) and, for a checkpoint
+ * that had started and waited for its drain (not trigger-only), records
+ * its outcome in the history.  Only a checkpoint one of whose requests
+ * the server answered with success (snap->answered) may add a table to
+ * the history; any other outcome only replaces the entry of a table
+ * already there.  So a name the server does not know (404) leaves no
+ * entry and no role can flood the history with made-up table names,
+ * while a known table whose checkpoints start failing or hanging shows
+ * that, not its last success.
+ * Never raises an error: it runs in lsm_task_run_all's error handler.
+ */
+void
+lsm_progress_end(const LsmTaskSnapshot *snap, int interrupted_by)
+{
+	HistoryEntry entry;
+
+	if (!progress_reported(snap))
+		return;
+	if (snap->progress_slot >= 0)
+		progress_release_slot(snap->progress_slot);
+	if (snap->started_at == 0 || snap->server_name == NULL)
+		return;					/* refused before any request */
+	history_entry_fill(&entry, snap, interrupted_by);
+	LWLockAcquire(progress_shared->lock, LW_EXCLUSIVE);
+	history_store(&entry, !snap->answered);
+	LWLockRelease(progress_shared->lock);
+}
+
+/*
+ * progress_require_shmem: raise the "not available" error when lancelsm
+ * was not loaded by shared_preload_libraries; history selects the
+ * message of the history functions.
+ */
+static void
+progress_require_shmem(bool history)
+{
+	if (progress_shared != NULL)
+		return;
+	if (history)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("lancelsm checkpoint history is not available"),
+				 errhint("Add lancelsm to shared_preload_libraries and restart the server.")));
+	ereport(ERROR,
+			(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+			 errmsg("lancelsm progress reporting is not available"),
+			 errhint("Add lancelsm to shared_preload_libraries and restart the server.")));
+}
+
+/*
+ * nullable_int8: an int64 datum, NULL when negative.
+ */
+static Datum
+nullable_int8(int64 value, bool *isnull)
+{
+	*isnull = (value < 0);
+	return Int64GetDatum(value);
+}
+
+/*
+ * progress_row: the lancelsm_progress row of one entry (a private copy),
+ * LSM_PROGRESS_COLS columns.
+ */
+static void
+progress_row(ReturnSetInfo *rsinfo, const ProgressEntry *e)
+{
+	Datum		values[LSM_PROGRESS_COLS];
+	bool		nulls[LSM_PROGRESS_COLS] = {0};
+	int			i = 0;
+
+	values[i++] = Int32GetDatum(e->pid);
+	values[i++] = CStringGetTextDatum(e->server);
+	values[i++] = CStringGetTextDatum(e->table_name);
+	values[i++] = CStringGetTextDatum(e->counters.phase);
+	values[i] = nullable_int8(e->counters.counts.target, &nulls[i]);
+	i++;
+	values[i] = nullable_int8(e->counters.counts.outstanding, &nulls[i]);
+	i++;
+	values[i++] = Int32GetDatum(e->counters.counts.passes);
+	values[i++] = Int32GetDatum(e->counters.counts.polls);
+	values[i++] = Int32GetDatum(e->counters.counts.retries);
+	values[i++] = Int32GetDatum(e->counters.counts.reissues);
+	values[i++] = TimestampTzGetDatum(e->started_at);
+	lsm_put_row(rsinfo, values, nulls, i);
+}
+
+/*
+ * lancelsm_progress()
+ * RETURNS TABLE (pid integer, server text, table_name text, phase text,
+ *   target_generations bigint, outstanding_generations bigint,
+ *   passes integer, polls integer, retries integer, reissues integer,
+ *   started_at timestamptz)
+ *
+ * One row per checkpoint running in any backend (one per table of a
+ * multi-table checkpoint).  Each row is a consistent copy of its entry;
+ * the rows are not one snapshot.  Needs shared_preload_libraries (55000
+ * otherwise).
+ */
+PG_FUNCTION_INFO_V1(lancelsm_progress);
+Datum
+lancelsm_progress(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo;
+
+	progress_require_shmem(false);
+	rsinfo = lsm_materialize(fcinfo, LSM_PROGRESS_COLS);
+	for (int i = 0; i < progress_shared->nprogress; i++)
+	{
+		ProgressEntry *e = &progress_entries[i];
+		ProgressEntry copy;
+
+		SpinLockAcquire(&e->mutex);
+		copy = *e;
+		SpinLockRelease(&e->mutex);
+		if (copy.in_use)
+			progress_row(rsinfo, &copy);
+	}
+	return (Datum) 0;
+}
+
+/*
+ * lancelsm_progress_skipped() RETURNS bigint
+ *
+ * How many checkpoints since server start ran without a progress entry
+ * because all lancelsm.max_progress_entries were in use.
+ */
+PG_FUNCTION_INFO_V1(lancelsm_progress_skipped);
+Datum
+lancelsm_progress_skipped(PG_FUNCTION_ARGS)
+{
+	progress_require_shmem(false);
+	PG_RETURN_INT64((int64) pg_atomic_read_u64(&progress_shared->skipped));
+}
+
+/*
+ * history_row: the lancelsm_checkpoint_history row of one entry,
+ * LSM_HISTORY_COLS columns; sqlstate and message are NULL for a success.
+ */
+static void
+history_row(ReturnSetInfo *rsinfo, const HistoryEntry *h)
+{
+	Datum		values[LSM_HISTORY_COLS];
+	bool		nulls[LSM_HISTORY_COLS] = {0};
+	int			i = 0;
+
+	values[i++] = CStringGetTextDatum(h->server);
+	values[i++] = CStringGetTextDatum(h->table_name);
+	values[i++] = TimestampTzGetDatum(h->finished_at);
+	values[i++] = BoolGetDatum(h->ok);
+	nulls[i] = h->ok;
+	values[i++] = CStringGetTextDatum(h->sqlstate);
+	nulls[i] = h->ok;
+	values[i++] = CStringGetTextDatum(h->message);
+	values[i++] = DirectFunctionCall2(timestamp_mi,
+									  TimestampTzGetDatum(h->finished_at),
+									  TimestampTzGetDatum(h->started_at));
+	values[i++] = Int32GetDatum(h->passes);
+	lsm_put_row(rsinfo, values, nulls, i);
+}
+
+/*
+ * lancelsm_checkpoint_history()
+ * RETURNS TABLE (server text, table_name text, finished_at timestamptz,
+ *   ok boolean, sqlstate text, message text, elapsed interval,
+ *   passes integer)
+ *
+ * The last checkpoint outcome of each (server, table_name) kept in shared
+ * memory, copied under a shared lock.  Needs shared_preload_libraries
+ * (55000 otherwise).
+ */
+PG_FUNCTION_INFO_V1(lancelsm_checkpoint_history);
+Datum
+lancelsm_checkpoint_history(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo;
+	HistoryEntry *copy;
+	int			n;
+
+	progress_require_shmem(true);
+	rsinfo = lsm_materialize(fcinfo, LSM_HISTORY_COLS);
+	n = progress_shared->nhistory;
+	copy = palloc(mul_size(Max(n, 1), sizeof(HistoryEntry)));
+	LWLockAcquire(progress_shared->lock, LW_SHARED);
+	memcpy(copy, history_entries, mul_size(n, sizeof(HistoryEntry)));
+	LWLockRelease(progress_shared->lock);
+	for (int i = 0; i < n; i++)
+		if (copy[i].in_use)
+			history_row(rsinfo, &copy[i]);
+	pfree(copy);
+	return (Datum) 0;
+}
+
+/*
+ * lancelsm_checkpoint_history_reset() RETURNS void
+ *
+ * Forgets every kept checkpoint outcome.  EXECUTE is revoked from PUBLIC
+ * by the extension script.
+ */
+PG_FUNCTION_INFO_V1(lancelsm_checkpoint_history_reset);
+Datum
+lancelsm_checkpoint_history_reset(PG_FUNCTION_ARGS)
+{
+	progress_require_shmem(true);
+	LWLockAcquire(progress_shared->lock, LW_EXCLUSIVE);
+	memset(history_entries, 0,
+		   mul_size(progress_shared->nhistory, sizeof(HistoryEntry)));
+	LWLockRelease(progress_shared->lock);
+	PG_RETURN_VOID();
+}

@@ -1,0 +1,32 @@
+/*-------------------------------------------------------------------------
+ *
+ * progress.h
+ *		Checkpoint progress in shared memory (the lancelsm_progress view)
+ *		and the last outcome of each table's checkpoint (the history view).
+ *
+ * Both need lancelsm in shared_preload_libraries; without it every call
+ * here is a cheap no-op and the views say what is missing.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef LANCELSM_PROGRESS_H
+#define LANCELSM_PROGRESS_H
+
+#include "checkpoint/pace.h"
+#include "checkpoint/task.h"
+
+/* Settings read at server start (PGC_POSTMASTER), defined in _PG_init. */
+extern int	lsm_max_progress_entries;	/* running checkpoints shown */
+extern int	lsm_max_history_entries;	/* tables whose last outcome is kept */
+
+extern void lsm_progress_shmem_init(void);
+extern int	lsm_progress_begin(const LsmTaskSnapshot *snap);
+extern void lsm_progress_update(const LsmTaskSnapshot *snap);
+extern void lsm_progress_end(const LsmTaskSnapshot *snap,
+							 int interrupted_by);
+extern bool lsm_pace_recall(const char *server, const char *table_name,
+							LsmPace *pace);
+extern void lsm_pace_remember(const char *server, const char *table_name,
+							  const LsmPace *pace);
+
+#endif							/* LANCELSM_PROGRESS_H */

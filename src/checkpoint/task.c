@@ -1,0 +1,1006 @@
+/*-------------------------------------------------------------------------
+ *
+ * task.c
+ *		Issuing requests for SQL-level operations, with the retry policy,
+ *		and the driver that runs any number of operations at once.
+ *
+ * A task is one operation on one table: flush, compact, a stats read, or a
+ * checkpoint (flush, then stats, then compact and poll until the targets
+ * are drained).  Tasks are state machines: each owns at most one request in
+ * flight or one timer, so the driver, lsm_task_run_all(), can run many of
+ * them on the shared HTTP client and one table's faults never stop another.
+ *
+ * The retry policy ("issuing" a request, docs/protocol.md, "Errors"):
+ * 429 and 503-not-draining are retried after lancelsm.backoff_base *
+ * 2^n ms, capped at lancelsm.backoff_max, at most lancelsm.retry_budget
+ * times per request, the counter reset by every success; then the last
+ * fault is reported as itself.  A checkpoint's compact trigger is never
+ * retried in place: the next poll handles it.  421 makes a checkpoint
+ * re-issue from flush after a backoff of the same shape, at most
+ * lancelsm.reissue_budget times.  Everything else fails the task.
+ *
+ * The write spec routes follow the same per-request policy: 429 and
+ * 503-not-draining were answered before the server acted, so retrying
+ * them is safe even for unset, which is not idempotent.  Unlike the SDKs,
+ * lancelsm does not retry 409, 500, 502 or 504 on them: the server may
+ * have acted before failing, and a second unset would then report
+ * "nothing set" for the one that worked.  src/net/http.c sends set and unset
+ * on a fresh connection so that libcurl never re-sends them either.
+ * A trigger-only task (lancelsm_checkpoint_due) does not wait for the
+ * drain: a compact ends with its trigger, a checkpoint with the trigger
+ * that follows its flush and watermark read (or with that read, when
+ * there is nothing to compact or passes already own every bucket), and a
+ * 429 or 503 answer to the trigger ends it as a success, not retried: a
+ * pass holds the latch or the node is busy, and the next run observes.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/xact.h"
+#include "net/http.h"
+#include "settings.h"
+#include "protocol/lsm_json.h"
+#include "miscadmin.h"
+#include "checkpoint/progress.h"
+#include "storage/proc.h"
+#include "checkpoint/task.h"
+#include "net/token.h"
+#include "utils/memutils.h"
+#include "utils/timestamp.h"
+
+static void task_issue(LsmTask *task, TimestampTz deadline);
+static void task_progress_update(const LsmTask *task);
+
+/*
+ * A checkpoint sends at most LSM_RATE_BURST requests at once and
+ * LSM_RATE_PER_SECOND on average (a token bucket), so that no window of one
+ * second ever holds more than 20 requests to one table, however often its
+ * polls see progress.
+ */
+#define LSM_RATE_BURST 4
+#define LSM_RATE_PER_SECOND 16
+
+/*
+ * The spelling of the renamed stats keys (lsm_types.h) each server last
+ * answered with, in this backend.  A stats request asks in that spelling,
+ * the released one until the server has answered, so that the request key
+ * follows the server through the pending upstream rename with no setting
+ * to change on the day a server adopts it.  Kept per server rather than
+ * per connection pool: the spelling belongs to the server, whichever role
+ * asks.  Only include_*_rows depends on it; an answer in the other
+ * spelling decodes all the same.
+ */
+typedef struct TaskServerKeys
+{
+	Oid			serverid;
+	LsmKeySpelling keys;
+	struct TaskServerKeys *next;
+} TaskServerKeys;
+
+static TaskServerKeys *task_server_keys = NULL;
+
+/*
+ * task_keys_of: the spelling to ask server serverid in.
+ */
+static LsmKeySpelling
+task_keys_of(Oid serverid)
+{
+	for (TaskServerKeys *k = task_server_keys; k; k = k->next)
+		if (k->serverid == serverid)
+			return k->keys;
+	return LSM_KEYS_GENERATION;
+}
+
+/*
+ * task_keys_learn: server serverid answered in spelling keys.
+ */
+static void
+task_keys_learn(Oid serverid, LsmKeySpelling keys)
+{
+	TaskServerKeys *k;
+
+	if (keys == LSM_KEYS_UNSEEN)
+		return;
+	for (k = task_server_keys; k; k = k->next)
+		if (k->serverid == serverid)
+			break;
+	if (k == NULL)
+	{
+		k = MemoryContextAlloc(TopMemoryContext, sizeof(TaskServerKeys));
+		k->serverid = serverid;
+		k->next = task_server_keys;
+		task_server_keys = k;
+	}
+	k->keys = keys;
+}
+
+/*
+ * task_stats_body: the get_lsm_stats request body, in the spelling the
+ * server last answered with (task_keys_of).
+ */
+static const char *
+task_stats_body(LsmTask *task)
+{
+	LsmKeySpelling keys = task_keys_of(task->config->serverid);
+
+	if (task->stats_body == NULL || keys != task->sent_keys)
+	{
+		task->stats_body =
+			lsm_json_stats_request_body(task->kind == LSM_TASK_STATS &&
+										task->include_generation_rows, keys);
+		task->sent_keys = keys;
+	}
+	return task->stats_body;
+}
+
+/*
+ * lsm_statement_deadline: when statement_timeout ends the current
+ * statement, or 0 without a timeout.  Used to clamp every request and wait
+ * even where PostgreSQL's own timer is not armed.
+ */
+TimestampTz
+lsm_statement_deadline(void)
+{
+	if (StatementTimeout <= 0)
+		return 0;
+	return TimestampTzPlusMilliseconds(GetCurrentStatementStartTimestamp(),
+									   StatementTimeout);
+}
+
+/*
+ * lsm_task_init: prepare a task of the given kind on a table.  config and
+ * table_name must outlive the task; the task allocates in the current
+ * memory context.
+ */
+void
+lsm_task_init(LsmTask *task, LsmTaskKind kind, const LsmConfig *config,
+			  const char *table_name, bool include_generation_rows)
+{
+	memset(task, 0, sizeof(LsmTask));
+	task->progress_slot = -1;
+	task->rate_tokens = LSM_RATE_BURST;
+	task->kind = kind;
+	task->config = config;
+	task->table_name = table_name;
+	task->include_generation_rows = include_generation_rows;
+	switch (kind)
+	{
+		case LSM_TASK_FLUSH:
+		case LSM_TASK_CHECKPOINT:
+			task->phase = LSM_PHASE_FLUSH;
+			break;
+		case LSM_TASK_COMPACT:
+			task->phase = LSM_PHASE_COMPACT;
+			break;
+		case LSM_TASK_STATS:
+			task->phase = LSM_PHASE_POLL;
+			break;
+		case LSM_TASK_SET_SPEC:
+		case LSM_TASK_UNSET_SPEC:
+		case LSM_TASK_GET_SPEC:
+			task->phase = LSM_PHASE_SPEC;
+			break;
+	}
+}
+
+/*
+ * lsm_task_set_config: the server a task not yet run acts on, when it is
+ * resolved after the task was prepared.  config must outlive the task.
+ * Never raises an error.
+ */
+void
+lsm_task_set_config(LsmTask *task, const LsmConfig *config)
+{
+	task->config = config;
+}
+
+/*
+ * lsm_task_set_body: the request body of a write spec task not yet run
+ * (NULL: none).  body must outlive the task.  Never raises an error.
+ */
+void
+lsm_task_set_body(LsmTask *task, const char *body)
+{
+	task->spec_body = body;
+}
+
+/*
+ * lsm_task_set_trigger_only: make a compact or checkpoint task not yet
+ * run end once compaction is triggered, without waiting for the drain
+ * (see the header of this file).  Never raises an error.
+ */
+void
+lsm_task_set_trigger_only(LsmTask *task)
+{
+	task->trigger_only = true;
+}
+
+/*
+ * lsm_task_set_failure: end a task that is not running with failure
+ * (NULL: success), without any request: a name or server refused before
+ * the task ran, or a finished task whose answer its caller cannot use.
+ * Its timings and counters stay as they are; a task never run keeps
+ * started_at 0.  Never raises an error.
+ */
+void
+lsm_task_set_failure(LsmTask *task, LsmFailure *failure)
+{
+	task->phase = LSM_PHASE_DONE;
+	task->failure = failure;
+}
+
+/*
+ * task_phase_name: the phase of a task as lancelsm_progress shows it:
+ * flush, watermark, draining (a request of the compact and poll loop in
+ * flight), waiting (between polls), backoff (before a retry or re-issue),
+ * done.
+ */
+static const char *
+task_phase_name(const LsmTask *task)
+{
+	if (task->phase == LSM_PHASE_DONE)
+		return "done";
+	if (task->backing_off)
+		return "backoff";
+	if (task->phase == LSM_PHASE_FLUSH)
+		return "flush";
+	if (task->phase == LSM_PHASE_WATERMARK)
+		return "watermark";
+	return task->wake_at != 0 ? "waiting" : "draining";
+}
+
+/*
+ * lsm_task_snapshot: copy into snap what progress reporting needs of the
+ * task.  Targets and outstanding generations exist only once the
+ * watermark is set (compact and poll phases); a re-issue from flush
+ * clears them until the next watermark.  Never raises an error (it runs
+ * in lsm_task_run_all's error handler).
+ */
+void
+lsm_task_snapshot(const LsmTask *task, LsmTaskSnapshot *snap)
+{
+	const LsmWatermark *wm = &task->watermark;
+	bool		set = (task->phase == LSM_PHASE_COMPACT ||
+					   task->phase == LSM_PHASE_POLL);
+
+	snap->kind = task->kind;
+	snap->trigger_only = task->trigger_only;
+	snap->server_name = task->config ? task->config->server_name : NULL;
+	snap->table_name = task->table_name;
+	snap->phase = task_phase_name(task);
+	snap->finished = (task->phase == LSM_PHASE_DONE);
+	snap->failure = task->failure;
+	snap->answered = task->answered;
+	snap->counters.target = set ? (int64) wm->initial_outstanding : -1;
+	snap->counters.outstanding =
+		(set && wm->last_outstanding != PG_UINT64_MAX) ?
+		(int64) wm->last_outstanding : -1;
+	snap->counters.passes = task->passes;
+	snap->counters.polls = task->polls;
+	snap->counters.retries = task->total_retries;
+	snap->counters.reissues = task->reissues;
+	snap->started_at = task->started_at;
+	snap->finished_at = task->finished_at;
+	snap->progress_slot = task->progress_slot;
+}
+
+/*
+ * task_fault: what the task does, as the LsmFaultMessage of its failures
+ * (their errmsg names the operation and takes the table's name).  An
+ * unrecognized kind cannot happen (elog, XX000).
+ */
+static LsmFaultMessage
+task_fault(const LsmTask *task)
+{
+	switch (task->kind)
+	{
+		case LSM_TASK_FLUSH:
+			return LSM_FAULT_FLUSH;
+		case LSM_TASK_COMPACT:
+			return LSM_FAULT_COMPACT;
+		case LSM_TASK_STATS:
+			return LSM_FAULT_READ_STATS;
+		case LSM_TASK_CHECKPOINT:
+			return LSM_FAULT_CHECKPOINT;
+		case LSM_TASK_SET_SPEC:
+			return LSM_FAULT_SET_SPEC;
+		case LSM_TASK_UNSET_SPEC:
+			return LSM_FAULT_UNSET_SPEC;
+		case LSM_TASK_GET_SPEC:
+			return LSM_FAULT_GET_SPEC;
+	}
+	elog(ERROR, "unrecognized lancelsm task kind %d", (int) task->kind);
+	pg_unreachable();
+}
+
+/*
+ * task_backoff_ms: the backoff before retry or re-issue number n (from 0):
+ * lancelsm.backoff_base * 2^n, capped at lancelsm.backoff_max.
+ */
+static long
+task_backoff_ms(int n)
+{
+	long		ms = lsm_backoff_base_ms;
+
+	for (int i = 0; i < n && ms < lsm_backoff_max_ms; i++)
+		ms *= 2;
+	return Min(ms, (long) lsm_backoff_max_ms);
+}
+
+/*
+ * task_sleep: park the task for ms milliseconds; the driver issues its
+ * current phase's request when the time comes.
+ */
+static void
+task_sleep(LsmTask *task, long ms)
+{
+	task->wake_at = TimestampTzPlusMilliseconds(GetCurrentTimestamp(), ms);
+}
+
+/*
+ * task_finish: the task is over; failure is NULL on success.  The
+ * failure is redacted of the API key before anyone sees it.
+ */
+static void
+task_finish(LsmTask *task, LsmFailure *failure)
+{
+	/* no failure may carry a secret, whatever the server sent */
+	if (failure && task->req)
+		lsm_fault_redact_config(failure, lsm_http_outcome(task->req)->config);
+	task->phase = LSM_PHASE_DONE;
+	task->failure = failure;
+	task->wake_at = 0;
+	task->finished_at = GetCurrentTimestamp();
+	/*
+	 * What this checkpoint learnt of its passes, for the next one, unless
+	 * it learnt a wait in the queue for permits behind the call's other
+	 * passes rather than a pass.
+	 */
+	if (task->kind == LSM_TASK_CHECKPOINT)
+	{
+		lsm_watermark_release(&task->watermark);
+		if (task->watermark.pace_learned && !task->watermark.pace_queued)
+			lsm_pace_remember(task->config->server_name, task->table_name,
+							  &task->watermark.pace);
+	}
+	lsm_http_release(task->req);
+}
+
+/*
+ * task_fail_request: finish the task with its current request's fault,
+ * whose SQLSTATE follows the fault table (lsm_fault_from_request).
+ */
+static void
+task_fail_request(LsmTask *task)
+{
+	task_finish(task, lsm_fault_from_request(lsm_http_outcome(task->req),
+											 task_fault(task),
+											 task->table_name,
+											 task->retries));
+}
+
+/*
+ * task_fail_decode: finish the task with the protocol-violation failure
+ * (08P01) of an answer that could not be decoded; what names the answer
+ * ("statistics"), errbuf the decoder's description.
+ */
+static void
+task_fail_decode(LsmTask *task, const char *what, const char *errbuf)
+{
+	task_finish(task,
+				lsm_fault_new(ERRCODE_PROTOCOL_VIOLATION,
+							  psprintf("The %s the server sent could not be decoded: %s. Request ID: %s.",
+									   what, errbuf,
+									   lsm_http_outcome(task->req)->request_id),
+							  NULL, task_fault(task), task->table_name));
+}
+
+/*
+ * task_decode_stats: decode the current request's stats answer strictly,
+ * and note the spelling it used.  Returns NULL when the answer cannot be
+ * used: either the task is finished with a protocol-violation failure
+ * that names the field and the request id, or (phase not DONE) the
+ * answer came in the other spelling than the generation rows were asked
+ * in, and the caller must ask again, once, in the server's spelling.
+ */
+static LsmStats *
+task_decode_stats(LsmTask *task, bool with_rows)
+{
+	const LsmOutcome *out = lsm_http_outcome(task->req);
+	LsmStats   *stats = palloc0(sizeof(LsmStats));
+	char		errbuf[LSM_JSON_ERRBUF_SIZE];
+	bool		ok;
+
+	ok = lsm_json_decode_stats(out->response, out->response_len,
+							   with_rows, stats, errbuf, sizeof(errbuf));
+	task_keys_learn(task->config->serverid, stats->keys);
+	if (ok)
+		return stats;
+	if (with_rows && !task->keys_resent && stats->keys != LSM_KEYS_UNSEEN &&
+		stats->keys != task->sent_keys)
+	{
+		task->keys_resent = true;
+		return NULL;
+	}
+	task_fail_decode(task, "statistics", errbuf);
+	return NULL;
+}
+
+/*
+ * task_on_spec: a write spec request succeeded; a read is decoded
+ * strictly into task->spec (a failure names the field and the request
+ * id), the body of set and unset is ignored.
+ */
+static void
+task_on_spec(LsmTask *task)
+{
+	LsmWriteSpec *spec;
+	char		errbuf[LSM_JSON_ERRBUF_SIZE];
+
+	if (task->kind != LSM_TASK_GET_SPEC)
+	{
+		task_finish(task, NULL);
+		return;
+	}
+	spec = palloc0(sizeof(LsmWriteSpec));
+	if (lsm_json_decode_write_spec(lsm_http_outcome(task->req)->response,
+								   lsm_http_outcome(task->req)->response_len,
+								   spec, errbuf, sizeof(errbuf)))
+	{
+		task->spec = spec;
+		task_finish(task, NULL);
+		return;
+	}
+	task_fail_decode(task, "write spec", errbuf);
+}
+
+/*
+ * task_check_idle: the opt-in progress bound (lancelsm.max_idle_polls).
+ * Returns false after failing the task with 53400.
+ */
+static bool
+task_check_idle(LsmTask *task)
+{
+	const LsmWatermark *wm = &task->watermark;
+
+	if (lsm_max_idle_polls <= 0 || wm->idle_polls < lsm_max_idle_polls)
+		return true;
+	task_finish(task,
+				lsm_fault_new(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED,
+							  psprintf("%d consecutive polls saw %llu outstanding L0 generations, no fewer, and no compaction pass running.",
+									   wm->idle_polls,
+									   (unsigned long long) wm->last_outstanding),
+							  pstrdup("Raise lancelsm.max_idle_polls, or set it to 0 to rely on statement_timeout alone."),
+							  task_fault(task), task->table_name));
+	return false;
+}
+
+/*
+ * task_pace_recall: a checkpoint that has learnt nothing of its table's
+ * passes in this call starts from what its table's last checkpoint learnt
+ * (shared memory; nothing without the preload), unless it shares a drain:
+ * its passes may then queue behind the call's others, and a pass's own
+ * duration would only make it poll early.
+ */
+static void
+task_pace_recall(LsmTask *task)
+{
+	LsmWatermark *wm = &task->watermark;
+
+	if (wm->pace.hi_ms == 0 && wm->drain == NULL &&
+		lsm_pace_recall(task->config->server_name, task->table_name,
+						&wm->pace))
+		wm->pace_recalled = true;
+}
+
+/*
+ * task_checkpoint_step: act on one stats read of a checkpoint: set the
+ * targets (first read), then finish, trigger compaction or poll again.
+ */
+static void
+task_checkpoint_step(LsmTask *task, const LsmStats *stats,
+					 TimestampTz deadline)
+{
+	LsmWatermark *wm = &task->watermark;
+	bool		progressed;
+	bool		pass_running;
+	LsmNextStep step;
+
+	if (task->phase == LSM_PHASE_WATERMARK)
+	{
+		if (lsm_watermark_set(wm, stats) == 0)
+		{
+			task_finish(task, NULL);
+			return;
+		}
+		task_pace_recall(task);
+	}
+	step = lsm_watermark_evaluate(wm, stats, &progressed, &pass_running);
+	if (step == LSM_STEP_DONE)
+		task_finish(task, NULL);
+	else if (!task_check_idle(task))
+		return;
+	else if (step == LSM_STEP_TRIGGER)
+	{
+		task->phase = LSM_PHASE_COMPACT;
+		task_issue(task, deadline);
+	}
+	else if (task->trigger_only)
+		task_finish(task, NULL);	/* passes own every outstanding bucket */
+	else
+	{
+		task->phase = LSM_PHASE_POLL;
+		task_sleep(task, lsm_poll_after_wait(wm, progressed,
+											 GetCurrentTimestamp()));
+	}
+}
+
+/*
+ * task_on_stats: a stats read succeeded.
+ */
+static void
+task_on_stats(LsmTask *task, TimestampTz deadline)
+{
+	LsmStats   *stats;
+	MemoryContext old;
+
+	if (task->kind == LSM_TASK_STATS)
+		stats = task_decode_stats(task, task->include_generation_rows);
+	else
+	{
+		if (task->poll_cxt == NULL)
+			task->poll_cxt = AllocSetContextCreate(CurrentMemoryContext,
+												   "lancelsm checkpoint poll",
+												   ALLOCSET_DEFAULT_SIZES);
+		MemoryContextReset(task->poll_cxt);
+		old = MemoryContextSwitchTo(task->poll_cxt);
+		stats = task_decode_stats(task, false);
+		MemoryContextSwitchTo(old);
+	}
+	if (stats == NULL)
+	{
+		/* ask again in the server's spelling, or the task has failed */
+		if (task->phase != LSM_PHASE_DONE)
+			task_issue(task, deadline);
+	}
+	else if (task->kind == LSM_TASK_STATS)
+	{
+		task->stats = stats;
+		task_finish(task, NULL);
+	}
+	else
+		task_checkpoint_step(task, stats, deadline);
+}
+
+/*
+ * task_on_success: the current request got its expected answer.
+ */
+static void
+task_on_success(LsmTask *task, TimestampTz deadline)
+{
+	task->retries = 0;
+	task->answered = true;
+	switch (task->phase)
+	{
+		case LSM_PHASE_FLUSH:
+			if (task->kind == LSM_TASK_FLUSH)
+				task_finish(task, NULL);
+			else
+			{
+				task->phase = LSM_PHASE_WATERMARK;
+				task_issue(task, deadline);
+			}
+			break;
+		case LSM_PHASE_COMPACT:
+			task->passes++;
+			if (task->kind == LSM_TASK_COMPACT || task->trigger_only)
+				task_finish(task, NULL);
+			else
+			{
+				task->phase = LSM_PHASE_POLL;
+				task_sleep(task,
+						   lsm_poll_after_trigger(&task->watermark,
+												  GetCurrentTimestamp()));
+			}
+			break;
+		case LSM_PHASE_WATERMARK:
+		case LSM_PHASE_POLL:
+			task_on_stats(task, deadline);
+			break;
+		case LSM_PHASE_SPEC:
+			task_on_spec(task);
+			break;
+		case LSM_PHASE_DONE:
+			break;
+	}
+}
+
+/*
+ * task_on_retryable: 429 or a 503 that is not draining.
+ */
+static void
+task_on_retryable(LsmTask *task)
+{
+	if (task->trigger_only && task->phase == LSM_PHASE_COMPACT)
+		task_finish(task, NULL);	/* the next run observes */
+	else if (task->kind == LSM_TASK_CHECKPOINT &&
+			 task->phase == LSM_PHASE_COMPACT)
+	{
+		/* the latch it would contend for is the one doing the work */
+		task->phase = LSM_PHASE_POLL;
+		task_sleep(task, lsm_poll_interval_next(&task->watermark, false));
+	}
+	else if (task->retries < lsm_retry_budget)
+	{
+		task->backing_off = true;
+		task->total_retries++;
+		task_sleep(task, task_backoff_ms(task->retries++));
+	}
+	else
+		task_fail_request(task);
+}
+
+/*
+ * task_on_lost_claim: 421.  A checkpoint re-issues from flush within its
+ * budget; anything else, or a checkpoint past it, fails with the 421 as
+ * itself (55P03).
+ */
+static void
+task_on_lost_claim(LsmTask *task)
+{
+	LsmFailure *failure;
+
+	if (task->kind != LSM_TASK_CHECKPOINT)
+	{
+		task_fail_request(task);
+		return;
+	}
+	if (task->reissues < lsm_reissue_budget)
+	{
+		task->retries = 0;
+		task->phase = LSM_PHASE_FLUSH;
+		task->backing_off = true;
+		task_sleep(task, task_backoff_ms(task->reissues++));
+		return;
+	}
+	failure = lsm_fault_from_request(lsm_http_outcome(task->req),
+									 task_fault(task),
+									 task->table_name, 0);
+	failure->detail = psprintf("The server node kept losing its claim on the table (%d re-issues from flush). %s",
+							   task->reissues, failure->detail);
+	task_finish(task, failure);
+}
+
+/*
+ * task_on_answer: the task's request finished; apply the fault table.
+ */
+static void
+task_on_answer(LsmTask *task, TimestampTz deadline)
+{
+	task->in_flight = false;
+	switch (lsm_fault_verdict(lsm_http_outcome(task->req)))
+	{
+		case LSM_VERDICT_OK:
+			task_on_success(task, deadline);
+			break;
+		case LSM_VERDICT_RETRY:
+			task_on_retryable(task);
+			break;
+		case LSM_VERDICT_REISSUE:
+			task_on_lost_claim(task);
+			break;
+		case LSM_VERDICT_FAIL:
+			task_fail_request(task);
+			break;
+	}
+}
+
+/*
+ * task_rate_wait_ms: for a checkpoint, take one token from its request
+ * budget and return 0, or return how many milliseconds to wait for one.
+ */
+static long
+task_rate_wait_ms(LsmTask *task)
+{
+	TimestampTz now = GetCurrentTimestamp();
+
+	if (task->kind != LSM_TASK_CHECKPOINT)
+		return 0;
+	if (task->rate_at != 0)
+		task->rate_tokens = Min((double) LSM_RATE_BURST,
+								task->rate_tokens +
+								(now - task->rate_at) / 1e6 * LSM_RATE_PER_SECOND);
+	task->rate_at = now;
+	if (task->rate_tokens < 1.0)
+		return (long) ((1.0 - task->rate_tokens) * 1000 / LSM_RATE_PER_SECOND) + 1;
+	task->rate_tokens -= 1.0;
+	return 0;
+}
+
+/*
+ * task_token_ready: with a bearer_token_file, make sure its token can be
+ * read (src/net/token.c re-reads a changed file) before a request is built;
+ * otherwise finish the task with F0000, so that in a checkpoint of many
+ * tables or a monitoring view this server's tables fail as rows and the
+ * others go on.  Returns false after finishing the task.
+ */
+static bool
+task_token_ready(LsmTask *task)
+{
+	char	   *problem;
+
+	if (task->config->bearer_token_file == NULL ||
+		lsm_bearer_token_try(task->config->bearer_token_file, &problem))
+		return true;
+	task_finish(task,
+				lsm_fault_new(ERRCODE_CONFIG_FILE_ERROR, problem,
+							  pstrdup("Check the server's bearer_token_file option and the agent that writes the file."),
+							  task_fault(task), task->table_name));
+	return false;
+}
+
+/*
+ * task_spec_route: the route of a write spec task.
+ */
+static LsmRoute
+task_spec_route(LsmTaskKind kind)
+{
+	if (kind == LSM_TASK_SET_SPEC)
+		return LSM_ROUTE_SET_SPEC;
+	return kind == LSM_TASK_UNSET_SPEC ? LSM_ROUTE_UNSET_SPEC :
+		LSM_ROUTE_GET_SPEC;
+}
+
+/*
+ * task_issue: send the request of the task's current phase now, or as soon
+ * as its request budget allows.
+ */
+static void
+task_issue(LsmTask *task, TimestampTz deadline)
+{
+	LsmRoute	route = LSM_ROUTE_STATS;
+	const char *body = NULL;
+	long		wait_ms = task_rate_wait_ms(task);
+
+	if (wait_ms > 0)
+	{
+		task_sleep(task, wait_ms);
+		return;
+	}
+	if (!task_token_ready(task))
+		return;
+
+	if (task->phase == LSM_PHASE_FLUSH)
+		route = LSM_ROUTE_FLUSH;
+	else if (task->phase == LSM_PHASE_COMPACT)
+		route = LSM_ROUTE_COMPACT;
+	else if (task->phase == LSM_PHASE_SPEC)
+	{
+		route = task_spec_route(task->kind);
+		body = task->spec_body;
+	}
+	else
+	{
+		body = task_stats_body(task);
+		task->polls++;
+	}
+	task->wake_at = 0;
+	task->backing_off = false;
+	task->req = lsm_http_prepare(task->req, task->config, route,
+								 task->table_name, body, task);
+	lsm_http_start(task->req, deadline);
+	task->in_flight = true;
+}
+
+/*
+ * task_wake_due: issue the requests of tasks whose sleep is over; returns
+ * the earliest wake-up still pending (0: none).
+ */
+static TimestampTz
+task_wake_due(LsmTask **tasks, int ntasks, TimestampTz deadline)
+{
+	TimestampTz now = GetCurrentTimestamp();
+	TimestampTz next = 0;
+
+	for (int i = 0; i < ntasks; i++)
+	{
+		LsmTask    *task = tasks[i];
+
+		if (task->phase == LSM_PHASE_DONE || task->in_flight ||
+			task->wake_at == 0)
+			continue;
+		if (task->wake_at <= now)
+		{
+			task_issue(task, deadline);
+			task_progress_update(task);
+		}
+		/* still asleep, or put back to sleep by its request budget */
+		if (!task->in_flight && task->wake_at != 0 &&
+			(next == 0 || task->wake_at < next))
+			next = task->wake_at;
+	}
+	return next;
+}
+
+/*
+ * task_drain_rewake: a pass of the call was seen over on drain, of a
+ * higher rank than any before; move the next poll of every checkpoint
+ * waiting on the same drain where lsm_watermark_rewake says (the server
+ * grants permits in trigger order: passes ranked below it are probably
+ * over, and the passes after it end sooner or later than predicted).
+ */
+static void
+task_drain_rewake(LsmTask **tasks, int ntasks, LsmPaceDrain *drain)
+{
+	TimestampTz now = GetCurrentTimestamp();
+
+	for (int i = 0; i < ntasks; i++)
+	{
+		LsmTask    *task = tasks[i];
+		TimestampTz wake_at;
+
+		if (task->watermark.drain != drain ||
+			task->phase != LSM_PHASE_POLL || task->in_flight ||
+			task->backing_off || task->wake_at <= now)
+			continue;		/* only a wait for the next poll moves */
+		wake_at = lsm_watermark_rewake(&task->watermark, now);
+		if (wake_at != 0)
+			task->wake_at = wake_at;
+	}
+}
+
+/*
+ * task_may_share_drain: a checkpoint that will send requests (not one
+ * refused before any: those have no server configuration).
+ */
+static bool
+task_may_share_drain(const LsmTask *task)
+{
+	return task->kind == LSM_TASK_CHECKPOINT &&
+		task->phase != LSM_PHASE_DONE && task->config != NULL;
+}
+
+/*
+ * task_share_drains: give the checkpoints of each server that has two or
+ * more of them in this call one LsmPaceDrain (src/checkpoint/pace.c), allocated in
+ * CurrentMemoryContext.
+ */
+static void
+task_share_drains(LsmTask **tasks, int ntasks)
+{
+	for (int i = 0; i < ntasks; i++)
+	{
+		LsmTask    *task = tasks[i];
+		LsmPaceDrain *drain = NULL;
+
+		if (!task_may_share_drain(task) || task->watermark.drain)
+			continue;
+		for (int j = i + 1; j < ntasks; j++)
+		{
+			LsmTask    *other = tasks[j];
+
+			if (!task_may_share_drain(other) ||
+				other->config->serverid != task->config->serverid)
+				continue;
+			if (drain == NULL)
+				drain = palloc0(sizeof(LsmPaceDrain));
+			other->watermark.drain = drain;
+		}
+		task->watermark.drain = drain;
+	}
+}
+
+/*
+ * task_count_active: tasks not finished yet.
+ */
+static int
+task_count_active(LsmTask **tasks, int ntasks)
+{
+	int			n = 0;
+
+	for (int i = 0; i < ntasks; i++)
+		if (tasks[i]->phase != LSM_PHASE_DONE)
+			n++;
+	return n;
+}
+
+/*
+ * task_progress_end: the task is over for progress reporting
+ * (interrupted_by: 0, or the SQLSTATE of the error that ended the
+ * statement); it no longer holds a progress entry.  Never raises an
+ * error: it runs in lsm_task_run_all's error handler.
+ */
+static void
+task_progress_end(LsmTask *task, int interrupted_by)
+{
+	LsmTaskSnapshot snap;
+
+	lsm_task_snapshot(task, &snap);
+	lsm_progress_end(&snap, interrupted_by);
+	task->progress_slot = -1;
+}
+
+/*
+ * task_progress_begin: a task starts; it claims a progress entry when it
+ * is a checkpoint that reports progress (progress.c decides).
+ */
+static void
+task_progress_begin(LsmTask *task)
+{
+	LsmTaskSnapshot snap;
+
+	lsm_task_snapshot(task, &snap);
+	task->progress_slot = lsm_progress_begin(&snap);
+}
+
+/*
+ * task_progress_update: the task's phase and counters into its progress
+ * entry, if it has one.
+ */
+static void
+task_progress_update(const LsmTask *task)
+{
+	LsmTaskSnapshot snap;
+
+	lsm_task_snapshot(task, &snap);
+	lsm_progress_update(&snap);
+}
+
+/*
+ * lsm_task_run_all: run initialised tasks concurrently until each has
+ * finished; each task's outcome is in its failure (NULL: success), stats
+ * and counters.  Raises only PostgreSQL's own errors (cancel, timeout,
+ * out of memory); every request still in flight is then aborted.
+ */
+void
+lsm_task_run_all(LsmTask **tasks, int ntasks)
+{
+	TimestampTz deadline = lsm_statement_deadline();
+
+	task_share_drains(tasks, ntasks);
+	PG_TRY();
+	{
+		for (int i = 0; i < ntasks; i++)
+		{
+			if (tasks[i]->phase == LSM_PHASE_DONE)
+				continue;		/* refused before any request */
+			tasks[i]->started_at = GetCurrentTimestamp();
+			task_progress_begin(tasks[i]);
+			task_issue(tasks[i], deadline);
+			task_progress_update(tasks[i]);
+		}
+		while (task_count_active(tasks, ntasks) > 0)
+		{
+			TimestampTz wake_at = task_wake_due(tasks, ntasks, deadline);
+			LsmTask    *done = lsm_http_wait(wake_at, deadline);
+
+			if (done)
+			{
+				LsmPaceDrain *drain = done->watermark.drain;
+				int64		seen = drain ? drain->last_rank : 0;
+
+				task_on_answer(done, deadline);
+				task_progress_update(done);
+				if (drain && drain->last_rank > seen)
+					task_drain_rewake(tasks, ntasks, drain);
+			}
+			else if (wake_at == 0)
+				ereport(ERROR,
+						(errcode(ERRCODE_INTERNAL_ERROR),
+						 errmsg_internal("lancelsm task stalled with nothing in flight")));
+		}
+	}
+	PG_CATCH();
+	{
+		int			sqlerrcode = geterrcode();
+
+		lsm_http_abort_all();
+		for (int i = 0; i < ntasks; i++)
+			task_progress_end(tasks[i], sqlerrcode);
+		PG_RE_THROW();
+	}
+	PG_END_TRY();
+	for (int i = 0; i < ntasks; i++)
+		task_progress_end(tasks[i], 0);
+}

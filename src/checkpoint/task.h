@@ -1,0 +1,129 @@
+/*-------------------------------------------------------------------------
+ *
+ * task.h
+ *		Tasks: one SQL-level operation on one table (flush, compact, read
+ *		stats, checkpoint), run as a state machine so that any number of
+ *		them progress concurrently on the shared HTTP client.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef LANCELSM_TASK_H
+#define LANCELSM_TASK_H
+
+#include "datatype/timestamp.h"
+
+#include "checkpoint/watermark.h"
+#include "protocol/fault.h"
+#include "protocol/lsm_types.h"
+#include "functions/shape.h"
+
+typedef enum LsmTaskKind
+{
+	LSM_TASK_FLUSH,
+	LSM_TASK_COMPACT,
+	LSM_TASK_STATS,
+	LSM_TASK_CHECKPOINT,
+	LSM_TASK_SET_SPEC,			/* install the LSM write spec */
+	LSM_TASK_UNSET_SPEC,		/* remove it */
+	LSM_TASK_GET_SPEC			/* read it */
+} LsmTaskKind;
+
+/* Where a task stands. */
+typedef enum LsmPhase
+{
+	LSM_PHASE_FLUSH,			/* issuing flush */
+	LSM_PHASE_WATERMARK,		/* issuing the stats read that sets targets */
+	LSM_PHASE_COMPACT,			/* issuing compact */
+	LSM_PHASE_POLL,				/* issuing a stats poll */
+	LSM_PHASE_SPEC,				/* issuing the one write spec request */
+	LSM_PHASE_DONE
+} LsmPhase;
+
+typedef struct LsmTask
+{
+	/* what to do */
+	LsmTaskKind kind;
+	const LsmConfig *config;
+	const char *table_name;
+	bool		include_generation_rows;
+	bool		trigger_only;	/* compact, checkpoint: return once compaction
+								 * is triggered, without waiting for it */
+	const char *stats_body;		/* the get_lsm_stats request body */
+	LsmKeySpelling sent_keys;	/* the spelling stats_body asks in */
+	bool		keys_resent;	/* asked again in the server's spelling */
+	const char *spec_body;		/* the set_lsm_write_spec request body */
+	MemoryContext poll_cxt;		/* decoded polls; reset at each poll */
+
+	/* where it stands */
+	LsmPhase	phase;
+	struct LsmRequest *req;	/* src/net/http.c; NULL: none issued yet */
+	bool		in_flight;
+	TimestampTz wake_at;		/* sleeping until then; 0: not sleeping */
+	int			retries;		/* of the current request */
+	int			reissues;		/* of the checkpoint, after 421 */
+	LsmWatermark watermark;		/* checkpoint targets and poll state */
+	bool		backing_off;	/* sleeping before a retry or re-issue */
+	int			total_retries;	/* over the whole task */
+	int			progress_slot;	/* shared progress entry; -1: none */
+	double		rate_tokens;	/* checkpoint request budget (task.c) */
+	TimestampTz rate_at;		/* when rate_tokens was last refilled */
+
+	/* outcome */
+	LsmFailure *failure;		/* NULL: succeeded (once phase is DONE) */
+	LsmStats   *stats;			/* LSM_TASK_STATS: the decoded answer */
+	LsmWriteSpec *spec;			/* LSM_TASK_GET_SPEC: the decoded answer */
+	int			passes;			/* compact calls answered 202 */
+	int			polls;			/* stats reads */
+	const char *note;			/* src/checkpoint/herd.c: how a run of another backend
+								 * ended it ("joined ...", "skipped ..."); NULL
+								 * otherwise */
+	bool		skipped;		/* src/checkpoint/herd.c: a run of its table was going */
+	bool		answered;		/* a request got its expected answer: the
+								 * server knows the table */
+	TimestampTz started_at;
+	TimestampTz finished_at;
+} LsmTask;
+
+/* The counters of a task as lancelsm_progress shows them. */
+typedef struct LsmTaskCounters
+{
+	int64		target;			/* -1: no watermark yet */
+	int64		outstanding;	/* -1: not evaluated yet */
+	int32		passes;
+	int32		polls;
+	int32		retries;		/* over the whole task */
+	int32		reissues;
+} LsmTaskCounters;
+
+/*
+ * What progress reporting needs of a task, copied out of it by
+ * lsm_task_snapshot; the strings and the failure belong to the task.
+ */
+typedef struct LsmTaskSnapshot
+{
+	LsmTaskKind kind;
+	bool		trigger_only;
+	const char *server_name;	/* NULL: no server resolved */
+	const char *table_name;
+	const char *phase;			/* as lancelsm_progress shows it */
+	bool		finished;		/* its phase is done */
+	const LsmFailure *failure;	/* once finished: NULL on success */
+	bool		answered;		/* the server knew the table (a 2xx) */
+	LsmTaskCounters counters;
+	TimestampTz started_at;		/* 0: never started */
+	TimestampTz finished_at;
+	int			progress_slot;	/* shared progress entry; -1: none */
+} LsmTaskSnapshot;
+
+extern void lsm_task_init(LsmTask *task, LsmTaskKind kind,
+						  const LsmConfig *config, const char *table_name,
+						  bool include_generation_rows);
+extern void lsm_task_set_config(LsmTask *task, const LsmConfig *config);
+extern void lsm_task_set_body(LsmTask *task, const char *body);
+extern void lsm_task_set_trigger_only(LsmTask *task);
+extern void lsm_task_set_failure(LsmTask *task, LsmFailure *failure);
+extern void lsm_task_snapshot(const LsmTask *task, LsmTaskSnapshot *snap);
+extern void lsm_task_run_all(LsmTask **tasks, int ntasks);
+extern TimestampTz lsm_statement_deadline(void);
+
+#endif							/* LANCELSM_TASK_H */

@@ -1,0 +1,719 @@
+/*-------------------------------------------------------------------------
+ *
+ * declared.c
+ *		The declared tables: the catalog of LanceDB tables a DBA manages
+ *		(the extension's table lancelsm_table) with their thresholds, the
+ *		functions that add, alter and remove entries, and the set-returning
+ *		functions over all of them behind the views lancelsm_bucket_stats
+ *		and lancelsm_table_stats and behind lancelsm_checkpoint_all();
+ *		the reading, running and recording that lancelsm_checkpoint_due()
+ *		(src/functions/due.c) shares with them.
+ *
+ * The set-returning functions read the declared tables with SPI, resolve
+ * each distinct server once without raising (lsm_config_try_resolve), run
+ * one task per table concurrently (lsm_task_run_all: one stats read, or one
+ * checkpoint, per table) and turn every failure into a row carrying its
+ * SQLSTATE and message.  A table that cannot be reached, or whose server is
+ * unusable for the current role, never hides the other tables' rows; only
+ * PostgreSQL's own errors (cancel, statement_timeout, out of memory) raise.
+ * Rows come out in the order of (server, table_name) under the "C"
+ * collation.
+ *
+ * The numbers come from one summary per table (src/functions/shape.c), made once
+ * after the stats reads; the row builders are those of lancelsm_stats
+ * (src/functions/stats.c) and of the multi-table lancelsm_checkpoint
+ * (src/lancelsm.c).
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/xact.h"
+#include "catalog/pg_type.h"
+#include "functions/declared.h"
+#include "executor/spi.h"
+#include "funcapi.h"
+#include "functions/entry.h"
+#include "checkpoint/herd.h"
+#include "settings.h"
+#include "functions/stats.h"
+#include "utils/array.h"
+#include "utils/builtins.h"
+#include "utils/datum.h"
+#include "utils/lsyscache.h"
+#include "utils/resowner.h"
+#include "utils/timestamp.h"
+#include "utils/tuplestore.h"
+
+/* Arguments of lancelsm_add_table and lancelsm_alter_table in 1.2. */
+#define DECLARE_ARGS 7
+
+/*
+ * declared_relation: the schema-qualified, quoted name of lancelsm_table,
+ * which lives in the schema of the calling function (the extension's).
+ */
+static char *
+declared_relation(FunctionCallInfo fcinfo)
+{
+	Oid			nspid = get_func_namespace(fcinfo->flinfo->fn_oid);
+
+	return psprintf("%s.lancelsm_table",
+					quote_identifier(get_namespace_name(nspid)));
+}
+
+/*
+ * declared_modify: run one INSERT, UPDATE or DELETE on lancelsm_table
+ * with the query template (%s: the table) and the function's first nargs
+ * arguments as parameters $1..$nargs (server, table_name, then the five
+ * thresholds), as the current role.  Returns the number of rows it
+ * changed.  Errors: 42501 without the privilege on lancelsm_table, 23514
+ * for a threshold its CHECK constraint refuses.
+ */
+static uint64
+declared_modify(FunctionCallInfo fcinfo, const char *template, int nargs)
+{
+	static const Oid argtypes[DECLARE_ARGS] = {TEXTOID, TEXTOID, INT8OID,
+		INT8OID, INT8OID, INT8OID, INTERVALOID};
+	Datum		args[DECLARE_ARGS];
+	char		nulls[DECLARE_ARGS];
+	uint64		processed;
+	int			rc;
+
+	Assert(nargs <= DECLARE_ARGS);
+	for (int i = 0; i < nargs; i++)
+	{
+		args[i] = PG_GETARG_DATUM(i);
+		nulls[i] = PG_ARGISNULL(i) ? 'n' : ' ';
+	}
+	SPI_connect();
+	rc = SPI_execute_with_args(psprintf(template, declared_relation(fcinfo)),
+							   nargs, (Oid *) argtypes, args, nulls, false, 0);
+	if (rc != SPI_OK_INSERT && rc != SPI_OK_UPDATE && rc != SPI_OK_DELETE)
+		ereport(ERROR,
+				(errcode(ERRCODE_INTERNAL_ERROR),
+				 errmsg_internal("SPI_execute_with_args failed: %s",
+								 SPI_result_code_string(rc))));
+	processed = SPI_processed;
+	SPI_finish();
+	return processed;
+}
+
+/*
+ * lancelsm_add_table(server text, table_name text,
+ *   max_l0_generations bigint DEFAULT NULL, max_l0_bytes bigint DEFAULT NULL,
+ *   max_wal_lag bigint DEFAULT NULL, max_memtable_rows bigint DEFAULT NULL,
+ *   max_checkpoint_age interval DEFAULT NULL) RETURNS void
+ *
+ * Declares a LanceDB table of a lancelsm server: inserts (server,
+ * table_name) and its thresholds (NULL: not used; counts of generations,
+ * bytes, WAL entries and rows, and an age) into lancelsm_table.  The
+ * server must exist and belong to the lancelsm wrapper; it is not
+ * contacted, and neither USAGE nor a user mapping is needed to declare.
+ * Declaring a table again changes nothing, thresholds included, and
+ * reports a NOTICE (42710).  Returns NULL and does nothing when server or
+ * table_name is NULL.  Errors: 42704 unknown server, 42809 a server of
+ * another wrapper, 22023 an empty or over-long table name, 23514 a
+ * negative threshold or an age not above zero, 42501 without INSERT on
+ * lancelsm_table (EXECUTE is revoked from PUBLIC).  Declared by 1.1 with
+ * two arguments only, it stores no thresholds.
+ */
+PG_FUNCTION_INFO_V1(lancelsm_add_table);
+Datum
+lancelsm_add_table(PG_FUNCTION_ARGS)
+{
+	char	   *server;
+	char	   *table_name;
+	LsmFailure *problem;
+	bool		limits = PG_NARGS() >= DECLARE_ARGS;
+
+	if (PG_ARGISNULL(0) || PG_ARGISNULL(1))
+		PG_RETURN_NULL();
+	server = text_to_cstring(PG_GETARG_TEXT_PP(0));
+	table_name = text_to_cstring(PG_GETARG_TEXT_PP(1));
+	problem = lsm_server_problem(server);
+	if (problem == NULL)
+		problem = lsm_table_name_problem(table_name);
+	if (problem != NULL)
+		lsm_fault_raise(problem);
+	if (declared_modify(fcinfo, limits ?
+						"INSERT INTO %s (server, table_name, max_l0_generations, max_l0_bytes, max_wal_lag, max_memtable_rows, max_checkpoint_age) VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT DO NOTHING" :
+						"INSERT INTO %s (server, table_name) VALUES ($1, $2) ON CONFLICT DO NOTHING",
+						limits ? DECLARE_ARGS : 2) == 0)
+		ereport(NOTICE,
+				(errcode(ERRCODE_DUPLICATE_OBJECT),
+				 errmsg("table \"%s\" of server \"%s\" is already declared, skipping",
+						table_name, server),
+				 limits ? errhint("Use lancelsm_alter_table to change its thresholds.") : 0));
+	PG_RETURN_VOID();
+}
+
+/*
+ * lancelsm_alter_table(server text, table_name text,
+ *   max_l0_generations bigint DEFAULT NULL, max_l0_bytes bigint DEFAULT NULL,
+ *   max_wal_lag bigint DEFAULT NULL, max_memtable_rows bigint DEFAULT NULL,
+ *   max_checkpoint_age interval DEFAULT NULL) RETURNS void
+ *
+ * Sets the five thresholds of a declared table to exactly the arguments
+ * (an omitted or NULL one is not used).  Nothing is contacted.  Returns
+ * NULL and does nothing when server or table_name is NULL.  Errors: 42704
+ * when the table is not declared, 23514 a negative threshold or an age not
+ * above zero, 42501 without UPDATE on lancelsm_table (EXECUTE is revoked
+ * from PUBLIC).
+ */
+PG_FUNCTION_INFO_V1(lancelsm_alter_table);
+Datum
+lancelsm_alter_table(PG_FUNCTION_ARGS)
+{
+	if (PG_ARGISNULL(0) || PG_ARGISNULL(1))
+		PG_RETURN_NULL();
+	if (declared_modify(fcinfo,
+						"UPDATE %s SET max_l0_generations = $3, max_l0_bytes = $4, max_wal_lag = $5, max_memtable_rows = $6, max_checkpoint_age = $7 WHERE server = $1 AND table_name = $2",
+						DECLARE_ARGS) == 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_OBJECT),
+				 errmsg("table \"%s\" of server \"%s\" is not declared",
+						text_to_cstring(PG_GETARG_TEXT_PP(1)),
+						text_to_cstring(PG_GETARG_TEXT_PP(0)))));
+	PG_RETURN_VOID();
+}
+
+/*
+ * lancelsm_remove_table(server text, table_name text) RETURNS boolean
+ *
+ * Removes a declared table; true if it was declared, false otherwise.
+ * The server need not exist any more.  Errors: 42501 without DELETE on
+ * lancelsm_table (EXECUTE is revoked from PUBLIC).
+ */
+PG_FUNCTION_INFO_V1(lancelsm_remove_table);
+Datum
+lancelsm_remove_table(PG_FUNCTION_ARGS)
+{
+	PG_RETURN_BOOL(declared_modify(fcinfo,
+								   "DELETE FROM %s WHERE server = $1 AND table_name = $2",
+								   2) > 0);
+}
+
+/*
+ * declared_read_limits: the thresholds of row i of the SPI result of
+ * declared_read's query with limits (columns 3..11) into the set,
+ * allocated in outer.
+ */
+static void
+declared_read_limits(DeclaredSet *set, int i, MemoryContext outer)
+{
+	HeapTuple	tuple = SPI_tuptable->vals[i];
+	TupleDesc	desc = SPI_tuptable->tupdesc;
+	LsmLimits  *limits = &set->limits[i];
+	MemoryContext old = MemoryContextSwitchTo(outer);
+	bool		isnull;
+
+	for (int c = 0; c < LSM_LIMIT_COLS; c++)
+	{
+		Form_pg_attribute attr = TupleDescAttr(desc, 2 + c);
+		Datum		d = SPI_getbinval(tuple, desc, 3 + c, &isnull);
+		int			k = i * LSM_LIMIT_COLS + c;
+
+		set->limit_nulls[k] = isnull;
+		set->limit_values[k] = isnull ? (Datum) 0 :
+			datumCopy(d, attr->attbyval, attr->attlen);
+		if (c < LSM_MEASURES)
+		{
+			limits->has_max[c] = !isnull;
+			limits->max[c] = isnull ? 0 : DatumGetInt64(d);
+		}
+	}
+	limits->age_over = DatumGetBool(SPI_getbinval(tuple, desc, 9, &isnull));
+	limits->age = SPI_getvalue(tuple, desc, 10);
+	limits->max_age = SPI_getvalue(tuple, desc, 11);
+	MemoryContextSwitchTo(old);
+}
+
+/*
+ * declared_read: the declared tables, ordered by server and table_name
+ * under the "C" collation, into set->servers and set->names and, with
+ * limits, their thresholds, allocated in the caller's memory context.
+ * The checkpoint age runs from last_checkpoint_at, or from added_at for a
+ * table never checkpointed, to the start of the transaction.
+ * Errors: 42501 without SELECT on lancelsm_table.
+ */
+static void
+declared_read(FunctionCallInfo fcinfo, bool with_limits, DeclaredSet *set)
+{
+	MemoryContext outer = CurrentMemoryContext;
+	int			n;
+	int			rc;
+
+	SPI_connect();
+	rc = SPI_execute(psprintf(with_limits ?
+							  "SELECT server, table_name, max_l0_generations, max_l0_bytes, max_wal_lag, max_memtable_rows, max_checkpoint_age, last_checkpoint_at, "
+							  "coalesce(now() - coalesce(last_checkpoint_at, added_at) > max_checkpoint_age, false), "
+							  "date_trunc('second', now() - coalesce(last_checkpoint_at, added_at))::text, max_checkpoint_age::text "
+							  "FROM %s ORDER BY server COLLATE \"C\", table_name COLLATE \"C\"" :
+							  "SELECT server, table_name FROM %s ORDER BY server COLLATE \"C\", table_name COLLATE \"C\"",
+							  declared_relation(fcinfo)), true, 0);
+	if (rc != SPI_OK_SELECT)
+		ereport(ERROR,
+				(errcode(ERRCODE_INTERNAL_ERROR),
+				 errmsg_internal("SPI_execute failed: %s",
+								 SPI_result_code_string(rc))));
+	set->ntables = (int) SPI_processed;
+	n = Max(set->ntables, 1);
+	set->servers = MemoryContextAlloc(outer, n * sizeof(char *));
+	set->names = MemoryContextAlloc(outer, n * sizeof(char *));
+	set->limits = NULL;
+	set->limit_values = NULL;
+	set->limit_nulls = NULL;
+	if (with_limits)
+	{
+		set->limits = MemoryContextAllocZero(outer, n * sizeof(LsmLimits));
+		set->limit_values = MemoryContextAlloc(outer,
+											   n * LSM_LIMIT_COLS * sizeof(Datum));
+		set->limit_nulls = MemoryContextAlloc(outer,
+											  n * LSM_LIMIT_COLS * sizeof(bool));
+	}
+	for (int i = 0; i < set->ntables; i++)
+	{
+		HeapTuple	tuple = SPI_tuptable->vals[i];
+		TupleDesc	desc = SPI_tuptable->tupdesc;
+
+		set->servers[i] = MemoryContextStrdup(outer,
+											  SPI_getvalue(tuple, desc, 1));
+		set->names[i] = MemoryContextStrdup(outer,
+											SPI_getvalue(tuple, desc, 2));
+		if (with_limits)
+			declared_read_limits(set, i, outer);
+	}
+	SPI_finish();
+}
+
+/*
+ * lsm_declared_prepare: read the declared tables (with their thresholds
+ * when with_limits) and initialise one task of the given kind per table.
+ * Each distinct server is resolved once, without raising; a table whose
+ * server is unusable (42704, 42809, 42501) or whose name is refused
+ * (22023) gets a task already finished with that failure.  The caller
+ * runs the tasks and must call lsm_declared_wipe on every path.  Not
+ * inlined: its locals must stay out of the caller's PG_TRY frame
+ * (-Wclobbered).
+ */
+pg_noinline void
+lsm_declared_prepare(FunctionCallInfo fcinfo, LsmTaskKind kind,
+					 bool with_limits, DeclaredSet *set)
+{
+	LsmConfig  *config = NULL;
+	LsmFailure *server_failure = NULL;
+
+	declared_read(fcinfo, with_limits, set);
+	set->summaries = NULL;
+	set->nconfigs = 0;
+	set->configs = palloc(Max(set->ntables, 1) * sizeof(LsmConfig *));
+	set->tasks = palloc(Max(set->ntables, 1) * sizeof(LsmTask *));
+	for (int i = 0; i < set->ntables; i++)
+	{
+		LsmTask    *task = palloc(sizeof(LsmTask));
+		LsmFailure *failure;
+
+		if (i == 0 || strcmp(set->servers[i], set->servers[i - 1]) != 0)
+		{
+			config = lsm_config_try_resolve(set->servers[i], &server_failure);
+			if (config != NULL)
+				set->configs[set->nconfigs++] = config;
+		}
+		lsm_task_init(task, kind, config, set->names[i], false);
+		failure = server_failure ? server_failure :
+			lsm_table_name_problem(set->names[i]);
+		if (failure != NULL)
+			lsm_task_set_failure(task, failure);
+		set->tasks[i] = task;
+	}
+}
+
+/*
+ * lsm_declared_wipe: wipe the API keys of the set's resolved servers.
+ * Safe to call more than once.
+ */
+void
+lsm_declared_wipe(DeclaredSet *set)
+{
+	for (int i = 0; i < set->nconfigs; i++)
+		lsm_config_wipe(set->configs[i]);
+}
+
+/*
+ * lsm_declared_summarize: after the stats tasks of the set have finished,
+ * the summary of each table's buckets and totals into set->summaries
+ * (palloc'd, one per table; valid where the task has no failure).  A
+ * table whose numbers leave the bigint range gets that as its task's
+ * failure, 22003 with a detail naming the value: a row of that table,
+ * never an error of the call.  Raises only out of memory.
+ */
+void
+lsm_declared_summarize(DeclaredSet *set)
+{
+	set->summaries = palloc0(Max(set->ntables, 1) * sizeof(LsmTableSummary));
+	for (int t = 0; t < set->ntables; t++)
+	{
+		LsmTask    *task = set->tasks[t];
+		LsmRangeProblem problem;
+
+		if (task->failure != NULL ||
+			lsm_table_summarize(task->stats, task->include_generation_rows,
+								&set->summaries[t], &problem))
+			continue;
+		lsm_task_set_failure(task,
+							 lsm_fault_new(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE,
+										   lsm_range_detail(&problem), NULL,
+										   LSM_FAULT_READ_STATS,
+										   task->table_name));
+	}
+}
+
+/*
+ * declared_collect: prepare and run one task of the given kind per
+ * declared table, concurrently; every task's outcome is in the set, and
+ * for stats tasks the summary of each table (lsm_declared_summarize).
+ * API keys are wiped on every path.  Raises only PostgreSQL's own errors
+ * (cancel, statement_timeout: 57014).
+ */
+static void
+declared_collect(FunctionCallInfo fcinfo, LsmTaskKind kind, bool with_limits,
+				 DeclaredSet *set)
+{
+	lsm_declared_prepare(fcinfo, kind, with_limits, set);
+	PG_TRY();
+	{
+		if (kind == LSM_TASK_CHECKPOINT)
+			lsm_herd_run_all(set->tasks, set->ntables, LSM_HERD_SKIP);
+		else
+			lsm_task_run_all(set->tasks, set->ntables);
+	}
+	PG_FINALLY();
+	{
+		lsm_declared_wipe(set);
+	}
+	PG_END_TRY();
+	if (kind == LSM_TASK_STATS)
+		lsm_declared_summarize(set);
+}
+
+/*
+ * declared_names: the server and table_name columns of table t into
+ * values/nulls from column i on.  Returns the column after them.
+ */
+static int
+declared_names(const DeclaredSet *set, int t, Datum *values, bool *nulls,
+			   int i)
+{
+	values[i] = CStringGetTextDatum(set->servers[t]);
+	nulls[i++] = false;
+	values[i] = CStringGetTextDatum(set->names[t]);
+	nulls[i++] = false;
+	return i;
+}
+
+/*
+ * lancelsm_declared_bucket_stats()
+ * RETURNS TABLE (server text, table_name text, <the columns of
+ *   lancelsm_stats>)
+ *
+ * Backs the view lancelsm_bucket_stats: one row per bucket of every
+ * declared table, one stats request per table, all concurrently, without
+ * generation rows (l0_rows is NULL).  A table that fails (a number out of
+ * range for bigint included), or has no LSM write path, has no rows here;
+ * lancelsm_table_stats shows why.  Raises only on cancel or
+ * statement_timeout (57014), and 0A000 when the installed SQL objects are
+ * older than this library (the hint names ALTER EXTENSION UPDATE).
+ */
+PG_FUNCTION_INFO_V1(lancelsm_declared_bucket_stats);
+Datum
+lancelsm_declared_bucket_stats(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = lsm_materialize(fcinfo, LSM_BUCKET_STATS_COLS);
+	DeclaredSet set;
+
+	declared_collect(fcinfo, LSM_TASK_STATS, false, &set);
+	for (int t = 0; t < set.ntables; t++)
+	{
+		const LsmTask *task = set.tasks[t];
+
+		if (task->failure != NULL)
+			continue;
+		for (int b = 0; b < task->stats->nbuckets; b++)
+		{
+			Datum		values[LSM_BUCKET_STATS_COLS];
+			bool		nulls[LSM_BUCKET_STATS_COLS];
+			int			i = declared_names(&set, t, values, nulls, 0);
+
+			i = lsm_stats_bucket_values(&task->stats->buckets[b],
+										&set.summaries[t].buckets[b],
+										values, nulls, i);
+			lsm_put_row(rsinfo, values, nulls, i);
+		}
+	}
+	return (Datum) 0;
+}
+
+/*
+ * declared_due_columns: the 1.2 columns of lancelsm_table_stats after
+ * error, into values/nulls from column i on: the thresholds of table t
+ * and its last_checkpoint_at, then due, due_reason and due_action (NULL
+ * when its stats failed).  Returns the column after the last one written.
+ */
+static int
+declared_due_columns(const DeclaredSet *set, int t, Datum *values,
+					 bool *nulls, int i)
+{
+	bool		failed = (set->tasks[t]->failure != NULL);
+	LsmDueAction action = LSM_DUE_NONE;
+	char	   *reason = NULL;
+
+	for (int c = 0; c < LSM_LIMIT_COLS; c++)
+	{
+		values[i] = set->limit_values[t * LSM_LIMIT_COLS + c];
+		nulls[i++] = set->limit_nulls[t * LSM_LIMIT_COLS + c];
+	}
+	if (!failed)
+		action = lsm_due_evaluate(&set->limits[t], &set->summaries[t],
+								  &reason);
+	values[i] = BoolGetDatum(action != LSM_DUE_NONE);
+	nulls[i++] = failed;
+	values[i] = reason ? CStringGetTextDatum(reason) : (Datum) 0;
+	nulls[i++] = (reason == NULL);
+	values[i] = CStringGetTextDatum(lsm_due_action_name(action));
+	nulls[i++] = failed;
+	return i;
+}
+
+/*
+ * declared_table_row: the lancelsm_table_stats row of table t, whose
+ * stats task has finished and been summarized: the totals, or NULL
+ * totals and the failure's SQLSTATE and message; with the 1.2 shape (the
+ * set read with limits), then its thresholds and whether it is due.
+ */
+static void
+declared_table_row(ReturnSetInfo *rsinfo, const DeclaredSet *set, int t)
+{
+	Datum		values[LSM_TABLE_STATS_COLS_V1_2];
+	bool		nulls[LSM_TABLE_STATS_COLS_V1_2];
+	const LsmTask *task = set->tasks[t];
+	bool		ok = (task->failure == NULL);
+	LsmTableSummary none = {0};
+	const LsmTableSummary *sum = ok ? &set->summaries[t] : &none;
+	int			i;
+
+	memset(nulls, !ok, sizeof(nulls));	/* a failure: NULL totals */
+	i = declared_names(set, t, values, nulls, 0);
+	values[i++] = BoolGetDatum(ok && task->stats->enabled);
+	values[i++] = Int32GetDatum(sum->nbuckets);
+	values[i++] = Int64GetDatum(sum->l0_generations);
+	values[i++] = Int64GetDatum(sum->l0_bytes);
+	values[i++] = Int64GetDatum(sum->memtable_rows);
+	values[i++] = Int64GetDatum(sum->wal_lag_total);
+	nulls[i] |= (sum->nbuckets == 0);
+	values[i++] = Int64GetDatum(sum->wal_lag_max);
+	values[i++] = Int32GetDatum(sum->compacting_buckets);
+	i = lsm_failure_columns(task->failure, values, nulls, i);
+	if (set->limits != NULL)
+		i = declared_due_columns(set, t, values, nulls, i);
+	lsm_put_row(rsinfo, values, nulls, i);
+}
+
+/*
+ * lancelsm_declared_table_stats()
+ * RETURNS TABLE (server text, table_name text, lsm_enabled boolean,
+ *   buckets integer, l0_generations bigint, l0_bytes bigint,
+ *   memtable_rows bigint, wal_lag_total bigint, wal_lag_max bigint,
+ *   compacting_buckets integer, error_sqlstate text, error text,
+ *   max_l0_generations bigint, max_l0_bytes bigint, max_wal_lag bigint,
+ *   max_memtable_rows bigint, max_checkpoint_age interval,
+ *   last_checkpoint_at timestamptz, due boolean, due_reason text,
+ *   due_action text)
+ *
+ * Backs the view lancelsm_table_stats: one row per declared table, one
+ * stats request per table, all concurrently.  The totals are over the
+ * table's buckets: wal_lag_total and wal_lag_max are the sum and the
+ * maximum of wal_entry_position_last_seen - replay_after_wal_entry_position
+ * (WAL entries not yet covered by a flush; wal_lag_max is NULL without
+ * buckets), memtable_rows counts the buckets that report memtables.
+ * lsm_enabled is false for a table without an LSM write path (no buckets,
+ * zero totals).  A table that fails has NULL in every column but server,
+ * table_name, error_sqlstate and error ("errmsg: errdetail") and its
+ * thresholds; a number of the table out of range for bigint is such a
+ * failure (22003, the detail naming the value).  The thresholds come
+ * from lancelsm_table; due, due_reason and due_action say what lancelsm_checkpoint_due() would do now (see
+ * src/functions/threshold.c).  Declared by 1.1, it has the first 12 columns only.
+ * Raises only on cancel or statement_timeout (57014), and 0A000 when the
+ * installed SQL objects are older than this library (the hint names ALTER
+ * EXTENSION UPDATE).
+ */
+PG_FUNCTION_INFO_V1(lancelsm_declared_table_stats);
+Datum
+lancelsm_declared_table_stats(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	DeclaredSet set;
+	int			natts;
+
+	InitMaterializedSRF(fcinfo, 0);
+	natts = rsinfo->setDesc->natts;
+	if (natts != LSM_TABLE_STATS_COLS_V1_1 && natts != LSM_TABLE_STATS_COLS_V1_2)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("lancelsm_declared_table_stats is declared with %d columns, which this lancelsm library does not support",
+						natts),
+				 errhint("Run ALTER EXTENSION lancelsm UPDATE.")));
+	declared_collect(fcinfo, LSM_TASK_STATS,
+					 natts == LSM_TABLE_STATS_COLS_V1_2, &set);
+	for (int i = 0; i < set.ntables; i++)
+		declared_table_row(rsinfo, &set, i);
+	return (Datum) 0;
+}
+
+/*
+ * declared_has_column: whether lancelsm_table has the column (not before
+ * ALTER EXTENSION lancelsm UPDATE to 1.2).
+ */
+static bool
+declared_has_column(FunctionCallInfo fcinfo, const char *column)
+{
+	Oid			nspid = get_func_namespace(fcinfo->flinfo->fn_oid);
+	Oid			relid = get_relname_relid("lancelsm_table", nspid);
+
+	return OidIsValid(relid) && get_attnum(relid, column) != InvalidAttrNumber;
+}
+
+/*
+ * declared_update_safely: run the UPDATE of lsm_declared_record with its
+ * three array parameters in a subtransaction.  An error (a read-only
+ * transaction: 25006, no UPDATE privilege: 42501, ...) becomes a WARNING
+ * with its SQLSTATE; cancel and statement_timeout (57014) still raise.
+ */
+static void
+declared_update_safely(const char *query, Datum *args)
+{
+	Oid			argtypes[3] = {TEXTARRAYOID, TEXTARRAYOID,
+	TIMESTAMPTZARRAYOID};
+	MemoryContext outer = CurrentMemoryContext;
+	ResourceOwner owner = CurrentResourceOwner;
+
+	BeginInternalSubTransaction(NULL);
+	MemoryContextSwitchTo(outer);
+	PG_TRY();
+	{
+		SPI_connect();
+		if (SPI_execute_with_args(query, 3, argtypes, args, NULL, false,
+								  0) != SPI_OK_UPDATE)
+			elog(ERROR, "SPI_execute_with_args did not update");
+		SPI_finish();
+		ReleaseCurrentSubTransaction();
+		MemoryContextSwitchTo(outer);
+		CurrentResourceOwner = owner;
+	}
+	PG_CATCH();
+	{
+		ErrorData  *edata;
+
+		MemoryContextSwitchTo(outer);
+		edata = CopyErrorData();
+		FlushErrorState();
+		RollbackAndReleaseCurrentSubTransaction();
+		MemoryContextSwitchTo(outer);
+		CurrentResourceOwner = owner;
+		if (edata->sqlerrcode == ERRCODE_QUERY_CANCELED)
+			ReThrowError(edata);
+		ereport(WARNING,
+				(errcode(edata->sqlerrcode),
+				 errmsg("could not record the last checkpoint of declared tables"),
+				 errdetail_internal("%s", edata->message),
+				 errhint("The checkpoints ran; only last_checkpoint_at in lancelsm_table was not updated.")));
+	}
+	PG_END_TRY();
+}
+
+/*
+ * lsm_declared_record: set last_checkpoint_at in lancelsm_table to the
+ * start of each checkpoint among tasks (one per table of the set, NULL
+ * where none ran) that succeeded, never moving it back.  Runs in the
+ * calling transaction with the caller's rights: it is lost if that
+ * transaction rolls back, and where it cannot be written (a read-only
+ * transaction, no UPDATE on lancelsm_table) a WARNING says so and nothing
+ * raises.  Does nothing before the 1.2 catalog.
+ */
+void
+lsm_declared_record(FunctionCallInfo fcinfo, const DeclaredSet *set,
+					LsmTask **tasks)
+{
+	Datum	   *servers = palloc(Max(set->ntables, 1) * sizeof(Datum));
+	Datum	   *names = palloc(Max(set->ntables, 1) * sizeof(Datum));
+	Datum	   *starts = palloc(Max(set->ntables, 1) * sizeof(Datum));
+	Datum		args[3];
+	int			n = 0;
+
+	for (int i = 0; i < set->ntables; i++)
+	{
+		const LsmTask *task = tasks[i];
+
+		if (task == NULL || task->kind != LSM_TASK_CHECKPOINT ||
+			task->failure != NULL || task->started_at == 0)
+			continue;
+		servers[n] = CStringGetTextDatum(set->servers[i]);
+		names[n] = CStringGetTextDatum(set->names[i]);
+		starts[n++] = TimestampTzGetDatum(task->started_at);
+	}
+	if (n == 0 || !declared_has_column(fcinfo, "last_checkpoint_at"))
+		return;
+	args[0] = PointerGetDatum(construct_array(servers, n, TEXTOID, -1, false,
+											  TYPALIGN_INT));
+	args[1] = PointerGetDatum(construct_array(names, n, TEXTOID, -1, false,
+											  TYPALIGN_INT));
+	args[2] = PointerGetDatum(construct_array(starts, n, TIMESTAMPTZOID,
+											  sizeof(TimestampTz), true,
+											  TYPALIGN_DOUBLE));
+	declared_update_safely(psprintf("UPDATE %s t SET last_checkpoint_at = greatest(t.last_checkpoint_at, u.at) "
+									"FROM unnest($1, $2, $3) u(server, table_name, at) "
+									"WHERE t.server = u.server AND t.table_name = u.table_name",
+									declared_relation(fcinfo)),
+						   args);
+}
+
+/*
+ * lancelsm_checkpoint_all()
+ * RETURNS TABLE (server text, table_name text, ok boolean, sqlstate text,
+ *   message text, elapsed interval, passes integer, polls integer)
+ *
+ * Checkpoints every declared table concurrently (one driver over the
+ * tables of all servers, the statement's deadline shared), each exactly as
+ * lancelsm_checkpoint(server, table_name).  One row per declared table,
+ * with the columns of lancelsm_checkpoint(text, text[]) after server; a
+ * table whose server is unusable (42704, 42809, 42501) or whose name is
+ * refused (22023) gets its failure row with a NULL elapsed.  A table
+ * whose checkpoint another backend of this cluster is running (with
+ * lancelsm preloaded) is skipped: ok true, elapsed NULL, passes and polls
+ * 0, message "skipped: a checkpoint of this table is running in backend
+ * N", and its last_checkpoint_at is not set.  Each
+ * checkpoint that succeeded sets its table's last_checkpoint_at (see
+ * lsm_declared_record: a WARNING where it cannot).  Raises only on cancel
+ * or statement_timeout (57014), which end every checkpoint.
+ */
+PG_FUNCTION_INFO_V1(lancelsm_checkpoint_all);
+Datum
+lancelsm_checkpoint_all(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = lsm_materialize(fcinfo, LSM_CHECKPOINT_ALL_COLS);
+	DeclaredSet set;
+
+	declared_collect(fcinfo, LSM_TASK_CHECKPOINT, false, &set);
+	lsm_declared_record(fcinfo, &set, set.tasks);
+	for (int t = 0; t < set.ntables; t++)
+	{
+		Datum		values[LSM_CHECKPOINT_ALL_COLS];
+		bool		nulls[LSM_CHECKPOINT_ALL_COLS];
+		int			i = 0;
+
+		values[i] = CStringGetTextDatum(set.servers[t]);
+		nulls[i++] = false;
+		i = lsm_checkpoint_row_values(set.tasks[t], values, nulls, i);
+		lsm_put_row(rsinfo, values, nulls, i);
+	}
+	return (Datum) 0;
+}

@@ -1,0 +1,45 @@
+/*-------------------------------------------------------------------------
+ *
+ * declared.h
+ *		The declared tables of one call of a function over all of them
+ *		(src/functions/declared.c), for the functions that act on them
+ *		(src/functions/due.c).
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef LANCELSM_DECLARED_H
+#define LANCELSM_DECLARED_H
+
+#include "fmgr.h"
+#include "functions/option.h"
+#include "checkpoint/task.h"
+#include "functions/threshold.h"
+
+/* The threshold columns of lancelsm_table, and last_checkpoint_at. */
+#define LSM_LIMIT_COLS 6
+
+/* The declared tables of one call, each with its task. */
+typedef struct DeclaredSet
+{
+	int			ntables;
+	char	  **servers;		/* server of each table */
+	char	  **names;			/* its table_name */
+	LsmTask   **tasks;			/* its task, finished after declared_run */
+	int			nconfigs;
+	LsmConfig **configs;		/* the resolved servers: wipe when done */
+	/* only when read with thresholds (NULL otherwise), per table: */
+	LsmLimits  *limits;			/* its thresholds */
+	Datum	   *limit_values;	/* LSM_LIMIT_COLS columns of each table */
+	bool	   *limit_nulls;
+	/* only for stats tasks, after lsm_declared_summarize, per table: */
+	LsmTableSummary *summaries; /* valid where its task has no failure */
+} DeclaredSet;
+
+extern void lsm_declared_prepare(FunctionCallInfo fcinfo, LsmTaskKind kind,
+								 bool with_limits, DeclaredSet *set);
+extern void lsm_declared_wipe(DeclaredSet *set);
+extern void lsm_declared_summarize(DeclaredSet *set);
+extern void lsm_declared_record(FunctionCallInfo fcinfo,
+								const DeclaredSet *set, LsmTask **tasks);
+
+#endif							/* LANCELSM_DECLARED_H */

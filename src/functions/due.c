@@ -1,0 +1,202 @@
+/*-------------------------------------------------------------------------
+ *
+ * due.c
+ *		lancelsm_checkpoint_due(): keep every declared table within its
+ *		thresholds, acting only where one is exceeded.
+ *
+ * One call reads the stats of every declared table concurrently (the
+ * machinery of lancelsm_table_stats, src/functions/declared.c), decides for each
+ * table whether it is due and what cures it (src/functions/threshold.c), then runs
+ * exactly those actions concurrently under the statement's deadline:
+ *
+ *	 compact	one compaction trigger (compact_lsm), no flush
+ *	 flush		one flush (flush_lsm)
+ *	 checkpoint	a flush, the watermark stats read, and one compaction
+ *				trigger when the flush left L0 generations
+ *
+ * No action waits for compaction to drain (trigger-only tasks, see
+ * src/checkpoint/task.c): a per-minute job with a short statement_timeout must not
+ * fail forever on a table whose drain takes longer.  The next run's stats
+ * observe the drain: a table whose L0 is still over its threshold is due
+ * again.  A checkpoint action that succeeded sets the table's
+ * last_checkpoint_at to when it started (src/functions/declared.c,
+ * lsm_declared_record).
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "functions/declared.h"
+#include "funcapi.h"
+#include "functions/entry.h"
+#include "checkpoint/herd.h"
+#include "settings.h"
+#include "utils/builtins.h"
+#include "utils/tuplestore.h"
+
+/* What one call decided for each declared table. */
+typedef struct DuePlan
+{
+	LsmDueAction *actions;		/* per table */
+	char	  **reasons;		/* per table; NULL: not due or no stats */
+	LsmFailure **failures;		/* per table: its stats could not be read */
+	LsmTask   **acts;			/* per table: its action's task, or NULL */
+	LsmTask   **run;			/* the action tasks, nrun of them */
+	int			nrun;
+} DuePlan;
+
+/*
+ * due_task_kind: the task that performs an action.
+ */
+static LsmTaskKind
+due_task_kind(LsmDueAction action)
+{
+	switch (action)
+	{
+		case LSM_DUE_COMPACT:
+			return LSM_TASK_COMPACT;
+		case LSM_DUE_FLUSH:
+			return LSM_TASK_FLUSH;
+		default:
+			return LSM_TASK_CHECKPOINT;
+	}
+}
+
+/*
+ * due_plan_alloc: room for the plan of a set.  Not inlined: the plan's
+ * arrays are allocated before the caller's PG_TRY frame, which then only
+ * fills them (-Wclobbered).
+ */
+static pg_noinline void
+due_plan_alloc(const DeclaredSet *set, DuePlan *plan)
+{
+	int			n = Max(set->ntables, 1);
+
+	plan->actions = palloc0(n * sizeof(LsmDueAction));
+	plan->reasons = palloc0(n * sizeof(char *));
+	plan->failures = palloc0(n * sizeof(LsmFailure *));
+	plan->acts = palloc0(n * sizeof(LsmTask *));
+	plan->run = palloc0(n * sizeof(LsmTask *));
+	plan->nrun = 0;
+}
+
+/*
+ * due_decide: after the stats tasks of the set have finished and been
+ * summarized (lsm_declared_summarize: a number out of range for bigint
+ * is the table's failure), decide the action of every table and prepare
+ * one task per due table, on the configuration its stats read used.
+ */
+static void
+due_decide(const DeclaredSet *set, DuePlan *plan)
+{
+	for (int i = 0; i < set->ntables; i++)
+	{
+		const LsmTask *stats = set->tasks[i];
+		LsmTask    *act;
+
+		plan->failures[i] = stats->failure;
+		if (plan->failures[i] != NULL)
+			continue;
+		plan->actions[i] = lsm_due_evaluate(&set->limits[i],
+											&set->summaries[i],
+											&plan->reasons[i]);
+		if (plan->actions[i] == LSM_DUE_NONE)
+			continue;
+		act = palloc(sizeof(LsmTask));
+		lsm_task_init(act, due_task_kind(plan->actions[i]), stats->config,
+					  stats->table_name, false);
+		lsm_task_set_trigger_only(act);
+		plan->acts[i] = act;
+		plan->run[plan->nrun++] = act;
+	}
+}
+
+/*
+ * due_row: the result row of table i.  A table that was acted on has its
+ * action's columns (those of lancelsm_checkpoint_all); one that was not
+ * has ok true, or its stats failure, with a NULL elapsed and no passes or
+ * polls.
+ */
+static void
+due_row(ReturnSetInfo *rsinfo, const DeclaredSet *set, const DuePlan *plan,
+		int i)
+{
+	Datum		values[LSM_DUE_COLS];
+	bool		nulls[LSM_DUE_COLS];
+	LsmTask		none;
+	const LsmTask *row_task = plan->acts[i];
+	bool		skipped = row_task != NULL && lsm_herd_skipped(row_task);
+	int			c = 0;
+
+	if (row_task == NULL)
+	{
+		lsm_task_init(&none, LSM_TASK_STATS, NULL, set->names[i], false);
+		lsm_task_set_failure(&none, plan->failures[i]);
+		row_task = &none;
+	}
+	values[c] = CStringGetTextDatum(set->servers[i]);
+	nulls[c++] = false;
+	c = lsm_checkpoint_row_values(row_task, values, nulls, c);
+	values[c] = BoolGetDatum(plan->actions[i] != LSM_DUE_NONE);
+	nulls[c++] = (plan->failures[i] != NULL);
+	values[c] = plan->reasons[i] ? CStringGetTextDatum(plan->reasons[i]) : 0;
+	nulls[c++] = (plan->reasons[i] == NULL);
+	values[c] = CStringGetTextDatum(lsm_due_action_name(skipped ? LSM_DUE_NONE :
+														plan->actions[i]));
+	nulls[c++] = false;
+	lsm_put_row(rsinfo, values, nulls, c);
+}
+
+/*
+ * lancelsm_checkpoint_due()
+ * RETURNS TABLE (server text, table_name text, ok boolean, sqlstate text,
+ *   message text, elapsed interval, passes integer, polls integer,
+ *   due boolean, reason text, action text)
+ *
+ * Reads the stats of every declared table concurrently (one get_lsm_stats
+ * request each), then acts concurrently on exactly the tables past a
+ * threshold, each with the action its thresholds map to (compact, flush
+ * or checkpoint, see src/functions/threshold.c), without waiting for compaction to
+ * drain.  One row per declared table, in (server, table_name) order under
+ * the "C" collation.  ok, sqlstate, message, elapsed (NULL when no action
+ * ran), passes (compact calls answered 202) and polls (stats reads) are
+ * those of the action; due and reason say which thresholds are exceeded
+ * ("l0_generations 31 > 20, wal_lag 7 > 5"; NULL when not due); action is
+ * the one taken (none, flush, compact or checkpoint).  A table whose stats
+ * cannot be read, or whose server is unusable (42704, 42809, 42501), is a
+ * row with ok false, its SQLSTATE and message, due NULL and action none.
+ * A due table whose checkpoint another backend of this cluster is running
+ * (with lancelsm preloaded) is not acted on: ok true, elapsed NULL, action
+ * none, message "skipped: a checkpoint of this table is running in
+ * backend N"; due and reason as ever.
+ * A successful checkpoint action sets last_checkpoint_at (a WARNING where
+ * the transaction cannot write it).  Raises only on cancel or
+ * statement_timeout (57014), which end every action.
+ */
+PG_FUNCTION_INFO_V1(lancelsm_checkpoint_due);
+Datum
+lancelsm_checkpoint_due(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = lsm_materialize(fcinfo, LSM_DUE_COLS);
+	DeclaredSet set;
+	DuePlan		plan;
+
+	lsm_declared_prepare(fcinfo, LSM_TASK_STATS, true, &set);
+	due_plan_alloc(&set, &plan);
+	PG_TRY();
+	{
+		lsm_task_run_all(set.tasks, set.ntables);
+		lsm_declared_summarize(&set);
+		due_decide(&set, &plan);
+		lsm_herd_run_all(plan.run, plan.nrun, LSM_HERD_SKIP);
+	}
+	PG_FINALLY();
+	{
+		lsm_declared_wipe(&set);
+	}
+	PG_END_TRY();
+	lsm_declared_record(fcinfo, &set, plan.acts);
+	for (int i = 0; i < set.ntables; i++)
+		due_row(rsinfo, &set, &plan, i);
+	return (Datum) 0;
+}

@@ -1,0 +1,34 @@
+/*-------------------------------------------------------------------------
+ *
+ * entry.h
+ *		The helpers of src/lancelsm.c that the other SQL entry points
+ *		(stats.c, write_spec.c, declared.c, due.c) share: running one task
+ *		on a named server and table, table-name checks, and the columns of
+ *		failure and checkpoint rows.
+ *
+ * This is the top layer's header: the transport, protocol and task layers
+ * never include it.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef LANCELSM_ENTRY_H
+#define LANCELSM_ENTRY_H
+
+#include "fmgr.h"
+#include "checkpoint/task.h"
+
+/* src/lancelsm.c: resolve a server and run one task, raising its failure */
+extern LsmTask *lsm_run_on_table(LsmTaskKind kind, text *server,
+								 text *table, bool include_generation_rows);
+extern LsmTask *lsm_run_with_body(LsmTaskKind kind, text *server,
+								  text *table, const char *body);
+
+/* src/lancelsm.c: table names and result rows shared by the SQL functions */
+extern LsmFailure *lsm_table_name_problem(const char *name);
+extern bool *lsm_duplicate_flags(char **names, int n);
+extern int	lsm_failure_columns(const LsmFailure *f, Datum *values,
+								bool *nulls, int i);
+extern int	lsm_checkpoint_row_values(const LsmTask *task, Datum *values,
+									  bool *nulls, int i);
+
+#endif							/* LANCELSM_ENTRY_H */

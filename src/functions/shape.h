@@ -1,0 +1,108 @@
+/*-------------------------------------------------------------------------
+ *
+ * shape.h
+ *		The result shapes of the set-returning functions, each defined
+ *		once: their column counts, the checked putting of a row, and the
+ *		summary of a table's buckets that the stats rows, the
+ *		declared-table views and the thresholds all read.
+ *
+ * A row is filled with values[i++] and put with lsm_put_row, which
+ * compares the count written with the tuple descriptor's natts.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef LANCELSM_SHAPE_H
+#define LANCELSM_SHAPE_H
+
+#include "postgres.h"
+
+#include "fmgr.h"
+#include "funcapi.h"
+#include "protocol/lsm_types.h"
+
+/* lancelsm_stats: one row per bucket */
+#define LSM_STATS_COLS 17
+/* lancelsm_generations: one row per L0 generation */
+#define LSM_GENERATIONS_COLS 4
+/* lancelsm_memtables: one row per memtable */
+#define LSM_MEMTABLES_COLS 6
+/* lancelsm_checkpoint(text, text[]): one row per table */
+#define LSM_CHECKPOINT_ROW_COLS 7
+/* lancelsm_declared_bucket_stats: server, table_name, lancelsm_stats */
+#define LSM_BUCKET_STATS_COLS (2 + LSM_STATS_COLS)
+/* lancelsm_declared_table_stats, as declared by 1.1 and by 1.2 */
+#define LSM_TABLE_STATS_COLS_V1_1 12
+#define LSM_TABLE_STATS_COLS_V1_2 21
+/* lancelsm_checkpoint_all: server, then lancelsm_checkpoint's columns */
+#define LSM_CHECKPOINT_ALL_COLS (1 + LSM_CHECKPOINT_ROW_COLS)
+/* lancelsm_checkpoint_due: those of lancelsm_checkpoint_all, due, reason,
+ * action */
+#define LSM_DUE_COLS (LSM_CHECKPOINT_ALL_COLS + 3)
+/* lancelsm_progress: one row per running checkpoint */
+#define LSM_PROGRESS_COLS 11
+/* lancelsm_checkpoint_history: one row per kept outcome */
+#define LSM_HISTORY_COLS 8
+/* lancelsm_write_spec: one row, or none */
+#define LSM_WRITE_SPEC_COLS 5
+
+/*
+ * The numbers of one bucket, as its lancelsm_stats row shows them, each
+ * within the bigint range.
+ */
+typedef struct LsmBucketSummary
+{
+	int64		writer_epoch;
+	int64		manifest_version;
+	int64		current_generation;
+	int64		replay_after_wal_entry_position;
+	int64		wal_entry_position_last_seen;
+	bool		compacting;		/* the compaction latch is held */
+	int64		wal_lag;		/* WAL entries not yet covered by a flush */
+	int64		l0_generations;
+	int64		l0_bytes;
+	int64		oldest_l0_generation;	/* both 0 when l0_generations is 0 */
+	int64		newest_l0_generation;
+	bool		has_l0_rows;	/* the generation rows were asked for */
+	int64		l0_rows;		/* 0 unless has_l0_rows */
+	bool		has_memtables;	/* false: a Sealed bucket reports none */
+	int64		memtables;
+	int64		memtable_rows;
+	int64		memtable_bytes;
+} LsmBucketSummary;
+
+/* A table's buckets and their totals (lancelsm_table_stats, thresholds). */
+typedef struct LsmTableSummary
+{
+	int			nbuckets;
+	LsmBucketSummary *buckets;	/* nbuckets, in the server's order */
+	int64		l0_generations; /* sum over the buckets */
+	int64		l0_bytes;		/* sum */
+	int64		memtable_rows;	/* sum over the buckets with memtables */
+	int64		wal_lag_total;	/* sum */
+	int64		wal_lag_max;	/* maximum; 0 without buckets */
+	int32		compacting_buckets;
+} LsmTableSummary;
+
+/* Why a summary could not be made: a number outside the bigint range. */
+typedef struct LsmRangeProblem
+{
+	const char *what;			/* the statistic, e.g. "writer_epoch" */
+	const char *shard_id;		/* its bucket; NULL: a total over buckets */
+	bool		sum;			/* a sum left the range, not one value */
+	uint64		value;			/* the value, when not a sum */
+} LsmRangeProblem;
+
+extern bool lsm_int8_from_uint64(uint64 v, int64 *result);
+extern bool lsm_bucket_summarize(const LsmBucket *b, bool with_rows,
+								 LsmBucketSummary *s,
+								 LsmRangeProblem *problem);
+extern bool lsm_table_summarize(const LsmStats *stats, bool with_rows,
+								LsmTableSummary *t,
+								LsmRangeProblem *problem);
+extern char *lsm_range_detail(const LsmRangeProblem *problem);
+
+extern ReturnSetInfo *lsm_materialize(FunctionCallInfo fcinfo, int ncols);
+extern void lsm_put_row(ReturnSetInfo *rsinfo, Datum *values, bool *nulls,
+						int ncols);
+
+#endif							/* LANCELSM_SHAPE_H */

@@ -1,0 +1,823 @@
+/*-------------------------------------------------------------------------
+ *
+ * http.c
+ *		The HTTP route client of lancelsm.
+ *
+ * Builds the LSM route requests (URL, headers, request id), configures
+ * their libcurl easy handles with secure defaults, reads their answers
+ * under lancelsm.max_response_size, and classifies how each ended.  The
+ * handles are run by the connection pools of src/net/pool.c, which also do
+ * the waiting.  Calls go one way, from here to src/net/pool.c: the pools see
+ * easy handles and their owner (the LsmRequest) only, and hand finished
+ * handles back to lsm_http_wait(), which classifies and frees them here.
+ *
+ * No PostgreSQL error is ever raised inside a curl callback: callbacks
+ * record what went wrong and return an abort code.
+ *
+ * Protocol: docs/protocol.md, "Transport".
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include <curl/curl.h>
+
+#include "common/string.h"
+#include "net/http.h"
+#include "settings.h"
+#include "net/pool.h"
+#include "miscadmin.h"
+#include "port.h"
+#include "storage/latch.h"
+#include "net/token.h"
+#include "net/url.h"
+#include "utils/memutils.h"
+#include "utils/timestamp.h"
+#include "utils/wait_event.h"
+
+/*
+ * The newest libcurl symbol used is CURLE_WEIRD_SERVER_REPLY (7.51.0);
+ * scripts/check-old-curl.sh keeps the list of every symbol with the
+ * version that introduced it.  CURLOPT_PROTOCOLS_STR (7.85.0) replaces
+ * the bitmask option CURLOPT_PROTOCOLS, deprecated since: the newer one
+ * is used where it exists, with the same http/https-only policy.
+ */
+#if LIBCURL_VERSION_NUM < 0x073300
+#error "lancelsm needs libcurl 7.51.0 or later (CURLE_WEIRD_SERVER_REPLY)"
+#endif
+
+/*
+ * TCP keepalive on every connection: the first probe after this many
+ * seconds without traffic, then one every LSM_TCP_KEEPINTVL_S seconds.
+ * With Linux's default of 9 unanswered probes (net.ipv4.tcp_keepalive_probes)
+ * a peer that vanished without FIN or RST is noticed after 60 + 9 * 10 =
+ * 150 s, on an idle pooled connection as on one awaiting an answer.
+ */
+#define LSM_TCP_KEEPIDLE_S 60L
+#define LSM_TCP_KEEPINTVL_S 10L
+
+/*
+ * One HTTP exchange.  Prepared with lsm_http_prepare(), run with
+ * lsm_http_start() and lsm_http_wait(), read through lsm_http_outcome(),
+ * freed with lsm_http_release().  A request may be prepared again for a
+ * new attempt after it is released: every attempt gets a fresh id.
+ */
+struct LsmRequest
+{
+	LsmOutcome	out;			/* what was sent, how it ended */
+	const char *table_name;
+	const char *body;			/* NULL: no body */
+	void	   *owner;			/* caller's cookie, untouched here */
+	size_t		response_cap;
+	bool		header_done;	/* the header's closing blank line came */
+	CURL	   *easy;			/* while in flight */
+	struct curl_slist *headers; /* while in flight */
+	char	   *url;
+	MemoryContext cxt;
+};
+
+/*
+ * http_route_path: the URL path component naming a route.
+ */
+static const char *
+http_route_path(LsmRoute route)
+{
+	switch (route)
+	{
+		case LSM_ROUTE_FLUSH:
+			return "flush_lsm";
+		case LSM_ROUTE_COMPACT:
+			return "compact_lsm";
+		case LSM_ROUTE_STATS:
+			return "get_lsm_stats";
+		case LSM_ROUTE_SET_SPEC:
+			return "set_lsm_write_spec";
+		case LSM_ROUTE_UNSET_SPEC:
+			return "unset_lsm_write_spec";
+		case LSM_ROUTE_GET_SPEC:
+			return "get_lsm_write_spec";
+	}
+	return "unrecognized";
+}
+
+/*
+ * http_new_request_id: write a fresh random UUID v4 (RFC 4122) into buf,
+ * which must hold LSM_REQUEST_ID_LEN + 1 bytes.
+ */
+static void
+http_new_request_id(char *buf)
+{
+	uint8		b[16];
+
+	if (!pg_strong_random(b, sizeof(b)))
+		ereport(ERROR,
+				(errcode(ERRCODE_INTERNAL_ERROR),
+				 errmsg("could not generate random values")));
+	b[6] = (b[6] & 0x0F) | 0x40;
+	b[8] = (b[8] & 0x3F) | 0x80;
+	snprintf(buf, LSM_REQUEST_ID_LEN + 1,
+			 "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x",
+			 b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7],
+			 b[8], b[9], b[10], b[11], b[12], b[13], b[14], b[15]);
+}
+
+/*
+ * lsm_http_prepare: fill req for one attempt of a route on a table, on
+ * behalf of owner (returned by lsm_http_wait() when it finishes), and
+ * return it; req NULL: a new request.
+ *
+ * config, table_name and body must outlive the request.  Every call draws
+ * a fresh x-request-id and clears the previous outcome; the request must
+ * not be in flight.  Allocates in CurrentMemoryContext, which must also
+ * outlive the request (the response body is read into it).  Errors:
+ * XX000 when no random request id can be drawn.
+ */
+LsmRequest *
+lsm_http_prepare(LsmRequest *req, const LsmConfig *config, LsmRoute route,
+				 const char *table_name, const char *body, void *owner)
+{
+	if (req == NULL)
+		req = palloc0(sizeof(LsmRequest));
+	Assert(req->easy == NULL);
+	req->owner = owner;
+	req->out.config = config;
+	req->out.route = route;
+	req->table_name = table_name;
+	req->body = body;
+	http_new_request_id(req->out.request_id);
+	req->out.transport = LSM_TRANSPORT_PENDING;
+	req->out.status = 0;
+	req->out.curl_error[0] = '\0';
+	req->header_done = false;
+	if (req->out.response)
+		pfree(req->out.response);
+	req->out.response = NULL;
+	req->out.response_len = 0;
+	req->response_cap = 0;
+	if (req->url)
+		pfree(req->url);
+	req->url = lsm_url_build(config->base_url, config->id_delimiter,
+							 table_name, http_route_path(route));
+	req->cxt = CurrentMemoryContext;
+	return req;
+}
+
+/*
+ * http_grow_buffer: req->out.response resized to newcap bytes (allocated in
+ * req->cxt when there is none yet); NULL when out of memory, the old
+ * buffer then intact.  Never raises: called from a curl callback.
+ *
+ * The buffer is resized in place (repalloc: realloc(), which extends the
+ * block or mremap()s it) rather than copied into a new one: with
+ * allocate-copy-free, glibc kept the freed smaller buffers in its heap
+ * and an endless body peaked at twice lancelsm.max_response_size (t/004).
+ */
+static char *
+http_grow_buffer(LsmRequest *req, size_t newcap)
+{
+	MemoryContext oldcxt = CurrentMemoryContext;
+	char	   *volatile grown = NULL;
+
+	if (req->out.response == NULL)
+		return MemoryContextAllocExtended(req->cxt, newcap,
+										  MCXT_ALLOC_HUGE | MCXT_ALLOC_NO_OOM);
+
+	/*
+	 * repalloc_extended(MCXT_ALLOC_NO_OOM) is missing from older PG 15
+	 * minor releases: turn repalloc_huge's out-of-memory error into NULL
+	 * here, so that nothing is raised through libcurl.
+	 */
+	PG_TRY();
+	{
+		grown = repalloc_huge(req->out.response, newcap);
+	}
+	PG_CATCH();
+	{
+		MemoryContextSwitchTo(oldcxt);
+		FlushErrorState();
+		grown = NULL;
+	}
+	PG_END_TRY();
+	return grown;
+}
+
+/*
+ * http_write_cb: curl's body callback.  Appends to req->out.response, enforcing
+ * lancelsm.max_response_size while reading.  Never raises: on the cap or
+ * out of memory it records why and returns 0, which makes curl abort the
+ * transfer with CURLE_WRITE_ERROR.
+ */
+static size_t
+http_write_cb(char *data, size_t size, size_t nmemb, void *userdata)
+{
+	LsmRequest *req = (LsmRequest *) userdata;
+	size_t		n = size * nmemb;
+	size_t		cap_bytes = (size_t) lsm_max_response_size_kb * 1024;
+
+	if (n > cap_bytes || req->out.response_len > cap_bytes - n)
+	{
+		req->out.transport = LSM_TRANSPORT_TOO_LARGE;
+		return 0;
+	}
+	if (req->out.response_len + n + 1 > req->response_cap)
+	{
+		size_t		newcap = Max(req->response_cap * 2, req->out.response_len + n + 1);
+		char	   *grown;
+
+		newcap = Max(newcap, 1024);
+		newcap = Min(newcap, cap_bytes + 1);
+		grown = http_grow_buffer(req, newcap);
+		if (grown == NULL)
+		{
+			strlcpy(req->out.curl_error, "out of memory", LSM_CURL_ERROR_LEN);
+			return 0;
+		}
+		req->out.response = grown;
+		req->response_cap = newcap;
+	}
+	memcpy(req->out.response + req->out.response_len, data, n);
+	req->out.response_len += n;
+	req->out.response[req->out.response_len] = '\0';
+	return n;
+}
+
+static void http_free_headers(struct curl_slist *list);
+
+/*
+ * http_header_cb: curl's header callback, called once per complete header
+ * line; notes when the blank line that ends the header arrives.  Never
+ * raises.
+ */
+static size_t
+http_header_cb(char *data, size_t size, size_t nmemb, void *userdata)
+{
+	LsmRequest *req = (LsmRequest *) userdata;
+	size_t		n = size * nmemb;
+
+	if ((n == 2 && data[0] == '\r' && data[1] == '\n') ||
+		(n == 1 && data[0] == '\n'))
+		req->header_done = true;
+	return n;
+}
+
+/*
+ * http_append_header: append "name: value" to list, wiping the temporary
+ * copy (value may be a secret).  Returns NULL when libcurl runs out of
+ * memory, after freeing the list.
+ */
+static struct curl_slist *
+http_append_header(struct curl_slist *list, const char *name,
+				   const char *value)
+{
+	char	   *line = psprintf("%s: %s", name, value);
+	struct curl_slist *grown = curl_slist_append(list, line);
+
+	explicit_bzero(line, strlen(line));
+	pfree(line);
+	if (grown == NULL)
+		http_free_headers(list);
+	return grown;
+}
+
+/*
+ * http_client_headers: append the client options' headers to list:
+ * x-lancedb-database-prefix, x-lancedb-user-id, "authorization: Bearer
+ * token" (token NULL: none), then the extra headers.  NULL when libcurl
+ * runs out of memory.
+ */
+static struct curl_slist *
+http_client_headers(struct curl_slist *list, const LsmConfig *config,
+					const char *token)
+{
+	if (list && config->database_prefix)
+		list = http_append_header(list, "x-lancedb-database-prefix",
+								  config->database_prefix);
+	if (list && config->user_id)
+		list = http_append_header(list, "x-lancedb-user-id", config->user_id);
+	if (list && token)
+	{
+		char	   *bearer = psprintf("Bearer %s", token);
+
+		list = http_append_header(list, "authorization", bearer);
+		explicit_bzero(bearer, strlen(bearer));
+		pfree(bearer);
+	}
+	for (int i = 0; list && i < config->nheaders; i++)
+	{
+		struct curl_slist *grown = curl_slist_append(list,
+													 config->header_lines[i]);
+
+		if (grown == NULL)
+			http_free_headers(list);
+		list = grown;
+	}
+	return list;
+}
+
+/*
+ * http_header_list: the request headers of req.  The x-api-key line, the
+ * bearer token and the user mapping's extra headers hold secrets:
+ * http_free_headers() wipes every line.  Returns NULL when libcurl runs
+ * out of memory; raises when the bearer token file cannot be read.
+ */
+static struct curl_slist *
+http_header_list(const LsmRequest *req)
+{
+	const LsmConfig *config = req->out.config;
+	struct curl_slist *list = NULL;
+	char		line[512];
+
+	/* read first: an error raised later would leak the list */
+	const char *token = config->bearer_token_file ?
+		lsm_bearer_token(config->bearer_token_file) : NULL;
+
+	snprintf(line, sizeof(line), "x-request-id: %s", req->out.request_id);
+	list = curl_slist_append(list, line);
+	if (list && config->host_override)
+	{
+		char	   *db = psprintf("x-lancedb-database: %s", config->database);
+
+		list = curl_slist_append(list, db);
+		pfree(db);
+	}
+	if (list)
+		list = curl_slist_append(list, req->body ?
+								 "content-type: application/json" :
+								 "content-type:");
+	if (list)
+		list = curl_slist_append(list, "expect:");
+	if (list && config->api_key && config->api_key[0] != '\0')
+	{
+		char	   *key = psprintf("x-api-key: %s", config->api_key);
+
+		list = curl_slist_append(list, key);
+		explicit_bzero(key, strlen(key));
+		pfree(key);
+	}
+	return http_client_headers(list, config, token);
+}
+
+/*
+ * http_free_headers: wipe every header line (one holds the API key) and
+ * free the list.
+ */
+static void
+http_free_headers(struct curl_slist *list)
+{
+	for (struct curl_slist *item = list; item; item = item->next)
+		explicit_bzero(item->data, strlen(item->data));
+	curl_slist_free_all(list);
+}
+
+/*
+ * http_remaining_ms: milliseconds left until deadline (0: no deadline),
+ * at least 1 while there is a deadline.
+ */
+static long
+http_remaining_ms(TimestampTz deadline)
+{
+	long		ms;
+
+	if (deadline == 0)
+		return 0;
+	/* round up: curl must not give up before the deadline itself */
+	ms = (long) ((deadline - GetCurrentTimestamp() + 999) / 1000);
+	return Max(ms, 1);
+}
+
+/*
+ * http_configure_liveness: the bounds that hold without statement_timeout
+ * (pg_cron's jobs run without one unless they set it): TCP keepalive, and
+ * the server's read_timeout, the longest the server may stay silent.
+ *
+ * read_timeout is libcurl's low-speed check: the transfer is aborted with
+ * CURLE_OPERATION_TIMEDOUT once it has moved less than 1 byte per second
+ * for read_timeout seconds.  That was chosen over tracking the last byte
+ * of each request in the wait loop of src/net/pool.c: libcurl applies the
+ * check only while a transfer is sending or reading (not while it is
+ * queued behind POOL_MAX_CONNECTIONS, nor while connecting, which
+ * connect_timeout bounds), and it arms its own 1-second timer through
+ * the pool's timer callback, so the wait loop wakes up for it unchanged;
+ * the wait loop, on the other hand, sees sockets, not requests, and a
+ * reused connection changes hands between requests.  The price: libcurl
+ * measures the rate over its last few 1-second samples, so the bound is
+ * read_timeout plus up to about 2 seconds, and a body that trickles in at
+ * under 1 byte per second is cut off like a silent one.  Whichever of
+ * this and the statement's deadline (CURLOPT_TIMEOUT_MS) comes first ends
+ * the request.
+ */
+static void
+http_configure_liveness(CURL *easy, const LsmConfig *config)
+{
+	curl_easy_setopt(easy, CURLOPT_TCP_KEEPALIVE, 1L);
+	curl_easy_setopt(easy, CURLOPT_TCP_KEEPIDLE, LSM_TCP_KEEPIDLE_S);
+	curl_easy_setopt(easy, CURLOPT_TCP_KEEPINTVL, LSM_TCP_KEEPINTVL_S);
+	if (config->read_timeout_s > 0)
+	{
+		curl_easy_setopt(easy, CURLOPT_LOW_SPEED_LIMIT, 1L);
+		curl_easy_setopt(easy, CURLOPT_LOW_SPEED_TIME, config->read_timeout_s);
+	}
+}
+
+/*
+ * http_version_option: the CURLOPT_HTTP_VERSION value of an http_version
+ * option.  By default HTTP/2 is offered first in TLS's ALPN and HTTP/1.1
+ * spoken when the server does not pick it, or over plain http://;
+ * "2" also speaks HTTP/2 over plain http:// (prior knowledge, for a
+ * cleartext HTTP/2 edge); "1.1" never offers HTTP/2.
+ */
+static long
+http_version_option(LsmHttpVersion version)
+{
+	switch (version)
+	{
+		case LSM_HTTP_1_1:
+			return (long) CURL_HTTP_VERSION_1_1;
+		case LSM_HTTP_2:
+			return (long) CURL_HTTP_VERSION_2_PRIOR_KNOWLEDGE;
+		case LSM_HTTP_DEFAULT:
+			break;
+	}
+	return (long) CURL_HTTP_VERSION_2TLS;
+}
+
+/*
+ * http_may_multiplex: requests to this server may speak HTTP/2: https
+ * with HTTP/2 offered in ALPN, or HTTP/2 pinned.
+ */
+static bool
+http_may_multiplex(const LsmConfig *config)
+{
+	if (config->http_version == LSM_HTTP_2)
+		return true;
+	return config->http_version == LSM_HTTP_DEFAULT &&
+		strncmp(config->base_url, "https://", 8) == 0;
+}
+
+/*
+ * http_configure_route: how a request reaches the server: HTTP version,
+ * multiplexing, proxy and TLS.
+ *
+ * HTTP/2 requests wait for a connection being set up to the same server
+ * (CURLOPT_PIPEWAIT) rather than opening one each, so that the requests
+ * of a many-table call share one multiplexed connection (src/net/pool.c).
+ *
+ * Proxies: only the proxy option names one.  CURLOPT_PROXY "" and
+ * CURLOPT_NOPROXY "" make libcurl ignore http_proxy, https_proxy,
+ * all_proxy and no_proxy in the postmaster's environment, which lancelsm
+ * 1.1 followed unknowingly: the key then took a route the DBA never
+ * chose.  Through a proxy every request goes in a CONNECT tunnel, so the
+ * proxy sees the host and port, never a header; the validator refuses a
+ * plain-http target with a proxy.  The user mapping's proxy_user and
+ * proxy_password, if any, answer the proxy's Basic authentication.
+ *
+ * TLS: the peer and its host name are verified, TLS 1.2 at least.
+ */
+static void
+http_configure_route(CURL *easy, const LsmConfig *config)
+{
+	curl_easy_setopt(easy, CURLOPT_HTTP_VERSION,
+					 http_version_option(config->http_version));
+	curl_easy_setopt(easy, CURLOPT_PIPEWAIT, 1L);
+	curl_easy_setopt(easy, CURLOPT_PROXY, config->proxy ? config->proxy : "");
+	curl_easy_setopt(easy, CURLOPT_NOPROXY, "");
+	if (config->proxy)
+	{
+		curl_easy_setopt(easy, CURLOPT_PROXYTYPE, (long) CURLPROXY_HTTP);
+		curl_easy_setopt(easy, CURLOPT_HTTPPROXYTUNNEL, 1L);
+	}
+	if (config->proxy && config->proxy_user)
+	{
+		/* Basic, sent to the proxy only, in the CONNECT request */
+		curl_easy_setopt(easy, CURLOPT_PROXYAUTH, (long) CURLAUTH_BASIC);
+		curl_easy_setopt(easy, CURLOPT_PROXYUSERNAME, config->proxy_user);
+		curl_easy_setopt(easy, CURLOPT_PROXYPASSWORD, config->proxy_password);
+	}
+	curl_easy_setopt(easy, CURLOPT_SSLVERSION, (long) CURL_SSLVERSION_TLSv1_2);
+	curl_easy_setopt(easy, CURLOPT_SSL_VERIFYPEER, 1L);
+	curl_easy_setopt(easy, CURLOPT_SSL_VERIFYHOST, 2L);
+	if (config->ssl_ca_file)
+		curl_easy_setopt(easy, CURLOPT_CAINFO, config->ssl_ca_file);
+	if (config->ssl_cert_file)
+		curl_easy_setopt(easy, CURLOPT_SSLCERT, config->ssl_cert_file);
+	if (config->ssl_key_file)
+		curl_easy_setopt(easy, CURLOPT_SSLKEY, config->ssl_key_file);
+}
+
+/*
+ * http_configure: set every option of an easy handle for req.  Secure
+ * defaults: http and https only, no redirects, verified TLS 1.2 or later,
+ * no proxy but the proxy option's, no signals.
+ */
+static void
+http_configure(CURL *easy, LsmRequest *req, TimestampTz deadline)
+{
+	const LsmConfig *config = req->out.config;
+
+	curl_easy_setopt(easy, CURLOPT_URL, req->url);
+	curl_easy_setopt(easy, CURLOPT_NOSIGNAL, 1L);
+#if LIBCURL_VERSION_NUM >= 0x075500
+	curl_easy_setopt(easy, CURLOPT_PROTOCOLS_STR, "http,https");
+	curl_easy_setopt(easy, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
+#else
+	curl_easy_setopt(easy, CURLOPT_PROTOCOLS,
+					 (long) (CURLPROTO_HTTP | CURLPROTO_HTTPS));
+	curl_easy_setopt(easy, CURLOPT_REDIR_PROTOCOLS,
+					 (long) (CURLPROTO_HTTP | CURLPROTO_HTTPS));
+#endif
+	curl_easy_setopt(easy, CURLOPT_FOLLOWLOCATION, 0L);
+	curl_easy_setopt(easy, CURLOPT_PATH_AS_IS, 1L);
+	curl_easy_setopt(easy, CURLOPT_USERAGENT,
+					 "lancelsm/" LANCELSM_VERSION " (PostgreSQL " PG_VERSION ")");
+	curl_easy_setopt(easy, CURLOPT_ERRORBUFFER, req->out.curl_error);
+	curl_easy_setopt(easy, CURLOPT_WRITEFUNCTION, http_write_cb);
+	curl_easy_setopt(easy, CURLOPT_WRITEDATA, req);
+	curl_easy_setopt(easy, CURLOPT_HEADERFUNCTION, http_header_cb);
+	curl_easy_setopt(easy, CURLOPT_HEADERDATA, req);
+	curl_easy_setopt(easy, CURLOPT_HTTPHEADER, req->headers);
+	curl_easy_setopt(easy, CURLOPT_POST, 1L);
+	curl_easy_setopt(easy, CURLOPT_POSTFIELDS, req->body ? req->body : "");
+	curl_easy_setopt(easy, CURLOPT_POSTFIELDSIZE,
+					 (long) (req->body ? strlen(req->body) : 0));
+
+
+	/*
+	 * Keep-alive connections are reused for every route.  libcurl sends a
+	 * request again, once, when a reused connection turns out dead before
+	 * any answer; that is safe here: flush is idempotent, compact only
+	 * latches what is not latched, stats mutate nothing.  Do not set CURLOPT_FRESH_CONNECT: it would cost a
+	 * TCP (and TLS) handshake per call (bench/reuse.sh: 1,000 flushes on at
+	 * most 2 connections).
+	 */
+	if (req->out.route == LSM_ROUTE_SET_SPEC || req->out.route == LSM_ROUTE_UNSET_SPEC)
+	{
+		/*
+		 * ... except the two routes that change a table's write path: if
+		 * a reused connection dies after the server acted on the request,
+		 * the transparent re-send would install twice or unset twice (and
+		 * the second unset would report "nothing set" for an unset that
+		 * worked).  A fresh connection is never re-sent; these routes are
+		 * rare, the handshake is cheap at that rate.
+		 */
+		curl_easy_setopt(easy, CURLOPT_FRESH_CONNECT, 1L);
+	}
+	curl_easy_setopt(easy, CURLOPT_MAXFILESIZE_LARGE,
+					 (curl_off_t) lsm_max_response_size_kb * 1024);
+	curl_easy_setopt(easy, CURLOPT_TIMEOUT_MS, http_remaining_ms(deadline));
+	http_configure_liveness(easy, config);
+	if (config->connect_timeout_ms > 0)
+		curl_easy_setopt(easy, CURLOPT_CONNECTTIMEOUT_MS,
+						 config->connect_timeout_ms);
+	http_configure_route(easy, config);
+}
+
+/*
+ * http_free_curl: free req's easy handle and header list (wiping the API
+ * key).  The request must be off its pool's multi handle.
+ */
+static void
+http_free_curl(LsmRequest *req)
+{
+	if (req->easy)
+	{
+		curl_easy_cleanup(req->easy);
+		req->easy = NULL;
+	}
+	if (req->headers)
+	{
+		http_free_headers(req->headers);
+		req->headers = NULL;
+	}
+}
+
+/*
+ * lsm_http_start: put a prepared request in flight on the connection pool
+ * of its server and user mapping.  The transfer gives up by itself at
+ * deadline (0: none) as a backstop to statement_timeout, which is not
+ * armed in every context (pg_cron's background workers).  On any error the
+ * request's curl objects are freed and its header lines wiped before the
+ * error propagates.  Errors: 53200 when libcurl cannot create or start the
+ * request; F0000 when the bearer token file cannot be read.
+ */
+void
+lsm_http_start(LsmRequest *req, TimestampTz deadline)
+{
+	CURL	   *easy;
+	volatile bool attached = false;
+
+	Assert(req->easy == NULL && req->out.transport == LSM_TRANSPORT_PENDING);
+	req->headers = http_header_list(req);
+	easy = curl_easy_init();
+	req->easy = easy;
+	if (req->headers == NULL || easy == NULL)
+	{
+		http_free_curl(req);
+		ereport(ERROR,
+				(errcode(ERRCODE_OUT_OF_MEMORY),
+				 errmsg("out of memory"),
+				 errdetail("Could not create a libcurl request.")));
+	}
+	PG_TRY();
+	{
+		http_configure(easy, req, deadline);
+		attached = lsm_pool_add(easy, req->out.config->serverid,
+								req->out.config->umid,
+								http_may_multiplex(req->out.config), req);
+	}
+	PG_CATCH();
+	{
+		/* out of memory before the pool tracked req: wipe and free here */
+		http_free_curl(req);
+		PG_RE_THROW();
+	}
+	PG_END_TRY();
+	if (!attached)
+	{
+		http_free_curl(req);
+		ereport(ERROR,
+				(errcode(ERRCODE_OUT_OF_MEMORY),
+				 errmsg("could not start a libcurl request")));
+	}
+}
+
+/*
+ * http_header_too_large: curl refused the answer because its header grew
+ * past libcurl's limit (CURL_MAX_HTTP_HEADER, 100 kB per header line).
+ * Before 8.6.0 libcurl reports that as CURLE_OUT_OF_MEMORY with an empty
+ * error buffer; a real allocation failure of ours leaves "out of memory" in
+ * the buffer instead (http_write_cb).  From 8.6.0 on it is CURLE_TOO_LARGE,
+ * with the buffer saying which limit was met.
+ */
+static bool
+http_header_too_large(const LsmRequest *req, CURLcode code)
+{
+	if (req->header_done)
+		return false;
+#if LIBCURL_VERSION_NUM >= 0x080600
+	if (code == CURLE_TOO_LARGE)
+		return true;
+#endif
+	return code == CURLE_OUT_OF_MEMORY && req->out.curl_error[0] == '\0';
+}
+
+/*
+ * http_proxy_refused: the proxy answered the CONNECT with something other
+ * than 2xx (libcurl reports that as a receive error, as if the server had
+ * broken the exchange): the server was never reached.  libcurl's error
+ * buffer says "CONNECT tunnel failed, response N".
+ */
+static bool
+http_proxy_refused(const LsmRequest *req)
+{
+	long		connect_code = 0;
+
+	if (req->out.config->proxy == NULL)
+		return false;
+	curl_easy_getinfo(req->easy, CURLINFO_HTTP_CONNECTCODE, &connect_code);
+	return connect_code != 0 && (connect_code < 200 || connect_code > 299);
+}
+
+/*
+ * http_classify: how a transfer curl has finished with code ended.
+ * deadline is the statement's (0: none).
+ */
+static LsmTransport
+http_classify(const LsmRequest *req, CURLcode code, TimestampTz deadline)
+{
+	long		sent = 0;
+
+	if (req->out.transport == LSM_TRANSPORT_TOO_LARGE ||
+		code == CURLE_FILESIZE_EXCEEDED)
+		return LSM_TRANSPORT_TOO_LARGE;
+	if (code == CURLE_OK)
+		return LSM_TRANSPORT_OK;
+	if (http_proxy_refused(req))
+		return LSM_TRANSPORT_CONNECT;
+	if (http_header_too_large(req, code))
+		return LSM_TRANSPORT_HEADER_TOO_LARGE;
+	if (code == CURLE_OPERATION_TIMEDOUT && deadline != 0 &&
+		GetCurrentTimestamp() >=
+		TimestampTzPlusMilliseconds(deadline, -LSM_DEADLINE_GRACE_MS))
+		/* curl's clock is not ours: a timeout this close is the deadline */
+		return LSM_TRANSPORT_TIMEOUT;
+	if (code == CURLE_OPERATION_TIMEDOUT && req->out.config->read_timeout_s > 0)
+	{
+		/* with the request sent, only the low-speed check times out */
+		curl_easy_getinfo(req->easy, CURLINFO_REQUEST_SIZE, &sent);
+		if (sent > 0)
+			return LSM_TRANSPORT_READ_TIMEOUT;
+	}
+	if (code == CURLE_COULDNT_RESOLVE_HOST ||
+		code == CURLE_COULDNT_CONNECT ||
+		code == CURLE_SSL_CONNECT_ERROR ||
+		code == CURLE_PEER_FAILED_VERIFICATION ||
+		code == CURLE_SSL_CACERT_BADFILE ||
+		code == CURLE_SSL_CERTPROBLEM ||
+		code == CURLE_SSL_ISSUER_ERROR ||
+		code == CURLE_SSL_CIPHER ||
+		code == CURLE_UNSUPPORTED_PROTOCOL ||
+		code == CURLE_URL_MALFORMAT ||
+		(code == CURLE_OPERATION_TIMEDOUT && req->out.status == 0))
+		return LSM_TRANSPORT_CONNECT;
+	if (code == CURLE_WEIRD_SERVER_REPLY ||
+		code == CURLE_BAD_CONTENT_ENCODING)
+		/* e.g. a header line without a colon, a bad status line */
+		return LSM_TRANSPORT_PROTOCOL;
+
+	/*
+	 * Everything else broke an exchange under way, CURLE_HTTP2 and
+	 * CURLE_HTTP2_STREAM included: an HTTP/2 stream reset, or a GOAWAY
+	 * that ended a stream the server had taken, is the reset connection
+	 * of HTTP/1.1.  (Streams a GOAWAY refused before the server took them
+	 * are sent again on a new connection by libcurl itself.)
+	 */
+	return LSM_TRANSPORT_FAILED;
+}
+
+/*
+ * http_finished: classify a transfer curl has finished (the request is
+ * off its pool) into its transport class and HTTP status, then free its
+ * curl objects.  deadline is the statement's (0: none).  req->out.curl_error keeps
+ * libcurl's error buffer, or curl_easy_strerror()'s text when libcurl left
+ * the buffer empty.
+ */
+static void
+http_finished(LsmRequest *req, CURLcode code, TimestampTz deadline)
+{
+	curl_easy_getinfo(req->easy, CURLINFO_RESPONSE_CODE, &req->out.status);
+	req->out.transport = http_classify(req, code, deadline);
+	if (req->out.curl_error[0] == '\0' && code != CURLE_OK)
+		strlcpy(req->out.curl_error, curl_easy_strerror(code), LSM_CURL_ERROR_LEN);
+	if (req->out.transport != LSM_TRANSPORT_OK)
+		req->out.status = 0;
+	http_free_curl(req);
+}
+
+/*
+ * lsm_http_outcome: what req sent and how it ended (transport
+ * LSM_TRANSPORT_PENDING while it has not).  Valid until req is prepared
+ * again or released.
+ */
+const LsmOutcome *
+lsm_http_outcome(const LsmRequest *req)
+{
+	return &req->out;
+}
+
+/*
+ * lsm_http_release: free what a request still holds.  Safe on a request
+ * that is in flight (it is aborted), finished or never started, and on
+ * NULL (never prepared).
+ */
+void
+lsm_http_release(LsmRequest *req)
+{
+	if (req == NULL)
+		return;
+	if (req->easy)
+		lsm_pool_remove(req->easy);
+	http_free_curl(req);
+	if (req->out.response)
+		pfree(req->out.response);
+	req->out.response = NULL;
+	req->out.response_len = 0;
+	req->response_cap = 0;
+}
+
+
+/*
+ * lsm_http_wait: drive every request in flight until one finishes (return
+ * its owner; the request is off its pool, its outcome filled in, its curl
+ * objects freed) or until wake_at passes (return NULL; 0: no wake-up).
+ * Raises PostgreSQL's own error on query cancel, statement_timeout or when
+ * deadline (0: none) passes; requests then stay in flight and the caller
+ * must call lsm_http_abort_all().  Errors: 57014, or out of memory.
+ */
+void *
+lsm_http_wait(TimestampTz wake_at, TimestampTz deadline)
+{
+	CURLcode	code;
+	LsmRequest *req = lsm_pool_wait(wake_at, deadline, &code);
+
+	if (req == NULL)
+		return NULL;
+	http_finished(req, code, deadline);
+	if (req->out.transport == LSM_TRANSPORT_TIMEOUT)
+		lsm_pool_deadline_passed();
+	return req->owner;
+}
+
+/*
+ * lsm_http_abort_all: abort and free every request in flight.  Called from
+ * the PG_CATCH of whoever started them, before memory is reset, so that no
+ * easy handle, header list (with its API key) or half-read connection
+ * outlives an error.
+ */
+void
+lsm_http_abort_all(void)
+{
+	LsmRequest *req;
+
+	while ((req = lsm_pool_abort_next()) != NULL)
+		lsm_http_release(req);
+}

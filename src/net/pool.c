@@ -1,0 +1,642 @@
+/*-------------------------------------------------------------------------
+ *
+ * pool.c
+ *		Connection pools and the wait loop of the HTTP route client.
+ *
+ * Each backend keeps one libcurl multi handle per (server, user mapping):
+ * its keep-alive connections are reused by every later call as that role
+ * on that server, and any number of requests run on it at once; over
+ * HTTP/2 they run as streams of one connection.  When the server's or the
+ * user mapping's options change, a syscache invalidation
+ * callback marks the pool stale (as postgres_fdw does for its connections);
+ * a stale pool is closed, connections and all, as soon as nothing is in
+ * flight on it, so the next call connects afresh with the new options.
+ *
+ * Waiting is done on a WaitEventSet holding the session latch, postmaster
+ * death and the sockets of every pool, with the earliest curl timer as the
+ * timeout: a query cancel or statement_timeout sets the latch, and
+ * CHECK_FOR_INTERRUPTS() raises PostgreSQL's own error within one wakeup,
+ * whatever curl is doing (resolving, connecting, TLS, sending, waiting for
+ * a silent server, reading a dripping body).  Errors raised between curl
+ * calls leave requests in flight: the caller's PG_CATCH must take them off
+ * with lsm_pool_abort_next().  No error is raised inside a curl callback.
+ *
+ * The pools deal in libcurl easy handles, each with an opaque owner
+ * pointer, and hand back finished handles with their CURLcode; what a
+ * handle is for, and how its end is classified, is src/net/http.c's business
+ * (pool.h).
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include <curl/curl.h>
+
+#include "miscadmin.h"
+#include "net/pool.h"
+#include "storage/latch.h"
+#include "utils/inval.h"
+#include "utils/memutils.h"
+#include "utils/resowner.h"
+#include "utils/syscache.h"
+#include "utils/timestamp.h"
+#include "utils/wait_event.h"
+
+#include "pg_compat.h"
+
+/* The multi handle of one (server, user mapping), with its curl timer. */
+typedef struct HttpPool
+{
+	Oid			serverid;
+	Oid			umid;
+	uint32		server_hash;	/* syscache hash of serverid */
+	uint32		mapping_hash;	/* syscache hash of umid */
+	bool		stale;			/* options changed: close when idle */
+	bool		one_connection; /* HTTP/2 expected: one connection at a time */
+	int			ninflight;
+	CURLM	   *multi;
+	TimestampTz timer_at;		/* -1: curl wants no timeout */
+	struct HttpPool *next;
+} HttpPool;
+
+/* One socket curl asked us to watch, for what (CURL_POLL_*), for whom. */
+typedef struct HttpSocket
+{
+	curl_socket_t fd;
+	int			what;
+	HttpPool   *pool;
+} HttpSocket;
+
+/*
+ * Connections one pool may hold, busy or idle.  A checkpoint of 1,500
+ * tables must not open 1,500 sockets: the backend's descriptors are
+ * budgeted by PostgreSQL (max_files_per_process), and requests past this
+ * wait in libcurl's queue, still bounded by the statement's deadline.
+ */
+#define POOL_MAX_CONNECTIONS 32
+
+static HttpPool *pools = NULL;
+static bool pool_callbacks_registered = false;
+
+static HttpSocket *pool_sockets = NULL;
+static int	pool_nsockets = 0;
+static int	pool_socket_cap = 0;
+
+/* One easy handle in flight, on which pool, for whom. */
+typedef struct PoolEntry
+{
+	CURL	   *easy;
+	HttpPool   *pool;
+	void	   *owner;
+} PoolEntry;
+
+/* Handles in flight on any pool, so that an error can abort them all. */
+static PoolEntry *pool_inflight = NULL;
+static int	pool_ninflight = 0;
+static int	pool_inflight_cap = 0;
+
+/*
+ * pool_socket_cb: curl's socket callback; keeps pool_sockets in step with
+ * the sockets curl wants watched.  Returns -1 (abort) only when the table
+ * cannot grow.
+ */
+static int
+pool_socket_cb(CURL *easy, curl_socket_t fd, int what, void *userp,
+			   void *socketp)
+{
+	int			i;
+
+	for (i = 0; i < pool_nsockets; i++)
+		if (pool_sockets[i].fd == fd)
+			break;
+	if (what == CURL_POLL_REMOVE)
+	{
+		if (i < pool_nsockets)
+			pool_sockets[i] = pool_sockets[--pool_nsockets];
+		return 0;
+	}
+	if (i == pool_nsockets)
+	{
+		if (pool_nsockets == pool_socket_cap)
+		{
+			int			newcap = Max(16, pool_socket_cap * 2);
+			HttpSocket *grown;
+
+			grown = MemoryContextAllocExtended(TopMemoryContext,
+											   newcap * sizeof(HttpSocket),
+											   MCXT_ALLOC_NO_OOM);
+			if (grown == NULL)
+				return -1;
+			if (pool_sockets)
+			{
+				memcpy(grown, pool_sockets, pool_nsockets * sizeof(HttpSocket));
+				pfree(pool_sockets);
+			}
+			pool_sockets = grown;
+			pool_socket_cap = newcap;
+		}
+		pool_nsockets++;
+	}
+	pool_sockets[i].fd = fd;
+	pool_sockets[i].what = what;
+	pool_sockets[i].pool = (HttpPool *) userp;
+	return 0;
+}
+
+/*
+ * pool_timer_cb: curl's timer callback; remembers when the pool's multi
+ * handle next wants curl_multi_socket_action(CURL_SOCKET_TIMEOUT).
+ */
+static int
+pool_timer_cb(CURLM *multi, long timeout_ms, void *userp)
+{
+	HttpPool   *pool = (HttpPool *) userp;
+
+	if (timeout_ms < 0)
+		pool->timer_at = -1;
+	else
+		pool->timer_at = TimestampTzPlusMilliseconds(GetCurrentTimestamp(),
+													 timeout_ms);
+	return 0;
+}
+
+/*
+ * pool_invalidate: syscache callback for pg_foreign_server and
+ * pg_user_mapping: mark the pools of the changed object stale (all of
+ * them when hashvalue is 0).  Only marks: nothing is closed here.
+ */
+static void
+pool_invalidate(Datum arg, int cacheid, uint32 hashvalue)
+{
+	for (HttpPool *pool = pools; pool; pool = pool->next)
+	{
+		uint32		h = cacheid == FOREIGNSERVEROID ?
+			pool->server_hash : pool->mapping_hash;
+
+		if (hashvalue == 0 || h == hashvalue)
+			pool->stale = true;
+	}
+}
+
+/*
+ * pool_close_stale: close every stale pool with nothing in flight; its
+ * sockets leave pool_sockets through the socket callback.
+ */
+static void
+pool_close_stale(void)
+{
+	HttpPool  **link = &pools;
+
+	while (*link)
+	{
+		HttpPool   *pool = *link;
+
+		if (pool->stale && pool->ninflight == 0)
+		{
+			*link = pool->next;
+			curl_multi_cleanup(pool->multi);
+			for (int i = pool_nsockets - 1; i >= 0; i--)
+				if (pool_sockets[i].pool == pool)
+					pool_sockets[i] = pool_sockets[--pool_nsockets];
+			pfree(pool);
+		}
+		else
+			link = &pool->next;
+	}
+}
+
+/*
+ * pool_limit_host: allow the pool one connection at a time, or lift that
+ * limit (POOL_MAX_CONNECTIONS still holds).
+ *
+ * Over HTTP/2 every request to the server is a stream of one connection
+ * (CURLMOPT_PIPELINING), and requests past the streams that connection
+ * takes at once (the server's and libcurl's limit, 100 by default) wait
+ * in libcurl's queue instead of opening another connection; when the
+ * server ends a connection (nginx's GOAWAY after keepalive_requests), the
+ * next one opens once it is gone.  So a call uses ceil(requests / the
+ * server's requests per connection) connections, one TLS handshake each.
+ * A pool that expects HTTP/2 starts limited; the first answer that came
+ * over HTTP/1.x lifts the limit (pool_learn_version), so a server that
+ * picked HTTP/1.1 in ALPN costs one request run alone, once per pool.
+ */
+static void
+pool_limit_host(HttpPool *pool, bool one)
+{
+	pool->one_connection = one;
+	curl_multi_setopt(pool->multi, CURLMOPT_MAX_HOST_CONNECTIONS,
+					  one ? 1L : 0L);
+}
+
+/*
+ * pool_learn_version: after a transfer on pool finished, lift the
+ * one-connection limit if its answer came over HTTP/1.x.
+ */
+static void
+pool_learn_version(HttpPool *pool, CURL *easy)
+{
+	long		version = 0;
+
+	if (!pool->one_connection)
+		return;
+	curl_easy_getinfo(easy, CURLINFO_HTTP_VERSION, &version);
+	if (version == CURL_HTTP_VERSION_1_0 || version == CURL_HTTP_VERSION_1_1)
+		pool_limit_host(pool, false);
+}
+
+/*
+ * pool_create: a new pool for (serverid, umid), with its multi handle;
+ * multiplex: its requests are expected to speak HTTP/2.
+ */
+static HttpPool *
+pool_create(Oid serverid, Oid umid, bool multiplex)
+{
+	HttpPool   *pool = MemoryContextAllocZero(TopMemoryContext,
+											  sizeof(HttpPool));
+
+	if (!pool_callbacks_registered)
+	{
+		CacheRegisterSyscacheCallback(FOREIGNSERVEROID, pool_invalidate, 0);
+		CacheRegisterSyscacheCallback(USERMAPPINGOID, pool_invalidate, 0);
+		pool_callbacks_registered = true;
+	}
+	pool->multi = curl_multi_init();
+	if (pool->multi == NULL)
+	{
+		pfree(pool);
+		ereport(ERROR,
+				(errcode(ERRCODE_OUT_OF_MEMORY),
+				 errmsg("could not create a libcurl multi handle")));
+	}
+	pool->serverid = serverid;
+	pool->umid = umid;
+	pool->server_hash = GetSysCacheHashValue1(FOREIGNSERVEROID,
+											  ObjectIdGetDatum(serverid));
+	pool->mapping_hash = GetSysCacheHashValue1(USERMAPPINGOID,
+											   ObjectIdGetDatum(umid));
+	pool->timer_at = -1;
+	curl_multi_setopt(pool->multi, CURLMOPT_SOCKETFUNCTION, pool_socket_cb);
+	curl_multi_setopt(pool->multi, CURLMOPT_SOCKETDATA, pool);
+	curl_multi_setopt(pool->multi, CURLMOPT_TIMERFUNCTION, pool_timer_cb);
+	curl_multi_setopt(pool->multi, CURLMOPT_TIMERDATA, pool);
+	/* HTTP/2: requests share a connection as streams (pool_limit_host) */
+	curl_multi_setopt(pool->multi, CURLMOPT_PIPELINING,
+					  (long) CURLPIPE_MULTIPLEX);
+	/* beyond this libcurl queues requests: sockets stay few (see above) */
+	curl_multi_setopt(pool->multi, CURLMOPT_MAX_TOTAL_CONNECTIONS,
+					  (long) POOL_MAX_CONNECTIONS);
+	curl_multi_setopt(pool->multi, CURLMOPT_MAXCONNECTS,
+					  (long) POOL_MAX_CONNECTIONS);
+	pool_limit_host(pool, multiplex);
+	pool->next = pools;
+	pools = pool;
+	return pool;
+}
+
+/*
+ * pool_for: the current pool of (serverid, umid), created when needed
+ * (multiplex: see pool_create).
+ */
+static HttpPool *
+pool_for(Oid serverid, Oid umid, bool multiplex)
+{
+	pool_close_stale();
+	for (HttpPool *pool = pools; pool; pool = pool->next)
+		if (pool->serverid == serverid && pool->umid == umid && !pool->stale)
+			return pool;
+	return pool_create(serverid, umid, multiplex);
+}
+
+/*
+ * pool_track: remember easy as in flight on pool for owner.
+ */
+static void
+pool_track(CURL *easy, HttpPool *pool, void *owner)
+{
+	if (pool_ninflight == pool_inflight_cap)
+	{
+		int			newcap = Max(16, pool_inflight_cap * 2);
+
+		if (pool_inflight == NULL)
+			pool_inflight = MemoryContextAlloc(TopMemoryContext,
+											   newcap * sizeof(PoolEntry));
+		else
+			pool_inflight = repalloc(pool_inflight,
+									 newcap * sizeof(PoolEntry));
+		pool_inflight_cap = newcap;
+	}
+	pool_inflight[pool_ninflight].easy = easy;
+	pool_inflight[pool_ninflight].pool = pool;
+	pool_inflight[pool_ninflight].owner = owner;
+	pool_ninflight++;
+}
+
+/*
+ * lsm_pool_add: put a configured easy handle in flight on the pool of
+ * (serverid, umid), created when needed, on behalf of owner (handed back
+ * with the handle when it finishes).  multiplex: the handle may speak
+ * HTTP/2 (https with HTTP/2 offered, or HTTP/2 pinned); a pool created
+ * for it keeps to one connection until an answer comes over HTTP/1.x.
+ * Returns false when libcurl refuses the handle, which is then not in
+ * flight.  Errors: 53200 when a pool's
+ * multi handle cannot be created, or out of memory.
+ */
+bool
+lsm_pool_add(CURL *easy, Oid serverid, Oid umid, bool multiplex,
+			 void *owner)
+{
+	HttpPool   *pool = pool_for(serverid, umid, multiplex);
+
+	pool_track(easy, pool, owner);
+	if (curl_multi_add_handle(pool->multi, easy) != CURLM_OK)
+	{
+		pool_ninflight--;
+		return false;
+	}
+	pool->ninflight++;
+	return true;
+}
+
+/*
+ * pool_untrack: take in-flight entry i off its pool and out of the table;
+ * returns its owner.  Its connection goes back to the pool's cache when
+ * the exchange completed cleanly; libcurl closes it otherwise (an aborted
+ * request).
+ */
+static void *
+pool_untrack(int i)
+{
+	PoolEntry	entry = pool_inflight[i];
+
+	pool_inflight[i] = pool_inflight[--pool_ninflight];
+	curl_multi_remove_handle(entry.pool->multi, entry.easy);
+	entry.pool->ninflight--;
+	return entry.owner;
+}
+
+/*
+ * lsm_pool_remove: take easy off its pool, if it is in flight (a handle
+ * that is not is left alone).  The caller still owns and frees the handle.
+ */
+void
+lsm_pool_remove(CURL *easy)
+{
+	for (int i = 0; i < pool_ninflight; i++)
+	{
+		if (pool_inflight[i].easy == easy)
+		{
+			pool_untrack(i);
+			return;
+		}
+	}
+}
+
+/*
+ * pool_take_completed: the owner of the next easy handle some pool has
+ * finished, taken off its pool, with libcurl's result in *code; or NULL.
+ */
+static void *
+pool_take_completed(CURLcode *code)
+{
+	for (HttpPool *pool = pools; pool; pool = pool->next)
+	{
+		CURLMsg    *msg;
+		int			pending;
+
+		while ((msg = curl_multi_info_read(pool->multi, &pending)) != NULL)
+		{
+			if (msg->msg != CURLMSG_DONE)
+				continue;
+			for (int i = 0; i < pool_ninflight; i++)
+			{
+				if (pool_inflight[i].easy == msg->easy_handle)
+				{
+					*code = msg->data.result;
+					pool_learn_version(pool, msg->easy_handle);
+					return pool_untrack(i);
+				}
+			}
+		}
+	}
+	return NULL;
+}
+
+/*
+ * lsm_pool_deadline_passed: the statement's deadline has passed.  Let
+ * PostgreSQL raise its own timeout error if its timer fired; where no timer
+ * is armed (a background worker), raise the same error ourselves.  Never
+ * returns.  Errors: 57014.
+ */
+void
+lsm_pool_deadline_passed(void)
+{
+	CHECK_FOR_INTERRUPTS();
+	ereport(ERROR,
+			(errcode(ERRCODE_QUERY_CANCELED),
+			 errmsg("canceling statement due to statement timeout")));
+}
+
+/*
+ * pool_earliest: the earlier of two moments, where a value < 0 means
+ * "never".
+ */
+static TimestampTz
+pool_earliest(TimestampTz a, TimestampTz b)
+{
+	if (a < 0)
+		return b;
+	if (b < 0)
+		return a;
+	return Min(a, b);
+}
+
+/*
+ * pool_timeout_ms: how long the next wait may last: until the earliest
+ * curl timer, wake_at or deadline (-1: forever; 0 in the last two: none).
+ */
+static long
+pool_timeout_ms(TimestampTz now, TimestampTz wake_at, TimestampTz deadline)
+{
+	TimestampTz until = -1;
+
+	for (HttpPool *pool = pools; pool; pool = pool->next)
+		until = pool_earliest(until, pool->timer_at);
+	until = pool_earliest(until, wake_at ? wake_at : -1);
+	until = pool_earliest(until, deadline ? deadline : -1);
+	if (until < 0)
+		return -1;
+	if (until <= now)
+		return 0;
+	/* round up so that we never wake just before the moment */
+	return (long) ((until - now + 999) / 1000);
+}
+
+/*
+ * pool_wait_set: a WaitEventSet of the latch, postmaster death and every
+ * socket curl wants watched.  On error it frees what it built.
+ */
+static WaitEventSet *
+pool_wait_set(void)
+{
+	WaitEventSet *volatile set = NULL;
+
+	PG_TRY();
+	{
+		set = CreateWaitEventSet(CurrentResourceOwner, pool_nsockets + 2);
+		AddWaitEventToSet(set, WL_LATCH_SET, PGINVALID_SOCKET, MyLatch, NULL);
+		AddWaitEventToSet(set, WL_EXIT_ON_PM_DEATH, PGINVALID_SOCKET,
+						  NULL, NULL);
+		for (int i = 0; i < pool_nsockets; i++)
+		{
+			uint32		ev = 0;
+
+			if (pool_sockets[i].what & CURL_POLL_IN)
+				ev |= WL_SOCKET_READABLE;
+			if (pool_sockets[i].what & CURL_POLL_OUT)
+				ev |= WL_SOCKET_WRITEABLE;
+			if (ev)
+				AddWaitEventToSet(set, ev, pool_sockets[i].fd, NULL,
+								  &pool_sockets[i]);
+		}
+	}
+	PG_CATCH();
+	{
+		if (set)
+			FreeWaitEventSet(set);
+		PG_RE_THROW();
+	}
+	PG_END_TRY();
+	return set;
+}
+
+/* One socket that fired, copied out before curl may change the table. */
+typedef struct PoolFired
+{
+	curl_socket_t fd;
+	int			mask;			/* CURL_CSELECT_* */
+	HttpPool   *pool;
+} PoolFired;
+
+/*
+ * pool_wait_once: one wait of at most timeout_ms.  Fills fired[] with the
+ * sockets that became ready (at most pool_nsockets) and returns how many;
+ * *latch_set tells whether the latch woke us.  The set is freed before
+ * returning.
+ */
+static int
+pool_wait_once(long timeout_ms, PoolFired *fired, bool *latch_set)
+{
+	int			nevents = pool_nsockets + 2;
+	WaitEvent  *events = palloc(nevents * sizeof(WaitEvent));
+	WaitEventSet *set = pool_wait_set();
+	int			n;
+	int			nfired = 0;
+
+	n = WaitEventSetWait(set, timeout_ms, events, nevents, PG_WAIT_EXTENSION);
+	FreeWaitEventSet(set);
+	*latch_set = false;
+	for (int i = 0; i < n; i++)
+	{
+		HttpSocket *sock = (HttpSocket *) events[i].user_data;
+
+		if (events[i].events & WL_LATCH_SET)
+			*latch_set = true;
+		else if (sock && (events[i].events &
+						  (WL_SOCKET_READABLE | WL_SOCKET_WRITEABLE)))
+		{
+			fired[nfired].fd = events[i].fd;
+			fired[nfired].pool = sock->pool;
+			fired[nfired].mask =
+				((events[i].events & WL_SOCKET_READABLE) ? CURL_CSELECT_IN : 0) |
+				((events[i].events & WL_SOCKET_WRITEABLE) ? CURL_CSELECT_OUT : 0);
+			nfired++;
+		}
+	}
+	pfree(events);
+	return nfired;
+}
+
+/*
+ * pool_step: wait once, check for interrupts, then let curl act on the
+ * sockets that fired and on the timers that expired.
+ */
+static void
+pool_step(TimestampTz wake_at, TimestampTz deadline)
+{
+	PoolFired  *fired = palloc((pool_nsockets + 1) * sizeof(PoolFired));
+	bool		latch_set;
+	int			nfired;
+	int			running;
+	TimestampTz now;
+
+	nfired = pool_wait_once(pool_timeout_ms(GetCurrentTimestamp(), wake_at,
+											deadline),
+							fired, &latch_set);
+	if (latch_set)
+		ResetLatch(MyLatch);
+	CHECK_FOR_INTERRUPTS();
+
+	for (int i = 0; i < nfired; i++)
+		curl_multi_socket_action(fired[i].pool->multi, fired[i].fd,
+								 fired[i].mask, &running);
+	now = GetCurrentTimestamp();
+	for (HttpPool *pool = pools; pool; pool = pool->next)
+	{
+		if (pool->timer_at >= 0 && now >= pool->timer_at)
+		{
+			pool->timer_at = -1;
+			curl_multi_socket_action(pool->multi, CURL_SOCKET_TIMEOUT, 0,
+									 &running);
+		}
+	}
+	pfree(fired);
+}
+
+/*
+ * lsm_pool_wait: drive every handle in flight until one finishes (return
+ * its owner, the handle off its pool, and libcurl's result in *code) or until wake_at passes (return NULL; 0: no wake-up).  Raises
+ * PostgreSQL's own error on query cancel, statement_timeout or when
+ * deadline (0: none) passes; handles then stay in flight and the caller
+ * must take them off with lsm_pool_abort_next().  Errors: 57014, or out
+ * of memory.
+ */
+void *
+lsm_pool_wait(TimestampTz wake_at, TimestampTz deadline, CURLcode *code)
+{
+	TimestampTz grace = deadline ?
+		TimestampTzPlusMilliseconds(deadline, LSM_DEADLINE_GRACE_MS) : 0;
+
+	for (;;)
+	{
+		void	   *done = pool_take_completed(code);
+		TimestampTz now;
+
+		if (done)
+			return done;
+		now = GetCurrentTimestamp();
+		if (grace != 0 && now >= grace)
+			lsm_pool_deadline_passed();
+		if (wake_at != 0 && now >= wake_at)
+			return NULL;
+		if (pool_ninflight == 0 && wake_at == 0)
+			return NULL;
+		pool_step(wake_at, grace);
+	}
+}
+
+/*
+ * lsm_pool_abort_next: take one handle in flight off its pool, unfinished
+ * (libcurl closes its connection), and return its owner, who still has
+ * the handle to free; NULL when none is left, every curl timer
+ * then forgotten.  Called in a loop from the PG_CATCH of whoever started
+ * the handles, before memory is reset.
+ */
+void *
+lsm_pool_abort_next(void)
+{
+	if (pool_ninflight > 0)
+		return pool_untrack(pool_ninflight - 1);
+	for (HttpPool *pool = pools; pool; pool = pool->next)
+		pool->timer_at = -1;
+	return NULL;
+}

@@ -1,0 +1,36 @@
+/*-------------------------------------------------------------------------
+ *
+ * pool.h
+ *		Connection pools: one libcurl multi handle per server and user
+ *		mapping, and the wait on the session latch.  Used by src/net/http.c
+ *		only.
+ *
+ * The pools know libcurl easy handles and an opaque owner pointer per
+ * handle, nothing of requests: they never call back into src/net/http.c.
+ * src/net/http.c configures a handle, adds it here, and gets its owner back
+ * as "this owner's handle finished with this CURLcode", off its pool, to
+ * classify and free.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef LANCELSM_POOL_H
+#define LANCELSM_POOL_H
+
+#include "postgres.h"
+
+#include <curl/curl.h>
+
+#include "datatype/timestamp.h"
+
+/* Our own deadline check waits this long for PostgreSQL's timer first. */
+#define LSM_DEADLINE_GRACE_MS 10
+
+extern bool lsm_pool_add(CURL *easy, Oid serverid, Oid umid, bool multiplex,
+						 void *owner);
+extern void lsm_pool_remove(CURL *easy);
+extern void *lsm_pool_wait(TimestampTz wake_at, TimestampTz deadline,
+						   CURLcode *code);
+extern void *lsm_pool_abort_next(void);
+extern void lsm_pool_deadline_passed(void);
+
+#endif							/* LANCELSM_POOL_H */

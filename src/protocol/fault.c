@@ -1,0 +1,505 @@
+/*-------------------------------------------------------------------------
+ *
+ * fault.c
+ *		The protocol's fault table: what each answer means, and the error
+ *		lancelsm reports for it.
+ *
+ * lsm_fault_verdict() decides, from the transport outcome, the HTTP status
+ * and (for 503) the error body's code, whether a request succeeded, should
+ * be retried, should make the checkpoint re-issue from flush, or failed.
+ * lsm_fault_from_request() turns a failed request into an LsmFailure: one
+ * SQLSTATE per failure class, an errmsg saying what failed, and an errdetail
+ * with the HTTP status, the server's code and message and the x-request-id.
+ * lsm_fault_new() builds every LsmFailure: each errmsg is one fixed,
+ * translatable format per LsmFaultMessage (fault_messages).  The API key is
+ * never part of any of it.
+ *
+ * Protocol: docs/protocol.md, "Errors".
+ * The SQLSTATEs are listed in README.md, "Errors".
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "protocol/fault.h"
+#include "lib/stringinfo.h"
+#include "settings.h"
+#include "protocol/lsm_json.h"
+#include "net/token.h"
+#include "utils/elog.h"
+
+/* The error-body code a draining node puts on its 503 answers. */
+#define LSM_CODE_DRAINING 19
+
+/* Shortest API key redacted from failures (lsm_fault_redact). */
+#define FAULT_REDACT_MIN 4
+
+static char *fault_redact_one(char *body, size_t *len, const char *secret);
+
+/* Longest piece of a non-JSON body quoted in a detail. */
+#define FAULT_BODY_SNIPPET 120
+
+/*
+ * The errmsg of each LsmFaultMessage: its format, written here only and
+ * marked for translation, and how many strings it takes (at most
+ * LSM_FAULT_MAX_ARGS).  lsm_fault_raise hands the format to errmsg, which
+ * translates it; lsm_fault_new formats the translated text for result
+ * rows.
+ */
+static const struct
+{
+	const char *format;
+	int			nargs;
+}			fault_messages[] = {
+	[LSM_FAULT_FLUSH] = {gettext_noop("could not flush LanceDB table \"%s\""), 1},
+	[LSM_FAULT_COMPACT] = {gettext_noop("could not compact LanceDB table \"%s\""), 1},
+	[LSM_FAULT_READ_STATS] = {gettext_noop("could not read the LSM statistics of LanceDB table \"%s\""), 1},
+	[LSM_FAULT_CHECKPOINT] = {gettext_noop("could not checkpoint LanceDB table \"%s\""), 1},
+	[LSM_FAULT_SET_SPEC] = {gettext_noop("could not install the LSM write spec of LanceDB table \"%s\""), 1},
+	[LSM_FAULT_UNSET_SPEC] = {gettext_noop("could not remove the LSM write spec of LanceDB table \"%s\""), 1},
+	[LSM_FAULT_GET_SPEC] = {gettext_noop("could not read the LSM write spec of LanceDB table \"%s\""), 1},
+	[LSM_FAULT_EMPTY_TABLE_NAME] = {gettext_noop("LanceDB table name must not be empty"), 0},
+	[LSM_FAULT_LONG_TABLE_NAME] = {gettext_noop("LanceDB table name is too long"), 0},
+	[LSM_FAULT_NO_SERVER] = {gettext_noop("server \"%s\" does not exist"), 1},
+	[LSM_FAULT_OTHER_WRAPPER] = {gettext_noop("server \"%s\" is not a lancelsm server"), 1},
+	[LSM_FAULT_NO_USAGE] = {gettext_noop("permission denied for foreign server %s"), 1},
+	[LSM_FAULT_NO_USER_MAPPING] = {gettext_noop("user mapping not found for user \"%s\", server \"%s\""), 2},
+};
+
+StaticAssertDecl(lengthof(fault_messages) == LSM_FAULT_NO_USER_MAPPING + 1,
+				 "every LsmFaultMessage has its errmsg");
+
+/*
+ * fault_expected_status: the success status of a route: 202 for flush
+ * and compact, 200 for the reads and the write spec routes.
+ */
+static long
+fault_expected_status(LsmRoute route)
+{
+	return (route == LSM_ROUTE_FLUSH || route == LSM_ROUTE_COMPACT) ?
+		202 : 200;
+}
+
+/*
+ * fault_is_draining: whether a 503 answer carries the draining code.
+ */
+static bool
+fault_is_draining(const LsmOutcome *req)
+{
+	LsmErrorBody body;
+
+	if (!lsm_json_decode_error(req->response, req->response_len, &body))
+		return false;
+	return body.has_code && body.code == LSM_CODE_DRAINING;
+}
+
+/*
+ * lsm_fault_verdict: what to do with a finished request, per the fault
+ * table.  A success status with a body where none belongs (202 with a
+ * body) is a failure: the server is not speaking the protocol.
+ */
+LsmVerdict
+lsm_fault_verdict(const LsmOutcome *req)
+{
+	if (req->transport != LSM_TRANSPORT_OK)
+		return LSM_VERDICT_FAIL;
+	if (req->status == fault_expected_status(req->route))
+		return (req->status == 202 && req->response_len > 0) ?
+			LSM_VERDICT_FAIL : LSM_VERDICT_OK;
+	if (req->status == 429)
+		return LSM_VERDICT_RETRY;
+	if (req->status == 503)
+		return fault_is_draining(req) ? LSM_VERDICT_FAIL : LSM_VERDICT_RETRY;
+	if (req->status == 421)
+		return LSM_VERDICT_REISSUE;
+	return LSM_VERDICT_FAIL;
+}
+
+/*
+ * fault_sqlstate: the SQLSTATE of a failure class (README.md, "Errors").
+ */
+static int
+fault_sqlstate(const LsmOutcome *req)
+{
+	switch (req->transport)
+	{
+		case LSM_TRANSPORT_CONNECT:
+			return ERRCODE_FDW_UNABLE_TO_ESTABLISH_CONNECTION;
+		case LSM_TRANSPORT_FAILED:
+		case LSM_TRANSPORT_READ_TIMEOUT:
+		case LSM_TRANSPORT_HEADER_TOO_LARGE:
+			return ERRCODE_CONNECTION_FAILURE;
+		case LSM_TRANSPORT_PROTOCOL:
+			return ERRCODE_PROTOCOL_VIOLATION;
+		case LSM_TRANSPORT_TOO_LARGE:
+			return ERRCODE_PROGRAM_LIMIT_EXCEEDED;
+		case LSM_TRANSPORT_TIMEOUT:
+			return ERRCODE_QUERY_CANCELED;
+		default:
+			break;
+	}
+	switch (req->status)
+	{
+		case 400:
+			return ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE;
+		case 401:
+			return ERRCODE_INVALID_AUTHORIZATION_SPECIFICATION;
+		case 403:
+			return ERRCODE_INSUFFICIENT_PRIVILEGE;
+		case 404:
+			return ERRCODE_FDW_TABLE_NOT_FOUND;
+		case 409:
+			return ERRCODE_OBJECT_IN_USE;
+		case 421:
+			return ERRCODE_LOCK_NOT_AVAILABLE;
+		case 429:
+			return ERRCODE_INSUFFICIENT_RESOURCES;
+		case 503:
+			return fault_is_draining(req) ?
+				ERRCODE_CANNOT_CONNECT_NOW : ERRCODE_FDW_ERROR;
+	}
+	if (req->status >= 500)
+		return ERRCODE_FDW_ERROR;
+	return ERRCODE_PROTOCOL_VIOLATION;
+}
+
+/*
+ * fault_hint_400: what a 400 on a route usually means.
+ */
+static char *
+fault_hint_400(LsmRoute route)
+{
+	if (route == LSM_ROUTE_SET_SPEC)
+		return pstrdup("Every write spec needs an unenforced primary key on the table, bucket sharding needs it to be the bucketed column, and an installed spec must be removed with lancelsm_unset_write_spec() first.");
+	if (route == LSM_ROUTE_UNSET_SPEC)
+		return pstrdup("The table may have no LSM write spec; lancelsm_write_spec() returns no rows for such a table.");
+	return pstrdup("The table may have no LSM write path; lancelsm_stats() returns no rows for such a table.");
+}
+
+/*
+ * fault_hint: the fix, where it is known; NULL otherwise.
+ */
+static char *
+fault_hint(const LsmOutcome *req)
+{
+	if (req->transport == LSM_TRANSPORT_CONNECT)
+		return pstrdup("Check the server's host_override, database and region options, its TLS options, and that the host is reachable.");
+	if (req->transport == LSM_TRANSPORT_TOO_LARGE)
+		return pstrdup("Raise lancelsm.max_response_size if the answer is legitimately this large.");
+	if (req->transport == LSM_TRANSPORT_READ_TIMEOUT)
+		return pstrdup("Raise the server's read_timeout option if the server legitimately takes longer to answer.");
+	if (req->transport != LSM_TRANSPORT_OK)
+		return NULL;
+	switch (req->status)
+	{
+		case 400:
+			return fault_hint_400(req->route);
+		case 401:
+			return pstrdup("Check the api_key option of the user mapping for this server.");
+		case 403:
+			return pstrdup("The API key has no access to this table.");
+		case 404:
+			return pstrdup("Check the table name: namespace levels are joined by the server's id_delimiter.");
+		case 429:
+			return pstrdup("The table's compaction latch or the server's compactor pool is busy; try again later, or raise lancelsm.retry_budget.");
+		case 503:
+			return fault_is_draining(req) ?
+				pstrdup("The server node is draining; try again once it has restarted.") : NULL;
+	}
+	if (req->status >= 300 && req->status < 400)
+		return pstrdup("lancelsm does not follow redirects; point host_override at the final address.");
+	return NULL;
+}
+
+/*
+ * fault_snippet: a printable excerpt of a body that is not a JSON error:
+ * control characters and non-ASCII bytes become '?', cut at
+ * FAULT_BODY_SNIPPET bytes.
+ */
+static char *
+fault_snippet(const char *body, size_t len)
+{
+	size_t		n = Min(len, FAULT_BODY_SNIPPET);
+	char	   *out = palloc(n + 4);
+
+	for (size_t i = 0; i < n; i++)
+	{
+		unsigned char c = (unsigned char) body[i];
+
+		out[i] = (c < 0x20 || c >= 0x7F) ? '?' : (char) c;
+	}
+	strcpy(out + n, len > n ? "..." : "");
+	return out;
+}
+
+/*
+ * fault_answer_text: the server's side of a detail: status, code and
+ * message, or an excerpt of whatever the body was.
+ */
+static char *
+fault_answer_text(const LsmOutcome *req)
+{
+	LsmErrorBody body;
+
+	if (req->status == fault_expected_status(req->route) && req->status == 202)
+		return psprintf("The server answered HTTP status 202 with a %zu-byte body where none belongs.",
+						req->response_len);
+	if (req->status == 200 && fault_expected_status(req->route) == 202)
+		return psprintf("The server answered HTTP status 200 where 202 was expected.");
+	if (lsm_json_decode_error(req->response, req->response_len, &body) &&
+		body.message)
+	{
+		if (body.has_code)
+			return psprintf("The server answered HTTP status %ld, code %lld: %s.",
+							req->status, (long long) body.code, body.message);
+		return psprintf("The server answered HTTP status %ld: %s.",
+						req->status, body.message);
+	}
+	if (req->response_len == 0)
+		return psprintf("The server answered HTTP status %ld with an empty body.",
+						req->status);
+	return psprintf("The server answered HTTP status %ld with a body that is not a JSON error: \"%s\".",
+					req->status, fault_snippet(req->response, req->response_len));
+}
+
+/*
+ * fault_transport_text: the client's side of a detail when no complete
+ * answer was read.
+ */
+static char *
+fault_transport_text(const LsmOutcome *req)
+{
+	switch (req->transport)
+	{
+		case LSM_TRANSPORT_CONNECT:
+			return psprintf("Could not reach the server: %s.", req->curl_error);
+		case LSM_TRANSPORT_TOO_LARGE:
+			return psprintf("The answer is larger than lancelsm.max_response_size (%d kB).",
+							lsm_max_response_size_kb);
+		case LSM_TRANSPORT_TIMEOUT:
+			return pstrdup("The statement's deadline passed.");
+		case LSM_TRANSPORT_PROTOCOL:
+			return psprintf("The server's answer is not valid HTTP: %s.",
+							req->curl_error);
+		case LSM_TRANSPORT_READ_TIMEOUT:
+			return psprintf("The server sent no data for longer than its read_timeout (%ld s): %s.",
+							req->config->read_timeout_s, req->curl_error);
+		case LSM_TRANSPORT_HEADER_TOO_LARGE:
+			return psprintf("The server's response header is larger than libcurl accepts (libcurl reports: %s).",
+							req->curl_error);
+		default:
+			return psprintf("The exchange with the server failed: %s.",
+							req->curl_error);
+	}
+}
+
+/*
+ * lsm_fault_new: a failure with SQLSTATE sqlerrcode and the fixed errmsg
+ * of what, filled with the strings that follow (as many as its format
+ * takes, each copied; fault_messages).  message is that errmsg translated
+ * and filled in now, for result rows.  detail and hint are taken over (may
+ * be NULL).  Raises nothing.
+ */
+LsmFailure *
+lsm_fault_new(int sqlerrcode, char *detail, char *hint,
+			  LsmFaultMessage what,...)
+{
+	LsmFailure *failure = palloc0(sizeof(LsmFailure));
+	va_list		args;
+
+	Assert((unsigned int) what < lengthof(fault_messages));
+	failure->sqlerrcode = sqlerrcode;
+	failure->what = what;
+	va_start(args, what);
+	for (int i = 0; i < fault_messages[what].nargs; i++)
+		failure->args[i] = pstrdup(va_arg(args, const char *));
+	va_end(args);
+	failure->message = psprintf(_(fault_messages[what].format),
+								failure->args[0], failure->args[1]);
+	failure->detail = detail;
+	failure->hint = hint;
+	return failure;
+}
+
+/*
+ * fault_secrets: the secrets of config that no failure may carry, into
+ * a palloc'd NULL-terminated array: the API key, the user mapping's extra
+ * header values and the bearer token last read.  Entries may be NULL or
+ * short; callers skip those.
+ */
+static const char **
+fault_secrets(const LsmConfig *config)
+{
+	const char **secrets;
+	int			n = 0;
+
+	if (config == NULL)
+		return palloc0(sizeof(char *));
+	secrets = palloc0((config->nsecrets + 3) * sizeof(char *));
+	if (config->api_key)
+		secrets[n++] = config->api_key;
+	for (int i = 0; i < config->nsecrets; i++)
+		secrets[n++] = config->secrets[i];
+	secrets[n++] = lsm_bearer_token_peek(config->bearer_token_file);
+	return secrets;
+}
+
+/*
+ * fault_redact_body: the answer's body with every occurrence of each
+ * secret of its config (fault_secrets) replaced by "***" (binary-safe),
+ * and its length in *len; the body itself when there is nothing to
+ * redact.  Excerpts and the server's message are taken from this, so a
+ * secret straddling an excerpt's cut never leaks half.
+ */
+static char *
+fault_redact_body(const LsmOutcome *req, size_t *len)
+{
+	const char **secrets = fault_secrets(req->config);
+	char	   *body = req->response;
+
+	*len = req->response_len;
+	for (int i = 0; body != NULL && secrets[i] != NULL; i++)
+		body = fault_redact_one(body, len, secrets[i]);
+	pfree(secrets);
+	return body;
+}
+
+/*
+ * fault_redact_one: body (len bytes) with every occurrence of secret
+ * replaced by "***", its new length in *len; body itself when secret is
+ * shorter than FAULT_REDACT_MIN or absent.
+ */
+static char *
+fault_redact_one(char *body, size_t *len, const char *secret)
+{
+	size_t		slen = strlen(secret);
+	const char *p = body;
+	const char *end = body + *len;
+	const char *hit;
+	StringInfoData buf;
+
+	if (slen < FAULT_REDACT_MIN || memmem(p, end - p, secret, slen) == NULL)
+		return body;
+	initStringInfo(&buf);
+	while ((hit = memmem(p, end - p, secret, slen)) != NULL)
+	{
+		appendBinaryStringInfo(&buf, p, hit - p);
+		appendStringInfoString(&buf, "***");
+		p = hit + slen;
+	}
+	appendBinaryStringInfo(&buf, p, end - p);
+	*len = buf.len;
+	return buf.data;
+}
+
+/*
+ * lsm_fault_redact_config: remove every secret of config (the API key,
+ * the user mapping's extra header values, the bearer token) from a
+ * failure, as lsm_fault_redact does for one.
+ */
+void
+lsm_fault_redact_config(LsmFailure *failure, const LsmConfig *config)
+{
+	const char **secrets = fault_secrets(config);
+
+	for (int i = 0; secrets[i] != NULL; i++)
+		lsm_fault_redact(failure, secrets[i]);
+	pfree(secrets);
+}
+
+/*
+ * lsm_fault_from_request: the failure a finished request stands for, as
+ * itself (after retries too: its own status and message, not a summary).
+ * what names the operation that failed (LSM_FAULT_FLUSH, ...; its errmsg
+ * takes table_name); retries is how many times the request was retried
+ * before this answer.  Raises nothing.
+ */
+LsmFailure *
+lsm_fault_from_request(const LsmOutcome *req, LsmFaultMessage what,
+					   const char *table_name, int retries)
+{
+	LsmOutcome	redacted = *req;
+	char	   *text;
+	char	   *detail;
+
+	/* redact the body before any excerpt can cut a key in two */
+	redacted.response = fault_redact_body(req, &redacted.response_len);
+	text = req->transport == LSM_TRANSPORT_OK ?
+		fault_answer_text(&redacted) : fault_transport_text(req);
+	if (retries > 0)
+		detail = psprintf("%s Request ID: %s. Gave up after %d retries.",
+						  text, req->request_id, retries);
+	else
+		detail = psprintf("%s Request ID: %s.", text, req->request_id);
+	pfree(text);
+	return lsm_fault_new(fault_sqlstate(req), detail, fault_hint(req), what,
+						 table_name);
+}
+
+/*
+ * fault_redact_text: text with every occurrence of secret replaced by
+ * "***"; text itself (may be NULL) when it holds none, else a new palloc'd
+ * copy, the old one wiped and freed.
+ */
+static char *
+fault_redact_text(char *text, const char *secret)
+{
+	size_t		slen = strlen(secret);
+	StringInfoData buf;
+	const char *p;
+	const char *hit;
+
+	if (text == NULL || strstr(text, secret) == NULL)
+		return text;
+	initStringInfo(&buf);
+	for (p = text; (hit = strstr(p, secret)) != NULL; p = hit + slen)
+	{
+		appendBinaryStringInfo(&buf, p, hit - p);
+		appendStringInfoString(&buf, "***");
+	}
+	appendStringInfoString(&buf, p);
+	explicit_bzero(text, strlen(text));
+	pfree(text);
+	return buf.data;
+}
+
+/*
+ * lsm_fault_redact: remove the API key (secret; NULL or empty: nothing to
+ * do) from a failure's message, the arguments of its errmsg, its detail
+ * and its hint.  The server's own text and a decoder's quote of the body
+ * land in the detail, and a hostile or confused server may echo the key
+ * it was sent.  Keys shorter than FAULT_REDACT_MIN bytes are left alone:
+ * replacing every "k" or "ab" would garble the message's own words, and
+ * such a key protects nothing.
+ */
+void
+lsm_fault_redact(LsmFailure *failure, const char *secret)
+{
+	if (failure == NULL || secret == NULL ||
+		strlen(secret) < FAULT_REDACT_MIN)
+		return;
+	failure->message = fault_redact_text(failure->message, secret);
+	for (int i = 0; i < LSM_FAULT_MAX_ARGS; i++)
+		failure->args[i] = fault_redact_text(failure->args[i], secret);
+	failure->detail = fault_redact_text(failure->detail, secret);
+	failure->hint = fault_redact_text(failure->hint, secret);
+}
+
+/*
+ * lsm_fault_raise: raise a failure as an ERROR with its SQLSTATE
+ * (failure->sqlerrcode).  The errmsg is its fixed, translatable format
+ * filled with its (redacted) arguments; library and server text lives in
+ * the detail, hence errdetail_internal; the hint as it is.  Does not
+ * return.
+ */
+void
+lsm_fault_raise(const LsmFailure *failure)
+{
+	ereport(ERROR,
+			(errcode(failure->sqlerrcode),
+			 errmsg(fault_messages[failure->what].format,
+					failure->args[0], failure->args[1]),
+			 failure->detail ? errdetail_internal("%s", failure->detail) : 0,
+			 failure->hint ? errhint("%s", failure->hint) : 0));
+	pg_unreachable();
+}

@@ -1,0 +1,78 @@
+/*-------------------------------------------------------------------------
+ *
+ * fault.h
+ *		What an answer means (the protocol's fault table) and the errors
+ *		lancelsm reports for it.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef LANCELSM_FAULT_H
+#define LANCELSM_FAULT_H
+
+#include "net/outcome.h"
+#include "pg_compat.h"
+
+/* What the caller should do with a finished request. */
+typedef enum LsmVerdict
+{
+	LSM_VERDICT_OK,				/* the expected success */
+	LSM_VERDICT_RETRY,			/* 429, or 503 that is not draining */
+	LSM_VERDICT_REISSUE,		/* 421: the node lost its claim */
+	LSM_VERDICT_FAIL			/* anything else */
+} LsmVerdict;
+
+/*
+ * What failed: each value fixes the errmsg of a failure to one
+ * translatable format (fault.c, fault_messages), whose arguments are the
+ * table's or the server's name.
+ */
+typedef enum LsmFaultMessage
+{
+	LSM_FAULT_FLUSH,			/* the table's name */
+	LSM_FAULT_COMPACT,
+	LSM_FAULT_READ_STATS,
+	LSM_FAULT_CHECKPOINT,
+	LSM_FAULT_SET_SPEC,
+	LSM_FAULT_UNSET_SPEC,
+	LSM_FAULT_GET_SPEC,
+	LSM_FAULT_EMPTY_TABLE_NAME, /* no argument */
+	LSM_FAULT_LONG_TABLE_NAME,
+	LSM_FAULT_NO_SERVER,		/* the server's name */
+	LSM_FAULT_OTHER_WRAPPER,
+	LSM_FAULT_NO_USAGE,
+	LSM_FAULT_NO_USER_MAPPING	/* the role's name, the server's name */
+} LsmFaultMessage;
+
+/* Most arguments an errmsg format of LsmFaultMessage takes. */
+#define LSM_FAULT_MAX_ARGS 2
+
+/*
+ * A failure, ready to be raised or reported as a row.  what and args are
+ * the errmsg (args unused by its format are NULL); message is the same
+ * errmsg as text, for result rows; detail the errdetail (server text,
+ * HTTP status, request id); hint may be NULL.  All palloc'd; built by
+ * lsm_fault_new only.
+ */
+typedef struct LsmFailure
+{
+	int			sqlerrcode;
+	LsmFaultMessage what;
+	char	   *args[LSM_FAULT_MAX_ARGS];
+	char	   *message;
+	char	   *detail;
+	char	   *hint;
+} LsmFailure;
+
+extern LsmVerdict lsm_fault_verdict(const LsmOutcome *req);
+extern void lsm_fault_redact(LsmFailure *failure, const char *secret);
+extern void lsm_fault_redact_config(LsmFailure *failure,
+									const LsmConfig *config);
+extern LsmFailure *lsm_fault_from_request(const LsmOutcome *req,
+										  LsmFaultMessage what,
+										  const char *table_name,
+										  int retries);
+extern LsmFailure *lsm_fault_new(int sqlerrcode, char *detail, char *hint,
+								 LsmFaultMessage what,...);
+pg_noreturn extern void lsm_fault_raise(const LsmFailure *failure);
+
+#endif							/* LANCELSM_FAULT_H */

@@ -1,0 +1,447 @@
+/*-------------------------------------------------------------------------
+ *
+ * lsm_json.c
+ *		jansson: best-effort decoding of error bodies, the get_lsm_stats and
+ *		set_lsm_write_spec request bodies, strict decoding of
+ *		get_lsm_write_spec answers, and extra_headers option values.
+ *
+ * get_lsm_stats answers, which may be large, are decoded by
+ * src/protocol/lsm_stats_json.c with PostgreSQL's streaming JSON parser; the other
+ * documents are small, and jansson keeps their handling short.  This is the
+ * only file of lancelsm that includes jansson.h (its json_object and
+ * json_typeof collide with PostgreSQL's SQL-function prototypes).  It
+ * never raises an error and calls nothing of PostgreSQL but palloc and
+ * pstrdup, so the same object code links into the standalone harness of
+ * fuzz/ (valgrind, libFuzzer).  The jansson tree is always freed before
+ * return.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include <jansson.h>
+
+#include "protocol/lsm_json.h"
+
+/* Longest error message kept from an error body, in bytes. */
+#define LSM_JSON_MAX_MESSAGE 1024
+
+static char *lsm_json_copy_message(const char *str, size_t len);
+
+/*
+ * lsm_json_copy_message: copy an error message of len bytes (it may contain
+ * NUL) for the user: truncated at the first NUL, and cut to
+ * LSM_JSON_MAX_MESSAGE bytes on a UTF-8 character boundary with "..." appended
+ * when longer.
+ */
+static char *
+lsm_json_copy_message(const char *str, size_t len)
+{
+	const char *nul = memchr(str, '\0', len);
+	bool		cut = false;
+	char	   *copy;
+
+	if (nul != NULL)
+		len = nul - str;
+	if (len > LSM_JSON_MAX_MESSAGE)
+	{
+		len = LSM_JSON_MAX_MESSAGE;
+		/* do not split a multibyte character: back off its continuations */
+		while (len > 0 && ((unsigned char) str[len] & 0xC0) == 0x80)
+			len--;
+		cut = true;
+	}
+	copy = palloc(len + (cut ? 4 : 1));
+	memcpy(copy, str, len);
+	if (cut)
+		memcpy(copy + len, "...", 4);
+	else
+		copy[len] = '\0';
+	return copy;
+}
+
+/*
+ * lsm_json_decode_error: best-effort decode of an error body {"code": <int>,
+ * "error": "<message>"} (see lsm_json.h).  Returns true when body is a JSON
+ * object carrying an integer "code" or a string "error" (or both); otherwise
+ * returns false with *out zeroed (has_code = false, message = NULL).  Never
+ * fails hard.
+ */
+bool
+lsm_json_decode_error(const char *body, size_t len, LsmErrorBody *out)
+{
+	json_t	   *root;
+	json_t	   *code;
+	json_t	   *message;
+
+	memset(out, 0, sizeof(*out));
+	if (body == NULL || len == 0)
+		return false;
+	root = json_loadb(body, len, JSON_ALLOW_NUL, NULL);
+	if (root == NULL)
+		return false;
+	if (json_is_object(root))
+	{
+		code = json_object_get(root, "code");
+		message = json_object_get(root, "error");
+		if (json_is_integer(code))
+		{
+			out->has_code = true;
+			out->code = (int64_t) json_integer_value(code);
+		}
+		if (json_is_string(message))
+			out->message = lsm_json_copy_message(json_string_value(message),
+												 json_string_length(message));
+	}
+	json_decref(root);
+	return out->has_code || out->message != NULL;
+}
+
+/*
+ * lsm_json_stats_request_body: return the palloc'd body of a get_lsm_stats
+ * request, in the exact form of the protocol: {"include_generation_rows":
+ * false}, or with the renamed key include_sstable_rows when keys is
+ * LSM_KEYS_SSTABLE.
+ */
+char *
+lsm_json_stats_request_body(bool include_generation_rows,
+							LsmKeySpelling keys)
+{
+	if (keys == LSM_KEYS_SSTABLE)
+		return pstrdup(include_generation_rows ?
+					   "{\"include_sstable_rows\": true}" :
+					   "{\"include_sstable_rows\": false}");
+	return pstrdup(include_generation_rows ?
+				   "{\"include_generation_rows\": true}" :
+				   "{\"include_generation_rows\": false}");
+}
+
+/*
+ * lsm_json_new_object: a new empty jansson object, or NULL when out of
+ * memory.  Never call jansson's json_object() from lancelsm: the postgres
+ * executable exports its SQL function json_object(), and the dynamic
+ * linker binds our call to that one (a crash).  json_pack's own call
+ * inside libjansson is not interposed, as json_loadb's is not.
+ */
+static json_t *
+lsm_json_new_object(void)
+{
+	return json_pack("{}");
+}
+
+/*
+ * lsm_json_strings_array: a jansson array of n strings, or NULL when out
+ * of memory (nothing leaks).
+ */
+static json_t *
+lsm_json_strings_array(char **strings, int n)
+{
+	json_t	   *array = json_array();
+
+	for (int i = 0; array != NULL && i < n; i++)
+	{
+		if (json_array_append_new(array, json_string(strings[i])) != 0)
+		{
+			json_decref(array);
+			array = NULL;
+		}
+	}
+	return array;
+}
+
+/*
+ * lsm_json_sharding: the SHARDING object of a spec, or NULL when out of
+ * memory.  Fields as the Node SDK sends them: mode, then column, then
+ * num_buckets, each only for the modes that take it.
+ */
+static json_t *
+lsm_json_sharding(const LsmWriteSpec *spec)
+{
+	json_t	   *sharding = lsm_json_new_object();
+
+	if (sharding == NULL)
+		return NULL;
+	if (json_object_set_new(sharding, "mode", json_string(spec->mode)) != 0 ||
+		(spec->column != NULL &&
+		 json_object_set_new(sharding, "column",
+							 json_string(spec->column)) != 0) ||
+		(strcmp(spec->mode, "bucket") == 0 &&
+		 json_object_set_new(sharding, "num_buckets",
+							 json_integer(spec->num_buckets)) != 0))
+	{
+		json_decref(sharding);
+		return NULL;
+	}
+	return sharding;
+}
+
+/*
+ * lsm_json_write_spec_body: the palloc'd set_lsm_write_spec request body
+ * of a spec whose strings are valid UTF-8 (the caller validated it):
+ * {"sharding": {...}, "maintained_indexes": [...] or null,
+ *  "writer_config_defaults": {...}}, compact, keys in that order.
+ * Returns NULL when out of memory.
+ */
+char *
+lsm_json_write_spec_body(const LsmWriteSpec *spec)
+{
+	json_t	   *root = lsm_json_new_object();
+	json_t	   *defaults = lsm_json_new_object();
+	char	   *text = NULL;
+	char	   *copy = NULL;
+	bool		ok = (root != NULL && defaults != NULL);
+
+	for (int i = 0; ok && i < spec->ndefaults; i++)
+		ok = json_object_set_new(defaults, spec->default_keys[i],
+								 json_string(spec->default_values[i])) == 0;
+	ok = ok &&
+		json_object_set_new(root, "sharding", lsm_json_sharding(spec)) == 0 &&
+		json_object_set_new(root, "maintained_indexes", spec->all_indexes ?
+							json_null() :
+							lsm_json_strings_array(spec->indexes,
+												   spec->nindexes)) == 0 &&
+		json_object_set(root, "writer_config_defaults", defaults) == 0;
+	if (ok)
+		text = json_dumps(root, JSON_COMPACT | JSON_PRESERVE_ORDER);
+	if (text != NULL)
+	{
+		copy = pstrdup(text);
+		free(text);
+	}
+	json_decref(defaults);
+	json_decref(root);
+	return copy;
+}
+
+/*
+ * lsm_json_fail: write a description of what is wrong into errbuf and
+ * return false.
+ */
+static bool
+lsm_json_fail(char *errbuf, size_t errlen, const char *what, const char *field)
+{
+	snprintf(errbuf, errlen, "%s %s", field, what);
+	return false;
+}
+
+/*
+ * lsm_json_string_list: the strings of a JSON array into *out (palloc'd),
+ * their count into *n; false when json is not an array of strings.
+ */
+static bool
+lsm_json_string_list(json_t *json, char ***out, int *n)
+{
+	size_t		i;
+	json_t	   *item;
+
+	if (!json_is_array(json))
+		return false;
+	*n = (int) json_array_size(json);
+	*out = palloc((*n + 1) * sizeof(char *));
+	json_array_foreach(json, i, item)
+	{
+		if (!json_is_string(item))
+			return false;
+		(*out)[i] = pstrdup(json_string_value(item));
+	}
+	return true;
+}
+
+/*
+ * lsm_json_string_map: the members of a JSON object of strings into
+ * keys/values (palloc'd), their count into *n; false when json is not an
+ * object of strings.
+ */
+static bool
+lsm_json_string_map(json_t *json, char ***keys, char ***values, int *n)
+{
+	const char *key;
+	json_t	   *value;
+	int			i = 0;
+
+	if (!json_is_object(json))
+		return false;
+	*n = (int) json_object_size(json);
+	*keys = palloc((*n + 1) * sizeof(char *));
+	*values = palloc((*n + 1) * sizeof(char *));
+	json_object_foreach(json, key, value)
+	{
+		if (!json_is_string(value))
+			return false;
+		(*keys)[i] = pstrdup(key);
+		(*values)[i++] = pstrdup(json_string_value(value));
+	}
+	return true;
+}
+
+/*
+ * lsm_json_decode_sharding: the SHARDING object into out; false with
+ * errbuf set when it is not one of the three forms.
+ */
+static bool
+lsm_json_decode_sharding(json_t *sharding, LsmWriteSpec *out,
+						 char *errbuf, size_t errlen)
+{
+	json_t	   *mode = json_object_get(sharding, "mode");
+	json_t	   *column = json_object_get(sharding, "column");
+	json_t	   *buckets = json_object_get(sharding, "num_buckets");
+	const char *m;
+
+	if (!json_is_object(sharding))
+		return lsm_json_fail(errbuf, errlen, "is missing or not an object",
+							 "\"sharding\"");
+	if (!json_is_string(mode))
+		return lsm_json_fail(errbuf, errlen, "is missing or not a string",
+							 "\"sharding.mode\"");
+	m = json_string_value(mode);
+	if (strcmp(m, "bucket") != 0 && strcmp(m, "identity") != 0 &&
+		strcmp(m, "unsharded") != 0)
+		return lsm_json_fail(errbuf, errlen, "is not bucket, identity or unsharded",
+							 "\"sharding.mode\"");
+	out->mode = pstrdup(m);
+	if (strcmp(m, "unsharded") != 0)
+	{
+		if (!json_is_string(column))
+			return lsm_json_fail(errbuf, errlen, "is missing or not a string",
+								 "\"sharding.column\"");
+		out->column = pstrdup(json_string_value(column));
+	}
+	if (strcmp(m, "bucket") == 0)
+	{
+		if (!json_is_integer(buckets) || json_integer_value(buckets) < 1 ||
+			json_integer_value(buckets) > INT32_MAX)
+			return lsm_json_fail(errbuf, errlen,
+								 "is missing or not a positive 32-bit integer",
+								 "\"sharding.num_buckets\"");
+		out->num_buckets = (int64_t) json_integer_value(buckets);
+	}
+	return true;
+}
+
+/*
+ * lsm_json_decode_spec_object: the members of an "lsm_write_spec" object
+ * into out; false with errbuf naming the field that is missing or
+ * mistyped.  maintained_indexes must be a concrete list here.
+ */
+static bool
+lsm_json_decode_spec_object(json_t *spec, LsmWriteSpec *out,
+							char *errbuf, size_t errlen)
+{
+	if (!lsm_json_decode_sharding(json_object_get(spec, "sharding"), out,
+								  errbuf, errlen))
+		return false;
+	if (!lsm_json_string_list(json_object_get(spec, "maintained_indexes"),
+							  &out->indexes, &out->nindexes))
+		return lsm_json_fail(errbuf, errlen,
+							 "is missing or not an array of strings",
+							 "\"maintained_indexes\"");
+	if (!lsm_json_string_map(json_object_get(spec, "writer_config_defaults"),
+							 &out->default_keys, &out->default_values,
+							 &out->ndefaults))
+		return lsm_json_fail(errbuf, errlen,
+							 "is missing or not an object of strings",
+							 "\"writer_config_defaults\"");
+	return true;
+}
+
+/*
+ * lsm_json_decode_write_spec: decode a get_lsm_write_spec answer strictly
+ * (see lsm_json.h): {"lsm_write_spec": null} gives enabled = false;
+ * otherwise every field of the spec must be present and of its type.
+ * Members the protocol does not name are ignored.  The jansson tree is
+ * freed before return.
+ */
+bool
+lsm_json_decode_write_spec(const char *body, size_t len, LsmWriteSpec *out,
+						   char *errbuf, size_t errlen)
+{
+	json_error_t jerr;
+	json_t	   *root;
+	json_t	   *spec;
+	bool		ok;
+
+	memset(out, 0, sizeof(*out));
+	root = json_loadb(body ? body : "", len, 0, &jerr);
+	if (root == NULL)
+	{
+		snprintf(errbuf, errlen, "not JSON: %s", jerr.text);
+		return false;
+	}
+	spec = json_object_get(root, "lsm_write_spec");
+	if (!json_is_object(root) || spec == NULL)
+		ok = lsm_json_fail(errbuf, errlen, "is missing", "\"lsm_write_spec\"");
+	else if (json_is_null(spec))
+		ok = true;
+	else if (!json_is_object(spec))
+		ok = lsm_json_fail(errbuf, errlen, "is neither null nor an object",
+						   "\"lsm_write_spec\"");
+	else
+		ok = out->enabled =
+			lsm_json_decode_spec_object(spec, out, errbuf, errlen);
+	json_decref(root);
+	return ok;
+}
+
+/*
+ * lsm_json_wipe_strings: zero the string values of a jansson object
+ * before it is freed (they may be secrets; jansson frees without wiping).
+ */
+static void
+lsm_json_wipe_strings(json_t *object)
+{
+	const char *key;
+	json_t	   *value;
+
+	json_object_foreach(object, key, value)
+	{
+		if (json_is_string(value))
+			explicit_bzero((char *) json_string_value(value),
+						   json_string_length(value));
+	}
+}
+
+/*
+ * lsm_json_decode_headers: decode an extra_headers option value, a JSON
+ * object of strings such as {"X-Tenant": "acme"}, into *n palloc'd names
+ * and values (NUL-terminated; a value holding NUL is refused).  Returns
+ * false with errbuf set to a sentence that never quotes the text: values
+ * may be secrets.  Names given twice are refused.  The jansson tree is
+ * wiped and freed before return.
+ */
+bool
+lsm_json_decode_headers(const char *text, int *n, char ***names,
+						char ***values, char *errbuf, size_t errlen)
+{
+	json_t	   *root = json_loads(text, JSON_REJECT_DUPLICATES, NULL);
+	const char *key;
+	json_t	   *value;
+	bool		ok = json_is_object(root);
+	int			i = 0;
+
+	*n = 0;
+	if (!ok)
+		snprintf(errbuf, errlen,
+				 "The value must be a JSON object whose members are header names and string values, each name once.");
+	else
+	{
+		*names = palloc((json_object_size(root) + 1) * sizeof(char *));
+		*values = palloc((json_object_size(root) + 1) * sizeof(char *));
+		json_object_foreach(root, key, value)
+		{
+			if (!json_is_string(value) ||
+				strlen(json_string_value(value)) != json_string_length(value))
+			{
+				snprintf(errbuf, errlen,
+						 "The value of every header must be a JSON string without NUL characters.");
+				ok = false;
+				break;
+			}
+			(*names)[i] = pstrdup(key);
+			(*values)[i++] = pstrdup(json_string_value(value));
+		}
+		*n = i;
+		lsm_json_wipe_strings(root);
+	}
+	json_decref(root);
+	return ok;
+}

@@ -1,0 +1,29 @@
+/*-------------------------------------------------------------------------
+ *
+ * settings.h
+ *		Settings (GUCs) shared by the lancelsm source files, at every layer.
+ *
+ * The variables live in src/settings.c and are registered in src/lancelsm.c
+ * (_PG_init); their meaning, units and defaults are documented there and
+ * in README.md.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef LANCELSM_SETTINGS_H
+#define LANCELSM_SETTINGS_H
+
+#ifndef LANCELSM_VERSION
+#error "LANCELSM_VERSION must come from the Makefile (lancelsm.control)"
+#endif
+
+extern int	lsm_retry_budget;		/* retries per request (429, 503) */
+extern int	lsm_reissue_budget;		/* checkpoint re-issues after 421 */
+extern int	lsm_backoff_base_ms;	/* first backoff */
+extern int	lsm_backoff_max_ms;		/* backoff cap */
+extern int	lsm_poll_interval_min_ms;	/* shortest checkpoint poll interval */
+extern int	lsm_poll_interval_max_ms;	/* longest checkpoint poll interval */
+extern int	lsm_max_idle_polls;		/* 0: no progress bound */
+extern int	lsm_max_response_size_kb;	/* response body cap */
+extern bool lsm_share_checkpoints;	/* join or skip running checkpoints */
+
+#endif							/* LANCELSM_SETTINGS_H */
