@@ -10,7 +10,9 @@
 #	mmdebstrap and then packed to chroot-N.tar.zst for the next machine
 #	or run.  /proc is mounted inside (pg_ctl needs it).  Idempotent; a lock
 #	per version makes a second caller wait for the first instead of
-#	building the same chroot twice.  As root.
+#	building the same chroot twice.  As root.  The packages come from the
+#	archive of this machine's apt sources (scripts/debian-archive.sh;
+#	LANCELSM_DEBIAN_MIRROR overrides).
 #
 #	Suites: 17 from trixie, 18 from sid, 19 (a release candidate) from
 #	experimental on top of sid.  The archive's sid Release file may be
@@ -24,7 +26,10 @@ usage() { echo "usage: scripts/pg-chroot.sh {17|18|19}" >&2; exit 2; }
 v=$1
 [ "$(id -u)" = 0 ] || { echo "scripts/pg-chroot.sh: run as root (mmdebstrap, chroot, mount)" >&2; exit 1; }
 
-mirror=${LANCELSM_DEBIAN_MIRROR:-http://deb.debian.org/debian}
+# the archive of this machine's apt sources (LANCELSM_DEBIAN_MIRROR
+# overrides); not part of the recipe: a chroot made from another mirror
+# of the same archive is the same chroot
+mirror=$("$(dirname "$0")/debian-archive.sh")
 # what every chroot carries: the server and its headers, what the tests
 # use (TAP's IPC::Run, the emulator's python3, the TLS tests' openssl,
 # curl) and what a Debian package build uses
