@@ -44,11 +44,8 @@ my $primary = PostgreSQL::Test::Cluster->new('primary');
 $primary->init(allows_streaming => 1);
 $primary->append_conf('postgresql.conf', "shared_preload_libraries = 'lancelsm'\n");
 $primary->start;
+install_lancelsm($primary, $port);
 $primary->safe_psql('postgres', qq{
-	CREATE EXTENSION lancelsm;
-	CREATE SERVER emu FOREIGN DATA WRAPPER lancelsm
-	  OPTIONS (database 'mydb', host_override 'http://127.0.0.1:$port');
-	CREATE USER MAPPING FOR PUBLIC SERVER emu OPTIONS (api_key '$API_KEY');
 	SELECT lancelsm_add_table('emu', 'lake', max_l0_generations => 1,
 	  max_wal_lag => 0);
 }, timeout => 30);

@@ -46,11 +46,8 @@ my $old = PostgreSQL::Test::Cluster->new('old', install_path => $old_install);
 $old->init;
 $old->append_conf('postgresql.conf', $preload);
 $old->start;
+install_lancelsm($old, $port);
 $old->safe_psql('postgres', qq{
-	CREATE EXTENSION lancelsm;
-	CREATE SERVER emu FOREIGN DATA WRAPPER lancelsm
-	  OPTIONS (database 'mydb', host_override 'http://127.0.0.1:$port');
-	CREATE USER MAPPING FOR PUBLIC SERVER emu OPTIONS (api_key '$API_KEY');
 	SELECT lancelsm_add_table('emu', 'lake', max_l0_generations => 1,
 	  max_wal_lag => 0, max_checkpoint_age => '1 hour');
 }, timeout => 30);
