@@ -8,7 +8,9 @@
 # must be the minimum that src/net/http.c enforces and README.md states.
 #
 # The headers are extracted once with mmdebstrap (installed when missing)
-# into /var/cache/lancelsm/curl-bullseye; later runs take about a second.
+# into /var/cache/lancelsm/curl-bullseye, from the archive of this
+# machine's apt sources (scripts/debian-archive.sh; LANCELSM_DEBIAN_MIRROR
+# overrides); later runs take about a second.
 # Run as root on Debian 12, after scripts/deps.sh.
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
@@ -143,7 +145,7 @@ if [ ! -f "$cache/usr/include/x86_64-linux-gnu/curl/curlver.h" ]; then
 		flock /tmp/lancelsm-apt.lock apt-get install -y -qq --no-install-recommends mmdebstrap >/dev/null
 	rm -rf "$cache.tmp"
 	mmdebstrap --quiet --variant=extract --include=libcurl4-openssl-dev \
-		bullseye "$cache.tmp" http://deb.debian.org/debian
+		bullseye "$cache.tmp" "$("$here/scripts/debian-archive.sh")"
 	rm -rf "$cache"
 	mv "$cache.tmp" "$cache"
 fi

@@ -1,20 +1,28 @@
 #!/usr/bin/env bash
 # The test command (README.md): on a fresh Debian 12 machine, as root,
 # installs what it needs and runs the suite on every supported PostgreSQL:
-# 15 on this host, 17, 18 and 19 each in its own Debian chroot
-# (scripts/pg-chroot.sh; built once, then reused from /var/cache/lancelsm).
-# For each version, against an emulator of its own: build with -Werror and
-# install, pg_regress and TAP in a throwaway cluster (pg_virtualenv, as the
-# postgres user; pg_cron's test wherever pg_cron is packaged), and the
-# 1.0 -> current upgrade test.  Once, with 15 on the host: the heavy suites
-# (ASan + UBSan, the decoder tests and the replay of every fuzz corpus,
-# 10,000 sqlsmith queries, the SDK conformance check), and the emulator's
-# own tests.  One result line per version, then
-# the count of suites passed and failed.
+# 15 on this host, 16, 17, 18 and 19 each in its own Debian chroot
+# (scripts/pg-chroot.sh; built once, then reused from /var/cache/lancelsm):
+# 16 compiled there from the source tarball LANCELSM_PG16_SOURCE names
+# (skipped, saying so, without it: nothing is ever downloaded), the others
+# from Debian's packages.  For each version, against an emulator of its
+# own: build with -Werror and install, pg_regress and TAP in a throwaway
+# cluster (pg_virtualenv, as the postgres user; pg_cron's TAP files on
+# every version: Debian's pg_cron package where there is one, elsewhere
+# (16, 19) pg_cron built from the tarball LANCELSM_PG_CRON_SOURCE names),
+# the 1.0 -> current upgrade test, and the Debian package (not on 16: it
+# needs Debian's postgresql-server-dev-16).  With 19: pg_upgrade from 18
+# to 19 with lancelsm installed.  Once, with 15 on the host: the heavy
+# suites (ASan + UBSan, the decoder tests and the replay of every fuzz
+# corpus, 10,000 sqlsmith queries, the SDK conformance check), and the
+# emulator's own tests.  Each suite's result with its time in seconds,
+# one result line per version, then the count of suites passed and failed.
 #
-# LANCELSM_PG_VERSIONS picks the versions (default "15 17 18 19"); the
+# LANCELSM_PG_VERSIONS picks the versions (default "15 16 17 18 19"); the
 # heavy suites run when 15 is among them.  LANCELSM_SKIP_CONFORMANCE=1
-# skips the npm-based SDK check.
+# skips the npm-based SDK check.  LANCELSM_PG16_SOURCE and
+# LANCELSM_PG_CRON_SOURCE: paths of PostgreSQL 16's and pg_cron's source
+# tarballs (relative ones from the repository's top directory).
 #
 # Per-version steps: version_steps below lists functions, each called as
 # STEP N for every version N, on the host and in a chroot alike; a step
@@ -26,10 +34,18 @@
 set -uo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 key=lsm-test-key-2f9c41
-versions=${LANCELSM_PG_VERSIONS:-15 17 18 19}
+versions=${LANCELSM_PG_VERSIONS:-15 16 17 18 19}
 heavy_version=15
-# majors without a pg_cron package: their pg_cron test is skipped
-no_pg_cron="19"
+# majors without a Debian pg_cron package: pg_cron is built from
+# LANCELSM_PG_CRON_SOURCE there (scripts/pg-chroot.sh)
+pg_cron_from_source="16 19"
+# the sources' paths, absolute for scripts/pg-chroot.sh
+for var in LANCELSM_PG16_SOURCE LANCELSM_PG_CRON_SOURCE; do
+	case ${!var:-} in
+		"" | /*) ;;
+		*) export "$var=$here/${!var}" ;;
+	esac
+done
 cflags="-Werror -Wextra -Wno-unused-parameter -Wno-sign-compare -Wno-missing-field-initializers"
 [ "$(id -u)" = 0 ] || { echo "scripts/test.sh: run as root" >&2; exit 1; }
 "$here/scripts/deps.sh" || exit 1
@@ -49,11 +65,12 @@ trap cleanup EXIT
 passed=0 failed=0
 suite() {
 	local name=$1 rc; shift
+	local start=$SECONDS
 	echo "=== $name"
 	"$@"
 	rc=$?
-	if [ $rc = 0 ]; then passed=$((passed + 1)); echo "=== $name: ok"
-	else failed=$((failed + 1)); echo "=== $name: FAILED"; fi
+	if [ $rc = 0 ]; then passed=$((passed + 1)); echo "=== $name: ok ($((SECONDS - start)) s)"
+	else failed=$((failed + 1)); echo "=== $name: FAILED ($((SECONDS - start)) s)"; fi
 	return $rc
 }
 
@@ -94,8 +111,8 @@ step_installcheck() {
 	# nginx and squid are on the host only (scripts/deps.sh): there the
 	# edge and proxy tests must run, in the chroots they skip
 	[ -z "$vroot" ] && env="$env LANCELSM_REQUIRE_NETWORK=1"
-	if [[ " $no_pg_cron " == *" $1 "* ]]; then
-		echo "=== PostgreSQL $1: the pg_cron test is skipped: there is no postgresql-$1-cron package"
+	if [[ " $pg_cron_from_source " == *" $1 "* ]] && [ -z "${LANCELSM_PG_CRON_SOURCE:-}" ]; then
+		echo "=== PostgreSQL $1: the pg_cron tests are skipped: there is no postgresql-$1-cron package and LANCELSM_PG_CRON_SOURCE names no pg_cron source"
 	else
 		env="$env LANCELSM_REQUIRE_PG_CRON=1"
 	fi
@@ -112,6 +129,10 @@ step_upgrade() {
 # the Debian package of version N, built, linted, installed, tested and
 # purged in N's own environment
 step_package() {
+	if [ "$1" = 16 ]; then
+		echo "=== PostgreSQL 16: the Debian package step is skipped: it builds with Debian's postgresql-server-dev-16, which no Debian release carries"
+		return 0
+	fi
 	# the package's installcheck: pg_regress and two TAP files, as every
 	# TAP file has just run against this version in step_installcheck
 	suite "PostgreSQL $1: Debian package" env LANCELSM_PACKAGE_TAP="t/001_deadline.pl t/005_secrets.pl" \
@@ -119,7 +140,24 @@ step_package() {
 	return 0
 }
 
-version_steps=(step_build step_installcheck step_upgrade step_package)
+# pg_upgrade_test FROM TO: lancelsm built and installed for FROM (from a
+# copy of the tree of its own), then t/016_pg_upgrade.pl from FROM to TO
+pg_upgrade_test() {
+	local tree="$vtree-$1"
+	local make="make -C '$tree' -s PG_CONFIG=$(pg_config_of "$1")"
+	copy_tree "$vroot$tree" &&
+		in_version "chown -R postgres: '$tree' && $make PG_CFLAGS='$cflags' && $make install" &&
+		as_postgres "cd '$vtree' && LANCELSM_UPGRADE_FROM=/usr/lib/postgresql/$1 make installcheck REGRESS= PROVE_TESTS=t/016_pg_upgrade.pl PG_CONFIG=$(pg_config_of "$2")"
+}
+
+# with 19: pg_upgrade from 18, which the chroot of 19 carries too
+step_pg_upgrade() {
+	[ "$1" = 19 ] || return 0
+	suite "PostgreSQL 18 to $1: pg_upgrade" pg_upgrade_test 18 "$1"
+	return 0
+}
+
+version_steps=(step_build step_installcheck step_upgrade step_pg_upgrade step_package)
 
 # version_env N: set vroot and vtree for version N (its chroot, made or
 # reused, and a fresh copy of the tree in it)
@@ -144,6 +182,11 @@ results=()
 run_version() {
 	local v=$1 start=$SECONDS before=$failed step
 	echo "=== PostgreSQL $v"
+	if [ "$v" = 16 ] && [ -z "${LANCELSM_PG16_SOURCE:-}" ]; then
+		results+=("PostgreSQL 16: skipped: no Debian release carries it and LANCELSM_PG16_SOURCE names no source tarball to build it from")
+		echo "=== ${results[-1]}"
+		return
+	fi
 	suite "PostgreSQL $v: environment" version_env "$v"
 	if [ "$failed" = "$before" ]; then
 		mkdir -p "$work/emulator-$v"

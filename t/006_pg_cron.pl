@@ -157,14 +157,24 @@ END \$\$;
 	});
 }
 
-# finished: runs of a job that ended with $status (a regex on status).
+# A run has ended when its process has: pg_cron writes a run's status
+# and end_time as its commands complete, so in background-worker mode a
+# run still in flight already shows "succeeded" with its last command's
+# tag ("SET") and an end_time.  ENDED holds for a run of cron.job_run_details
+# d whose process (job_pid: the job's backend or background worker) is
+# gone, with a final status and an end_time.
+use constant ENDED => q{d.status IN ('succeeded', 'failed')
+	AND d.end_time IS NOT NULL
+	AND NOT EXISTS (SELECT FROM pg_stat_activity a WHERE a.pid = d.job_pid)};
+
+# finished: ended runs of a job whose status matches $status (a regex).
 sub finished
 {
 	my ($node, $job, $status) = @_;
 	my $out = $node->safe_psql('postgres', qq{
 		SELECT d.status FROM cron.job_run_details d
 		  JOIN cron.job j USING (jobid)
-		 WHERE j.jobname = '$job' AND d.status IN ('succeeded', 'failed')
+		 WHERE j.jobname = '$job' AND } . ENDED . q{
 		 ORDER BY d.runid});
 	return grep { /^(?:$status)$/ } split /\n/, $out;
 }
@@ -205,6 +215,26 @@ for my $n (@nodes)
 		'SELECT cron.unschedule(jobid) FROM cron.job');
 }
 
+# then wait (bounded) until every run has ended, those in flight at the
+# unscheduling included: what follows reads their statuses, and the
+# exporter's progress query must see no checkpoint running
+my $settle_until = time() + 60;
+my $unended;
+while (1)
+{
+	$unended = join '', map {
+		my $mode = $_->[0];
+		$_->[1]->safe_psql('postgres', qq{
+			SELECT string_agg(format('$mode: run %s of job %s (process %s): %s %s',
+			         d.runid, d.jobid,
+			         d.job_pid, d.status, d.return_message), E'\\n')
+			  FROM cron.job_run_details d WHERE NOT (} . ENDED . ')')
+	} @nodes;
+	last if $unended eq '' || time() >= $settle_until;
+	sleep(0.2);
+}
+is($unended, '', 'every run of the unscheduled jobs has ended');
+
 my $succeeded_all = 0;
 for my $n (@nodes)
 {
@@ -215,7 +245,7 @@ for my $n (@nodes)
 		  $node->safe_psql('postgres', qq{
 			SELECT $cols FROM cron.job_run_details d
 			 WHERE d.jobid = $ids->{$job}
-			   AND d.status IN ('succeeded', 'failed')
+			   AND } . ENDED . q{
 			   AND d.return_message IS DISTINCT FROM 'job canceled'
 			 ORDER BY d.runid});
 	};
