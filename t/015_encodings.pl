@@ -17,11 +17,14 @@
 #    database is read correctly (or escaped) by the others.
 # 5. SQL_ASCII: bytes that are not UTF-8 in a table name or the write
 #    spec are 22021 before any request.
+# 6. Progress read across encodings; a herd run joined across encodings
+#    shares a failure whose detail crossed shared memory as UTF-8.
 use strict;
 use warnings FATAL => 'all';
 
 use FindBin;
 use lib $FindBin::RealBin;
+use JSON::PP;
 use LsmTap;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
@@ -217,5 +220,77 @@ for my $sql (
 	is(sqlstate_of($err), '22021', "ascii: 22021 for $sql");
 }
 is_deeply(log_paths(), [], 'ascii: no request was sent');
+
+# 6. an EUC_JP checkpoint's progress row read from LATIN1 and UTF8; then
+#    a LATIN1 and a UTF8 session waiting behind it: once it is cancelled,
+#    one leads the next run and the other joins it (the herd keys the
+#    UTF-8 name) and shares its failure, whose detail crossed shared
+#    memory as UTF-8
+emu_reset();
+make_tables();
+emu('POST', '/_emulator/tables/caf%C3%A9/generations', { count => 2 });
+emu('POST', '/_emulator/tables/caf%C3%A9/latch',
+	{ bucket => "b\x{fc}", held => JSON::PP::true });
+my (%session, %pid);
+for my $db (qw(euc lat utf postgres))
+{
+	$session{$db} = $node->background_psql($db, on_error_stop => 0,
+		timeout => 30);
+	$session{$db}->query_safe('\set VERBOSITY verbose');
+	$pid{$db} = $session{$db}->query_safe('SELECT pg_backend_pid()');
+	chomp $pid{$db};
+}
+my $ctl = $session{postgres};
+my $first = send_query($session{euc}, "SELECT lancelsm_checkpoint('emu', '$CAFE')");
+my $running = "SELECT table_name FROM lancelsm_progress WHERE pid = $pid{euc} "
+  . "AND target_generations IS NOT NULL";
+is(query_until($session{lat}, $running, $CAFE), $CAFE,
+	'lat: the progress row of an EUC_JP checkpoint shows its table name');
+is($session{utf}->query_safe($running), $CAFE, 'utf: so does UTF8');
+
+# waiting: wait until $n sessions other than $lpid wait in the extension
+sub waiting
+{
+	my ($n, $lpid) = @_;
+	return query_until($ctl,
+		"SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Extension' "
+		  . "AND query LIKE '%lancelsm_checkpoint%' AND pid <> $lpid",
+		"$n");
+}
+my $ROW = "SELECT ok, sqlstate, message FROM lancelsm_checkpoint('emu', ARRAY['$CAFE'])";
+my %token = map { $_ => send_query($session{$_}, $ROW) } qw(lat utf);
+is(waiting(2, $pid{euc}), '2', 'lat, utf: both wait behind the EUC_JP run');
+$ctl->query_safe("SELECT pg_cancel_backend($pid{euc})");
+my (undef, $ferr) = finish_query($session{euc}, $first);
+like($ferr, qr/57014/, 'euc: the first run is cancelled');
+is( query_until($ctl,
+		"SELECT count(*) FROM lancelsm_progress WHERE pid IN ($pid{lat}, $pid{utf}) "
+		  . "AND target_generations IS NOT NULL",
+		'1'),
+	'1',
+	'lat, utf: one of them leads the next run');
+my $lpid = $ctl->query_safe(
+	'SELECT pid FROM lancelsm_progress WHERE target_generations IS NOT NULL');
+chomp $lpid;
+my ($leader, $joiner) = $lpid == $pid{lat} ? qw(lat utf) : qw(utf lat);
+is(waiting(1, $lpid), '1', "$joiner: joins the run of $leader");
+emu('POST', '/_emulator/faults',
+	{
+		table => "caf\x{e9}",
+		route => 'get_lsm_stats',
+		status => 500,
+		json => { code => 1, error => "disk \x{2014} full \x{6771}" }
+	});
+my ($lout) = finish_query($session{$leader}, $token{$leader});
+my ($jout) = finish_query($session{$joiner}, $token{$joiner});
+my %own = (lat => 'disk \u2014 full \u6771', utf => "disk $EMDASH full $EAST");
+like($lout,
+	qr/^f\|HV000\|could not checkpoint LanceDB table "\Q$CAFE\E": The server answered HTTP status 500, code 1: \Q$own{$leader}\E\. Request ID: /,
+	"$leader: the leader fails with the server's message in its encoding");
+# LATIN1 escaped it, as the leader writing it or as the joiner reading it
+like($jout,
+	qr/^f\|HV000\|could not checkpoint LanceDB table "\Q$CAFE\E": The checkpoint of backend $lpid, which this one joined, failed: The server answered HTTP status 500, code 1: disk \\u2014 full \\u6771\. Request ID: /,
+	"$joiner: the joiner shares the failure, its detail read across encodings");
+$_->quit for values %session;
 
 done_testing();

@@ -31,6 +31,11 @@
  * recently stored evicted first, under the same LWLock, not saved at
  * shutdown (a restart only costs a first pass polled the slow way).
  *
+ * Text in shared memory (names, messages) is UTF-8, whatever the encoding
+ * of the database that wrote it; each reader converts it to its own
+ * (src/wire_text.c), escaping what that encoding cannot hold, so that no
+ * database can break another's view with a name.
+ *
  * All of this needs lancelsm in shared_preload_libraries.  Without it the
  * task hooks are no-ops and the SQL functions raise an error saying so.
  *

@@ -146,7 +146,9 @@ lsm_stats_bucket_values(const LsmBucket *b, const LsmBucketSummary *s,
  * the server open every L0 dataset: slower); memtable columns are NULL for
  * a Sealed bucket.  Zero rows when the table has no LSM write path.
  * Errors as lancelsm_flush, plus 08P01 when the answer cannot be decoded
- * (the detail names the field and the request id).
+ * (the detail names the field and the request id), and 22P05 naming the
+ * column when a shard id, status or index name has no equivalent in the
+ * database encoding.
  */
 PG_FUNCTION_INFO_V1(lancelsm_stats);
 Datum

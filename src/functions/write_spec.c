@@ -263,7 +263,8 @@ spec_check_target(FunctionCallInfo fcinfo)
  *
  * Errors before any request: 22004 a NULL server, table_name, sharding
  * or writer_config_defaults; 22023 any argument of the wrong shape (the
- * message says which).  From the server: 400 as 55000 (no unenforced
+ * message says which); 22P05 a string UTF-8 cannot hold, 22021 one of a
+ * SQL_ASCII database that is not UTF-8.  From the server: 400 as 55000 (no unenforced
  * primary key, bucketed column not the key, a spec already set), and
  * every error of lancelsm_flush.  Retries 429 and 503 within
  * lancelsm.retry_budget, nothing else.  Not executable by PUBLIC.
@@ -358,8 +359,9 @@ spec_indexes_array(const LsmWriteSpec *spec)
  * NULL for 'unsharded', num_buckets NULL unless 'bucket';
  * maintained_indexes is the concrete list the server resolved.  The
  * answer is decoded strictly: a missing or mistyped field is 08P01.
- * Retries 429 and 503 within lancelsm.retry_budget.  Other errors as
- * lancelsm_flush.
+ * Retries 429 and 503 within lancelsm.retry_budget.  A string of the
+ * answer the database encoding cannot hold is 22P05 naming its column.
+ * Other errors as lancelsm_flush.
  */
 PG_FUNCTION_INFO_V1(lancelsm_write_spec);
 Datum
