@@ -299,7 +299,7 @@ for my $n (@nodes)
 		my ($status, $msg, $recorded, undef, $job_pid, $start) =
 		  @{ $hang[$i] // [ '', '', 0, 0, 0, 'now' ] };
 		my ($logged) = $log =~
-		  /^(\S+ \S+ \S+) \[$job_pid\] [^\n]*ERROR:  \Q$TIMEOUT_MSG\E$/m;
+		  /^(\S+ \S+ \S+) [^\n]*\[$job_pid\] [^\n]*ERROR:  \Q$TIMEOUT_MSG\E$/m;
 		my $secs = defined $logged
 		  ? $node->safe_psql('postgres',
 			"SELECT extract(epoch FROM '$logged'::timestamptz - '$start'::timestamptz)")
