@@ -72,7 +72,8 @@ load=()
 cleanup() {
 	[ ${#load[@]} = 0 ] || kill "${load[@]}" 2>/dev/null
 	wait 2>/dev/null
-	rm -rf "${vroot:?}$vtree" 2>/dev/null || rm -rf "$vtree"
+	# $vtree is mktemp's answer, never empty; $vroot is "" on the host
+	rm -rf "$vroot$vtree"
 }
 trap cleanup EXIT
 for _ in $(seq "$(nproc)"); do
