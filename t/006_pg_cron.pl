@@ -157,14 +157,22 @@ END \$\$;
 	});
 }
 
-# A run has ended when its process has: pg_cron writes a run's status
-# and end_time as its commands complete, so in background-worker mode a
-# run still in flight already shows "succeeded" with its last command's
-# tag ("SET") and an end_time.  ENDED holds for a run of cron.job_run_details
-# d whose process (job_pid: the job's backend or background worker) is
-# gone, with a final status and an end_time.
+# A run has ended when its process has and pg_cron has written its last
+# command's outcome.  pg_cron writes a run's status and end_time as its
+# commands complete, so in background-worker mode a run still in flight
+# already shows "succeeded" with the tag of a command before the last one
+# ("SET") and an end_time.  And the worker's process is gone before its
+# outcome is written: the scheduler reads the worker's last messages (the
+# error of a failed command) only once it sees the worker stopped, on
+# its next pass.  Every job here ends with a SELECT or a DO, after SETs:
+# a run whose message is still "SET" has not reported its last command.
+# ENDED holds for a run of cron.job_run_details d whose process (job_pid:
+# the job's backend or background worker) is gone, with an end_time and
+# the outcome of its last command: failed, or succeeded with another
+# tag than "SET".
 use constant ENDED => q{d.status IN ('succeeded', 'failed')
 	AND d.end_time IS NOT NULL
+	AND (d.status = 'failed' OR d.return_message IS DISTINCT FROM 'SET')
 	AND NOT EXISTS (SELECT FROM pg_stat_activity a WHERE a.pid = d.job_pid)};
 
 # finished: ended runs of a job whose status matches $status (a regex).
