@@ -172,7 +172,7 @@ for my $case (
 	# cached one, if any, is closed by the server first
 	emu_reset();
 	emu('POST', '/_emulator/connections/close_idle');
-	sleep(0.1);
+	ok(wait_peer_closed($pid), "$what: the cached connection is closed");
 	fault({ table => 'events', route => $route, %$f });
 	my $e = expect_state($what, $sql, '08006');
 	like($e, qr/Request ID: [0-9a-f-]{36}/, "$what: the detail has the request id");
@@ -374,9 +374,7 @@ my @socks = backend_emulator_sockets($pid);
 is(scalar(@socks), 1, 'idle close: one cached connection');
 my $closed = emu('POST', '/_emulator/connections/close_idle')->{closed};
 cmp_ok($closed, '>=', 1, 'idle close: the server closed it');
-my $until = time() + 5;
-sleep(0.02)
-  while (grep { $_ eq '01' } backend_emulator_sockets($pid)) && time() < $until;
+ok(wait_peer_closed($pid), 'idle close: the close reached the backend');
 $s->query_safe("SET statement_timeout = '5s'");
 for my $case ([ 'stats', $STATS, 'get_lsm_stats', 2 ],
 	[ 'flush', $FLUSH, 'flush_lsm', 1 ])
@@ -387,7 +385,8 @@ for my $case ([ 'stats', $STATS, 'get_lsm_stats', 2 ],
 		# cache a connection again, then have it closed again
 		run($STATS);
 		emu('POST', '/_emulator/connections/close_idle');
-		sleep(0.2);
+		ok(wait_peer_closed($pid),
+			"idle close, then $what: the close reached the backend");
 	}
 	my $t0 = time();
 	($out, $err, $st) = run($sql);

@@ -35,7 +35,6 @@ use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use POSIX qw(ceil);
 use Test::More;
-use Time::HiRes qw(sleep);
 
 require_tool('nginx', 'nginx');
 my $port = start_emulator();
@@ -247,10 +246,11 @@ like($err, qr/HTTP status 504 with a body that is not a JSON error/, '504: the d
 for my $srv ('edgeidle', 'edgeidle11')
 {
 	emu_reset();
-	$s = fresh();
+	($s, my $spid) = open_session($node);
 	$s->query_safe("SET statement_timeout = '5s'");
 	my ($o1, $st1) = through($s, sprintf($FLUSH, $srv));
-	sleep(1.5);
+	ok(wait_peer_closed($spid, $edge->{port}{idle}),
+		"$srv: the edge closed the idle connection");
 	my ($o2, $st2, $e2, @l2) = through($s, sprintf($FLUSH, $srv));
 	is("$st1|$st2|" . emu_counts()->{flush_lsm}, '||2',
 		"$srv: after the edge closed the idle connection the next flush succeeds, sent once")

@@ -28,7 +28,7 @@ our @EXPORT = qw(start_emulator emu emu_reset emu_counts wait_for_request
   backend_emulator_sockets backend_tcp_rows $API_KEY
   start_extra_emulator stop_extra_emulator emu_at backend_rss_kb
   reset_peak_rss sqlstate_of setup_node_conf skip_without_pg_cron
-  query_until skip_in_repeat_runs install_lancelsm);
+  query_until skip_in_repeat_runs install_lancelsm wait_peer_closed);
 
 our $API_KEY = 'tap-secret-key';
 
@@ -471,6 +471,23 @@ sub backend_emulator_sockets
 	my ($pid) = @_;
 
 	return map { $_->[3] } backend_tcp_rows($pid);
+}
+
+# wait_peer_closed: wait (at most 30 s) until process $pid holds no
+# established connection to remote port $port (default: the emulator's),
+# i.e. until the server's close of an idle connection has reached it (its
+# socket in CLOSE_WAIT, or gone); returns whether it did.
+sub wait_peer_closed
+{
+	my ($pid, $port) = @_;
+	my $until = time() + 30;
+
+	while (grep { $_->[3] eq '01' } backend_tcp_rows($pid, $port))
+	{
+		return 0 if time() >= $until;
+		sleep(0.02);
+	}
+	return 1;
 }
 
 1;
