@@ -155,8 +155,9 @@ sub stall_in_poll_wait
 	$s->query_safe("SET statement_timeout = '$timeout'");
 	my $t0 = time();
 	my $banner = send_query($s, $CHECKPOINT);
-	wait_for_request('compact_lsm');
-	sleep(0.1);    # inside the 300 ms poll wait
+	# the emulator has answered the first compact: the poll wait of
+	# 300 ms begins as that answer arrives
+	wait_for_request('compact_lsm', sub { $_[0]{status} });
 	px('POST', '/_proxy/stall', { ms => 5000 });
 	my ($out, $e) = finish_query($s, $banner);
 	my $elapsed = (time() - $t0) * 1000;
@@ -180,8 +181,14 @@ is($state, '57014', 'stall of 5 s, statement_timeout 2 s: 57014')
   or diag($err);
 cmp_ok($ms, '>=', 1950, 'not before statement_timeout (- 50 ms)');
 cmp_ok($ms, '<', 3000, 'at statement_timeout, not at the end of the stall');
+# the stalled poll must reach the emulator before its reset: the backend
+# closed its connection at the timeout, and the proxy ends a connection
+# once it has delivered what it held, the request and the close, both ways
 px('POST', '/_proxy/clear');
-sleep(0.3);    # the stalled poll reaches the emulator before its reset
+my $until = time() + 30;
+sleep(0.02) while px('GET', '/_proxy/state')->{live} > 0 && time() < $until;
+is(px('GET', '/_proxy/state')->{live}, 0,
+	'after the stall: the connection the timeout left has ended');
 
 # half_open: the checkpoint's watermark read is dropped half-open; (ms,
 # sqlstate, err).
