@@ -615,7 +615,8 @@ class Emulator:
         client can read a whole answer and ask for this close before its
         handler says so.  Other connections get up to settle_s seconds to
         go idle first; caller (the control request's own handler) is never
-        closed."""
+        closed.  A connection closed before, whose handler has not yet
+        seen the end of its stream, is not closed nor counted again."""
         deadline = time.monotonic() + settle_s
         while True:
             with self.lock:
@@ -623,8 +624,9 @@ class Emulator:
             if time.monotonic() >= deadline or not any(h.busy for h in others):
                 break
             time.sleep(0.005)
-        idle = [h for h in others if not h.busy]
+        idle = [h for h in others if not h.busy and not h.shut]
         for h in idle:
+            h.shut = True
             try:
                 h.connection.shutdown(socket.SHUT_RDWR)
             except OSError:
@@ -863,6 +865,7 @@ class Handler(BaseHTTPRequestHandler):
         self.emu = self.server.emu
         self.conn_id = self.emu.next_conn()
         self.busy = False
+        self.shut = False   # closed by close_idle; its thread not done yet
         with self.emu.lock:
             self.emu.handlers.add(self)
 

@@ -161,13 +161,18 @@ class ProxyTest(unittest.TestCase):
 
     def test_stall_one_direction(self):
         with self.client() as s:
+            t0 = time.monotonic()
             self.ok("/_proxy/stall", {"ms": 300, "direction": "down"})
             s.sendall(b"req")
-            time.sleep(0.15)
-            # the request went through, the answer waits
+            # the request goes through ...
+            until = time.monotonic() + 5
+            while self.echo.received != b"req" and time.monotonic() < until:
+                time.sleep(0.01)
             self.assertEqual(self.echo.received, b"req")
+            # ... the answer waits for the end of the stall
             s.settimeout(5)
             self.assertEqual(s.recv(100), b"req")
+            self.assertGreaterEqual(time.monotonic() - t0, 0.29)
 
     def test_reset_live(self):
         with self.client() as s:
