@@ -76,14 +76,15 @@ sub start_emulator
 			'--pass-ms', '100')
 		  or POSIX::_exit(127);
 	}
-	my $until = time() + 5;
+	# an interpreter's start takes seconds on a loaded machine
+	my $until = time() + 10;
 	while (!-s $port_file && time() < $until)
 	{
 		die "emulator exited early, see $log"
 		  if waitpid($emu_pid, POSIX::WNOHANG()) == $emu_pid;
 		sleep(0.02);
 	}
-	die "emulator did not write $port_file within 5 s, see $log"
+	die "emulator did not write $port_file within 10 s, see $log"
 	  unless -s $port_file;
 	$emu_port = PostgreSQL::Test::Utils::slurp_file($port_file);
 	chomp $emu_port;
