@@ -22,6 +22,10 @@
 #	machine, e.g.
 #	  flock /tmp/lancelsm-install.lock bash scripts/flake-hunt.sh 15
 set -uo pipefail
+# The whole script is one block, read before it runs: a hunt lasts an
+# hour, and bash reads a script as it goes, so an edit of this file (or a
+# checkout) during a hunt would otherwise end it with a syntax error.
+{
 here=$(cd "$(dirname "$0")/.." && pwd)
 usage() { echo "usage: scripts/flake-hunt.sh [-n N] VERSION [t/FILE.pl ...]" >&2; exit 2; }
 runs=5
@@ -109,3 +113,5 @@ for f in "${files[@]}"; do
 	echo "  $f: $runs runs, ${failures[$f]} failed"
 done
 [ "$total_failed" = 0 ]
+exit
+}
