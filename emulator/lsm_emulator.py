@@ -615,8 +615,9 @@ class Emulator:
         client can read a whole answer and ask for this close before its
         handler says so.  Other connections get up to settle_s seconds to
         go idle first; caller (the control request's own handler) is never
-        closed.  A connection closed before, whose handler has not yet
-        seen the end of its stream, is not closed nor counted again."""
+        closed.  A connection already ended (closed by its client, or by an
+        earlier close_idle) whose handler has not yet read the end of its
+        stream is not counted."""
         deadline = time.monotonic() + settle_s
         while True:
             with self.lock:
@@ -624,9 +625,8 @@ class Emulator:
             if time.monotonic() >= deadline or not any(h.busy for h in others):
                 break
             time.sleep(0.005)
-        idle = [h for h in others if not h.busy and not h.shut]
+        idle = [h for h in others if not h.busy and not _stream_ended(h)]
         for h in idle:
-            h.shut = True
             try:
                 h.connection.shutdown(socket.SHUT_RDWR)
             except OSError:
@@ -641,6 +641,20 @@ class Emulator:
         if self.server is not None:
             self.server.shutdown()
             self.server.server_close()
+
+
+def _stream_ended(handler):
+    """Whether a connection's stream has ended (the client closed it, or
+    this side shut it down) while its handler has not read that yet:
+    a peek that does not wait and reads nothing.  Over TLS it cannot be
+    told without reading: False."""
+    try:
+        return handler.connection.recv(
+            1, socket.MSG_PEEK | socket.MSG_DONTWAIT) == b""
+    except (BlockingIOError, InterruptedError, ValueError):
+        return False
+    except OSError:
+        return True
 
 
 class Server(ThreadingHTTPServer):
@@ -865,7 +879,6 @@ class Handler(BaseHTTPRequestHandler):
         self.emu = self.server.emu
         self.conn_id = self.emu.next_conn()
         self.busy = False
-        self.shut = False   # closed by close_idle; its thread not done yet
         with self.emu.lock:
             self.emu.handlers.add(self)
 

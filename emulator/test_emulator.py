@@ -566,7 +566,8 @@ class HttpTest(unittest.TestCase):
         c.request("POST", "/v1/table/events/flush_lsm/", headers={"x-api-key": KEY})
         t0 = time.time()
         self.assertEqual(self.req("get_lsm_stats", "other")[0].status, 200)
-        self.assertLess(time.time() - t0, 1.0)   # a blocked one never answers
+        # a blocked one would never answer (the read times out at 5 s)
+        self.assertLess(time.time() - t0, 4.0)
         with self.assertRaises(socket.timeout):
             c.getresponse()
         c.close()
@@ -614,7 +615,7 @@ class HttpTest(unittest.TestCase):
         elapsed = time.time() - t0
         c.close()
         self.assertGreaterEqual(elapsed, 0.3)
-        self.assertLess(elapsed, 1.5)
+        self.assertLess(elapsed, 4.0)   # never closed: the read times out at 5 s
         status, _ = self.ctl("faults", {"action": "hang", "max_ms": 0})
         self.assertEqual(status, 400)
 
@@ -630,7 +631,7 @@ class HttpTest(unittest.TestCase):
         self.assertEqual(self.ctl("reset", {})[1], {"ok": True})
         t0 = time.time()
         self.assertEqual(self.req("flush_lsm")[0].status, 202)
-        self.assertLess(time.time() - t0, 0.5)   # the 1 s latency is gone
+        self.assertLess(time.time() - t0, 0.9)   # the 1 s latency is gone
         self.assertEqual(self.ctl("tables")[1]["tables"], ["events", "other"])
         self.assertEqual(self.ctl("pool")[1]["size"], 2)
         self.assertFalse(self.ctl("pool")[1]["saturated"])

@@ -148,8 +148,10 @@ class ProxyTest(unittest.TestCase):
     def test_stall_heals(self):
         with self.client() as s:
             self.roundtrip(s, b"before")
-            self.ok("/_proxy/stall", {"ms": 400})
+            # the stall starts while the control request is served: after
+            # t0, however late its answer comes back on a loaded machine
             t0 = time.monotonic()
+            self.ok("/_proxy/stall", {"ms": 400})
             s.sendall(b"during")
             s.settimeout(0.2)
             with self.assertRaises(socket.timeout):
@@ -245,14 +247,15 @@ class ProxyTest(unittest.TestCase):
         self.assertEqual(self.proxy.state()["counts"]["blackholed_bytes"], 4)
 
     def test_clear(self):
-        self.ok("/_proxy/direction", {"latency_ms": 500})
+        self.ok("/_proxy/direction", {"latency_ms": 2000})
         self.ok("/_proxy/arm", {"match": "x"})
         self.ok("/_proxy/clear")
         st = self.proxy.state()
         self.assertEqual(st["directions"]["up"]["latency_ms"], 0)
         self.assertEqual(st["triggers"], [])
         with self.client() as s:
-            self.assertLess(self.roundtrip(s, b"x"), 0.5)
+            # 4 s with the latency still there; room for a loaded machine
+            self.assertLess(self.roundtrip(s, b"x"), 2.0)
 
     def test_refused_target(self):
         self.echo.close()
