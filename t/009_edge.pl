@@ -88,14 +88,18 @@ sub fresh
 }
 
 # through: run $sql in session $s; returns (stdout, SQLSTATE or '',
-# stderr, the access log lines it caused)
+# stderr, the access log lines it caused: at least one per request that
+# reached the emulator)
 sub through
 {
 	my ($s, $sql) = @_;
 	my $mark = log_mark($edge->{access});
+	my $before = emu('GET', '/_emulator/counts')->{total};
 	my ($ms, $out, $err) = timed_query($s, $sql);
+	my $reached = emu('GET', '/_emulator/counts')->{total} - $before;
 
-	return ($out, sqlstate_of($err), $err, log_since($edge->{access}, $mark));
+	return ($out, sqlstate_of($err), $err,
+		log_since($edge->{access}, $mark, $reached));
 }
 
 # connections: (distinct connections, protocols seen, most requests on

@@ -324,15 +324,20 @@ sub log_lines
 # log_mark: the number of lines of an access log now.
 sub log_mark { return scalar(log_lines($_[0])); }
 
-# log_since: the access log's lines after a mark, waiting (at most 2 s)
-# until no new line comes for 200 ms (nginx logs a request when it ends).
+# log_since: the access log's lines after a mark.  nginx logs a request
+# when it ends, after its answer went out: wait (at most 10 s) for the
+# $min lines known to come (optional: e.g. the requests that reached the
+# upstream), then (at most 2 s) until no new line comes for 200 ms.
 sub log_since
 {
-	my ($file, $mark) = @_;
-	my $until = time() + 2;
+	my ($file, $mark, $min) = @_;
+	my $until = time() + 10;
 	my $n = -1;
 	my @lines;
 
+	sleep(0.02)
+	  while scalar(log_lines($file)) - $mark < ($min // 0) && time() < $until;
+	$until = time() + 2;
 	while (time() < $until)
 	{
 		@lines = log_lines($file);
