@@ -10,6 +10,8 @@ OBJS = \
 	src/net/http.o \
 	src/net/url.o \
 	src/net/pool.o \
+	src/net/socket.o \
+	src/net/endpoint.o \
 	src/protocol/fault.o \
 	src/checkpoint/task.o \
 	src/checkpoint/watermark.o \

@@ -41,6 +41,7 @@
 #include "protocol/fault.h"
 #include "protocol/lsm_json.h"
 #include "functions/option.h"
+#include "net/endpoint.h"
 #include "pg_compat.h"
 
 /* Name of the foreign-data wrapper the extension script creates. */
@@ -81,6 +82,8 @@ static void option_check_headers(DefElem *def);
 static void option_check_http_version(DefElem *def);
 static void option_check_proxy(DefElem *def);
 static void option_check_proxy_user(DefElem *def);
+static char *option_base_url(const char *host_override, const char *database,
+							 const char *region);
 
 static const LsmOption lsm_options[] = {
 	{"database", ForeignServerRelationId, option_check_nonempty, false},
@@ -732,6 +735,34 @@ option_check_server(List *options)
 }
 
 /*
+ * option_check_endpoints: refuse a server whose endpoint (its proxy's, and
+ * through a proxy its target's too) lancelsm.allowed_endpoints cannot
+ * allow, with 42501.  A name that an address range may allow is accepted
+ * here and checked at its address on every connection.
+ */
+static void
+option_check_endpoints(List *options)
+{
+	const char *proxy = option_find(options, "proxy");
+	const char *region = option_find(options, "region");
+	char	   *url = option_base_url(option_find(options, "host_override"),
+									  option_find(options, "database"),
+									  region ? region : LSM_DEFAULT_REGION);
+	char		endpoint[LSM_ENDPOINT_TEXT_LEN];
+
+	if ((proxy != NULL &&
+		 lsm_endpoint_url_verdict(url, true, endpoint,
+								  sizeof(endpoint)) == LSM_ENDPOINT_DENIED) ||
+		lsm_endpoint_url_verdict(proxy ? proxy : url, false, endpoint,
+								 sizeof(endpoint)) == LSM_ENDPOINT_DENIED)
+		ereport(ERROR,
+				errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				errmsg("endpoint \"%s\" is not allowed by lancelsm.allowed_endpoints",
+					   endpoint),
+				errhint("A superuser can allow the endpoint in lancelsm.allowed_endpoints."));
+}
+
+/*
  * option_wipe_secrets: zero the value of every api_key, extra_headers and
  * proxy_password option in a DefElem list.  The list must be the caller's
  * own copy (as untransformRelOptions and GetUserMapping return), never a
@@ -785,6 +816,8 @@ PG_FUNCTION_INFO_V1(lancelsm_fdw_validator);
  *	HV002 (fdw_dynamic_parameter_value_needed): a server without database.
  *	22023 also: a proxy with a plain-http host_override (the proxy would
  *		see the API key); a proxy_password without proxy_user.
+ *	42501 also: a server whose endpoint lancelsm.allowed_endpoints cannot
+ *		allow.
  * No message quotes an option value.
  */
 Datum
@@ -798,7 +831,10 @@ lancelsm_fdw_validator(PG_FUNCTION_ARGS)
 		option_check_one(lfirst_node(DefElem, lc), catalog);
 
 	if (catalog == ForeignServerRelationId)
+	{
 		option_check_server(options);
+		option_check_endpoints(options);
+	}
 	if (catalog == UserMappingRelationId &&
 		option_find(options, "proxy_password") != NULL &&
 		option_find(options, "proxy_user") == NULL)
