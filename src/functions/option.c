@@ -27,6 +27,9 @@
 #include "catalog/pg_foreign_data_wrapper.h"
 #include "catalog/pg_foreign_server.h"
 #include "catalog/pg_foreign_table.h"
+#include "access/genam.h"
+#include "access/table.h"
+#include "catalog/objectaccess.h"
 #include "catalog/pg_user_mapping.h"
 #include "commands/defrem.h"
 #include "fmgr.h"
@@ -34,6 +37,9 @@
 #include "lib/stringinfo.h"
 #include "miscadmin.h"
 #include "utils/acl.h"
+#include "utils/fmgroids.h"
+#include "utils/rel.h"
+#include "utils/snapmgr.h"
 #include "utils/builtins.h"
 #include "utils/syscache.h"
 #include "utils/varlena.h"
@@ -84,6 +90,7 @@ static void option_check_proxy(DefElem *def);
 static void option_check_proxy_user(DefElem *def);
 static char *option_base_url(const char *host_override, const char *database,
 							 const char *region);
+static void option_wipe_secrets(List *options);
 
 static const LsmOption lsm_options[] = {
 	{"database", ForeignServerRelationId, option_check_nonempty, false},
@@ -763,6 +770,154 @@ option_check_endpoints(List *options)
 }
 
 /*
+ * option_header_override: the name of the first header of a user mapping's
+ * extra_headers (mapping_headers, NULL: none) that would replace one of
+ * the server's, when the server authenticates with server-level
+ * credentials (bearer_token_file or ssl_cert_file): every role with USAGE
+ * sends those, so a mapping must not present another tenant's header
+ * with them.  NULL when there is no such header.  Values are wiped.
+ */
+static char *
+option_header_override(List *server_options, const char *mapping_headers)
+{
+	const char *server_headers = option_find(server_options, "extra_headers");
+	char	  **snames = NULL;
+	char	  **svalues = NULL;
+	char	  **mnames = NULL;
+	char	  **mvalues = NULL;
+	int			ns = 0;
+	int			nm = 0;
+	char	   *found = NULL;
+	bool		valid;
+
+	if (mapping_headers == NULL || server_headers == NULL ||
+		(option_find(server_options, "bearer_token_file") == NULL &&
+		 option_find(server_options, "ssl_cert_file") == NULL))
+		return NULL;
+	/* a stored value the validator would refuse raises later, when used */
+	valid = option_parse_headers(server_headers, &ns, &snames, &svalues) == NULL;
+	valid &= option_parse_headers(mapping_headers, &nm, &mnames, &mvalues) == NULL;
+	for (int i = 0; valid && i < nm && found == NULL; i++)
+		for (int j = 0; j < ns && found == NULL; j++)
+			if (pg_strcasecmp(mnames[i], snames[j]) == 0)
+				found = pstrdup(mnames[i]);
+	option_wipe_strings(svalues, ns);
+	option_wipe_strings(snames, ns);
+	option_wipe_strings(mvalues, nm);
+	option_wipe_strings(mnames, nm);
+	return found;
+}
+
+#define OPTION_OVERRIDE_DETAIL \
+	gettext_noop("The server authenticates every role that has USAGE on it with its bearer_token_file or client certificate, so a user mapping may not replace its headers.")
+#define OPTION_OVERRIDE_HINT \
+	gettext_noop("Remove the header from the user mapping's extra_headers, or from the server's.")
+
+/*
+ * option_check_mapping: refuse, with 42501, the user mapping umid of a
+ * lancelsm server when its extra_headers replace a header of a server
+ * with server-level credentials (option_header_override).  Reads the
+ * mapping with SnapshotSelf: it runs in the command that wrote it.
+ */
+static void
+option_check_mapping(Oid umid)
+{
+	Relation	rel = table_open(UserMappingRelationId, AccessShareLock);
+	ScanKeyData key;
+	SysScanDesc scan;
+	HeapTuple	tuple;
+	char	   *header = NULL;
+	ForeignServer *server = NULL;
+
+	ScanKeyInit(&key, Anum_pg_user_mapping_oid, BTEqualStrategyNumber,
+				F_OIDEQ, ObjectIdGetDatum(umid));
+	scan = systable_beginscan(rel, UserMappingOidIndexId, true, SnapshotSelf,
+							  1, &key);
+	tuple = systable_getnext(scan);
+	if (HeapTupleIsValid(tuple))
+	{
+		Form_pg_user_mapping form = (Form_pg_user_mapping) GETSTRUCT(tuple);
+		bool		isnull;
+		Datum		datum = heap_getattr(tuple, Anum_pg_user_mapping_umoptions,
+										 RelationGetDescr(rel), &isnull);
+		List	   *options = isnull ? NIL : untransformRelOptions(datum);
+
+		server = GetForeignServer(form->umserver);
+		if (strcmp(GetForeignDataWrapper(server->fdwid)->fdwname,
+				   LSM_FDW_NAME) == 0)
+			header = option_header_override(server->options,
+											option_find(options,
+														"extra_headers"));
+		option_wipe_secrets(options);
+	}
+	systable_endscan(scan);
+	table_close(rel, AccessShareLock);
+	if (header != NULL)
+		ereport(ERROR,
+				errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				errmsg("user mapping for server \"%s\" cannot replace the server's header \"%s\"",
+					   server->servername, header),
+				errdetail(OPTION_OVERRIDE_DETAIL),
+				errhint(OPTION_OVERRIDE_HINT));
+}
+
+static object_access_hook_type option_prev_access_hook = NULL;
+
+/*
+ * option_object_access: the object access hook; after a user mapping is
+ * created or altered, option_check_mapping.  The validator alone cannot:
+ * it sees the mapping's options but not its server's.
+ */
+static void
+option_object_access(ObjectAccessType access, Oid classId, Oid objectId,
+					 int subId, void *arg)
+{
+	if (option_prev_access_hook)
+		option_prev_access_hook(access, classId, objectId, subId, arg);
+	if ((access == OAT_POST_CREATE || access == OAT_POST_ALTER) &&
+		classId == UserMappingRelationId)
+		option_check_mapping(objectId);
+}
+
+/*
+ * lsm_option_init: install the object access hook that checks user
+ * mappings as they are written (option_object_access).  Called once per
+ * process by _PG_init: the validator loads the library before any
+ * mapping of a lancelsm server is written.
+ */
+void
+lsm_option_init(void)
+{
+	option_prev_access_hook = object_access_hook;
+	object_access_hook = option_object_access;
+}
+
+/*
+ * option_header_override_problem: the 42501 failure of a server whose
+ * current user mapping replaces a header the server's credentials go
+ * with (one written before the server's options changed, or before
+ * lancelsm was loaded), naming the header; NULL when there is none.
+ * Never raises for it: a use reports it, and nothing is dropped silently.
+ */
+static LsmFailure *
+option_header_override_problem(ForeignServer *server)
+{
+	UserMapping *um = GetUserMapping(GetUserId(), server->serverid);
+	char	   *header = option_header_override(server->options,
+												option_find(um->options,
+															"extra_headers"));
+
+	option_wipe_secrets(um->options);
+	if (header == NULL)
+		return NULL;
+	return lsm_fault_new(ERRCODE_INSUFFICIENT_PRIVILEGE,
+						 pstrdup(_(OPTION_OVERRIDE_DETAIL)),
+						 pstrdup(_(OPTION_OVERRIDE_HINT)),
+						 LSM_FAULT_HEADER_OVERRIDE, server->servername,
+						 header);
+}
+
+/*
  * option_wipe_secrets: zero the value of every api_key, extra_headers and
  * proxy_password option in a DefElem list.  The list must be the caller's
  * own copy (as untransformRelOptions and GetUserMapping return), never a
@@ -1175,7 +1330,8 @@ option_config_build(ForeignServer *server)
  * lsm_config_try_resolve: as lsm_config_resolve, but a server that cannot be
  * used is reported instead of raised: returns NULL and sets *failure (42704
  * unknown server or no user mapping, 42809 a server of another wrapper, 42501
- * no USAGE privilege).  Only HV002, a server stored without database
+ * no USAGE privilege, or a user mapping whose extra_headers replace a header
+ * of a server with server-level credentials).  Only HV002, a server stored without database
  * (impossible through this validator), and PostgreSQL's own errors still
  * raise.
  *
@@ -1189,6 +1345,8 @@ lsm_config_try_resolve(const char *server_name, LsmFailure **failure)
 	*failure = option_server_problem(server_name, true, &server);
 	if (*failure == NULL)
 		*failure = option_user_mapping_problem(server);
+	if (*failure == NULL)
+		*failure = option_header_override_problem(server);
 	if (*failure != NULL)
 		return NULL;
 	return option_config_build(server);
@@ -1200,7 +1358,8 @@ lsm_config_try_resolve(const char *server_name, LsmFailure **failure)
  *
  * Errors: 42704 unknown server or no user mapping (neither for the current
  * role nor PUBLIC), 42809 a server of another wrapper, 42501 no USAGE
- * privilege on the server, HV002 a server without database (only if its
+ * privilege on the server or a user mapping that replaces a header of a
+ * server with server-level credentials (naming the header), HV002 a server without database (only if its
  * options were stored without this validator).
  *
  * The caller owns config->api_key and must call lsm_config_wipe when done.

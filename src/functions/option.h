@@ -55,6 +55,7 @@ typedef struct LsmConfig
 
 struct LsmFailure;
 
+extern void lsm_option_init(void);
 extern LsmConfig *lsm_config_resolve(const char *server_name);
 extern LsmConfig *lsm_config_try_resolve(const char *server_name,
 										 struct LsmFailure **failure);

@@ -64,9 +64,10 @@ static const struct
 	[LSM_FAULT_OTHER_WRAPPER] = {gettext_noop("server \"%s\" is not a lancelsm server"), 1},
 	[LSM_FAULT_NO_USAGE] = {gettext_noop("permission denied for foreign server %s"), 1},
 	[LSM_FAULT_NO_USER_MAPPING] = {gettext_noop("user mapping not found for user \"%s\", server \"%s\""), 2},
+	[LSM_FAULT_HEADER_OVERRIDE] = {gettext_noop("user mapping for server \"%s\" cannot replace the server's header \"%s\""), 2},
 };
 
-StaticAssertDecl(lengthof(fault_messages) == LSM_FAULT_NO_USER_MAPPING + 1,
+StaticAssertDecl(lengthof(fault_messages) == LSM_FAULT_HEADER_OVERRIDE + 1,
 				 "every LsmFaultMessage has its errmsg");
 
 /*
