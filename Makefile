@@ -7,6 +7,7 @@ OBJS = \
 	src/lancelsm.o \
 	src/settings.o \
 	src/functions/option.o \
+	src/functions/mapping.o \
 	src/net/http.o \
 	src/net/url.o \
 	src/net/pool.o \

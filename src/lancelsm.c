@@ -112,7 +112,7 @@ _PG_init(void)
 								NULL, &lsm_max_history_entries, 1000, 0, 100000,
 								PGC_POSTMASTER, 0, NULL, NULL, NULL);
 	}
-	lsm_option_init();
+	lsm_mapping_init();
 	lsm_progress_shmem_init();
 	lsm_herd_shmem_init();
 	MarkGUCPrefixReserved("lancelsm");

@@ -27,9 +27,6 @@
 #include "catalog/pg_foreign_data_wrapper.h"
 #include "catalog/pg_foreign_server.h"
 #include "catalog/pg_foreign_table.h"
-#include "access/genam.h"
-#include "access/table.h"
-#include "catalog/objectaccess.h"
 #include "catalog/pg_user_mapping.h"
 #include "commands/defrem.h"
 #include "fmgr.h"
@@ -37,9 +34,6 @@
 #include "lib/stringinfo.h"
 #include "miscadmin.h"
 #include "utils/acl.h"
-#include "utils/fmgroids.h"
-#include "utils/rel.h"
-#include "utils/snapmgr.h"
 #include "utils/builtins.h"
 #include "utils/syscache.h"
 #include "utils/varlena.h"
@@ -51,7 +45,6 @@
 #include "pg_compat.h"
 
 /* Name of the foreign-data wrapper the extension script creates. */
-#define LSM_FDW_NAME "lancelsm"
 
 #define LSM_DEFAULT_REGION "us-east-1"
 #define LSM_DEFAULT_ID_DELIMITER "$"
@@ -90,7 +83,6 @@ static void option_check_proxy(DefElem *def);
 static void option_check_proxy_user(DefElem *def);
 static char *option_base_url(const char *host_override, const char *database,
 							 const char *region);
-static void option_wipe_secrets(List *options);
 
 static const LsmOption lsm_options[] = {
 	{"database", ForeignServerRelationId, option_check_nonempty, false},
@@ -770,17 +762,18 @@ option_check_endpoints(List *options)
 }
 
 /*
- * option_header_override: the name of the first header of a user mapping's
- * extra_headers (mapping_headers, NULL: none) that would replace one of
+ * lsm_header_override: the name of the first header of a user mapping's
+ * extra_headers (in mapping_options) that would replace one of
  * the server's, when the server authenticates with server-level
  * credentials (bearer_token_file or ssl_cert_file): every role with USAGE
  * sends those, so a mapping must not present another tenant's header
  * with them.  NULL when there is no such header.  Values are wiped.
  */
-static char *
-option_header_override(List *server_options, const char *mapping_headers)
+char *
+lsm_header_override(List *server_options, List *mapping_options)
 {
 	const char *server_headers = option_find(server_options, "extra_headers");
+	const char *mapping_headers = option_find(mapping_options, "extra_headers");
 	char	  **snames = NULL;
 	char	  **svalues = NULL;
 	char	  **mnames = NULL;
@@ -808,90 +801,6 @@ option_header_override(List *server_options, const char *mapping_headers)
 	return found;
 }
 
-#define OPTION_OVERRIDE_DETAIL \
-	gettext_noop("The server authenticates every role that has USAGE on it with its bearer_token_file or client certificate, so a user mapping may not replace its headers.")
-#define OPTION_OVERRIDE_HINT \
-	gettext_noop("Remove the header from the user mapping's extra_headers, or from the server's.")
-
-/*
- * option_check_mapping: refuse, with 42501, the user mapping umid of a
- * lancelsm server when its extra_headers replace a header of a server
- * with server-level credentials (option_header_override).  Reads the
- * mapping with SnapshotSelf: it runs in the command that wrote it.
- */
-static void
-option_check_mapping(Oid umid)
-{
-	Relation	rel = table_open(UserMappingRelationId, AccessShareLock);
-	ScanKeyData key;
-	SysScanDesc scan;
-	HeapTuple	tuple;
-	char	   *header = NULL;
-	ForeignServer *server = NULL;
-
-	ScanKeyInit(&key, Anum_pg_user_mapping_oid, BTEqualStrategyNumber,
-				F_OIDEQ, ObjectIdGetDatum(umid));
-	scan = systable_beginscan(rel, UserMappingOidIndexId, true, SnapshotSelf,
-							  1, &key);
-	tuple = systable_getnext(scan);
-	if (HeapTupleIsValid(tuple))
-	{
-		Form_pg_user_mapping form = (Form_pg_user_mapping) GETSTRUCT(tuple);
-		bool		isnull;
-		Datum		datum = heap_getattr(tuple, Anum_pg_user_mapping_umoptions,
-										 RelationGetDescr(rel), &isnull);
-		List	   *options = isnull ? NIL : untransformRelOptions(datum);
-
-		server = GetForeignServer(form->umserver);
-		if (strcmp(GetForeignDataWrapper(server->fdwid)->fdwname,
-				   LSM_FDW_NAME) == 0)
-			header = option_header_override(server->options,
-											option_find(options,
-														"extra_headers"));
-		option_wipe_secrets(options);
-	}
-	systable_endscan(scan);
-	table_close(rel, AccessShareLock);
-	if (header != NULL)
-		ereport(ERROR,
-				errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
-				errmsg("user mapping for server \"%s\" cannot replace the server's header \"%s\"",
-					   server->servername, header),
-				errdetail(OPTION_OVERRIDE_DETAIL),
-				errhint(OPTION_OVERRIDE_HINT));
-}
-
-static object_access_hook_type option_prev_access_hook = NULL;
-
-/*
- * option_object_access: the object access hook; after a user mapping is
- * created or altered, option_check_mapping.  The validator alone cannot:
- * it sees the mapping's options but not its server's.
- */
-static void
-option_object_access(ObjectAccessType access, Oid classId, Oid objectId,
-					 int subId, void *arg)
-{
-	if (option_prev_access_hook)
-		option_prev_access_hook(access, classId, objectId, subId, arg);
-	if ((access == OAT_POST_CREATE || access == OAT_POST_ALTER) &&
-		classId == UserMappingRelationId)
-		option_check_mapping(objectId);
-}
-
-/*
- * lsm_option_init: install the object access hook that checks user
- * mappings as they are written (option_object_access).  Called once per
- * process by _PG_init: the validator loads the library before any
- * mapping of a lancelsm server is written.
- */
-void
-lsm_option_init(void)
-{
-	option_prev_access_hook = object_access_hook;
-	object_access_hook = option_object_access;
-}
-
 /*
  * option_header_override_problem: the 42501 failure of a server whose
  * current user mapping replaces a header the server's credentials go
@@ -903,28 +812,27 @@ static LsmFailure *
 option_header_override_problem(ForeignServer *server)
 {
 	UserMapping *um = GetUserMapping(GetUserId(), server->serverid);
-	char	   *header = option_header_override(server->options,
-												option_find(um->options,
-															"extra_headers"));
+	char	   *header = lsm_header_override(server->options,
+											 um->options);
 
-	option_wipe_secrets(um->options);
+	lsm_options_wipe(um->options);
 	if (header == NULL)
 		return NULL;
 	return lsm_fault_new(ERRCODE_INSUFFICIENT_PRIVILEGE,
-						 pstrdup(_(OPTION_OVERRIDE_DETAIL)),
-						 pstrdup(_(OPTION_OVERRIDE_HINT)),
+						 pstrdup(_(LSM_OVERRIDE_DETAIL)),
+						 pstrdup(_(LSM_OVERRIDE_HINT)),
 						 LSM_FAULT_HEADER_OVERRIDE, server->servername,
 						 header);
 }
 
 /*
- * option_wipe_secrets: zero the value of every api_key, extra_headers and
+ * lsm_options_wipe: zero the value of every api_key, extra_headers and
  * proxy_password option in a DefElem list.  The list must be the caller's
  * own copy (as untransformRelOptions and GetUserMapping return), never a
  * catalog or cache entry.
  */
-static void
-option_wipe_secrets(List *options)
+void
+lsm_options_wipe(List *options)
 {
 	ListCell   *lc;
 
@@ -999,7 +907,7 @@ lancelsm_fdw_validator(PG_FUNCTION_ARGS)
 					   "proxy_password", "proxy_user"));
 
 	/* our copy of the key; the command stores its own */
-	option_wipe_secrets(options);
+	lsm_options_wipe(options);
 
 	PG_RETURN_VOID();
 }
@@ -1319,7 +1227,7 @@ option_config_build(ForeignServer *server)
 	 * in memory until the context is reset.  (The catalog tuple in the
 	 * syscache keeps its own copy; that one is not ours to touch.)
 	 */
-	option_wipe_secrets(um->options);
+	lsm_options_wipe(um->options);
 	list_free_deep(um->options);
 	pfree(um);
 
