@@ -163,16 +163,25 @@ lsm_socket_configure(CURL *easy, LsmSocketGate *gate,
 /*
  * lsm_socket_refusal
  *		How a transfer that ended with code failed because of the socket
- *		callbacks: LSM_TRANSPORT_DENIED (text: the endpoint refused) or
+ *		callbacks: LSM_TRANSPORT_DENIED (text: the endpoint refused; always
+ *		when the gate refused the endpoint by name) or
  *		LSM_TRANSPORT_NO_DESCRIPTOR; LSM_TRANSPORT_PENDING when they
- *		refused nothing or the transfer succeeded anyway (at another
- *		address of the same name).
+ *		refused nothing, or the transfer did not end in a failed connect
+ *		(it succeeded at another address of the same name, or failed
+ *		later for another reason).
  */
 LsmTransport
 lsm_socket_refusal(const LsmSocketGate *gate, CURLcode code, char *text,
 				   size_t textlen)
 {
-	if (code == CURLE_OK || gate->refusal == LSM_TRANSPORT_PENDING)
+	if (gate->deny_all && code != CURLE_OK)
+	{
+		/* refused by name: even if the name did not resolve */
+		strlcpy(text, gate->refused, textlen);
+		return LSM_TRANSPORT_DENIED;
+	}
+	/* a refused socket is a failed connect; anything else came later */
+	if (code != CURLE_COULDNT_CONNECT || gate->refusal == LSM_TRANSPORT_PENDING)
 		return LSM_TRANSPORT_PENDING;
 	strlcpy(text, gate->refused, textlen);
 	return gate->refusal;
