@@ -7,9 +7,12 @@ OBJS = \
 	src/lancelsm.o \
 	src/settings.o \
 	src/functions/option.o \
+	src/functions/mapping.o \
 	src/net/http.o \
 	src/net/url.o \
 	src/net/pool.o \
+	src/net/socket.o \
+	src/net/endpoint.o \
 	src/protocol/fault.o \
 	src/checkpoint/task.o \
 	src/checkpoint/watermark.o \

@@ -80,6 +80,11 @@ DROP ROLE lancelsm_co_user;
 SELECT current_setting('data_directory') || '/lancelsm_co_token' AS token_file \gset
 COPY (SELECT 'token-one') TO :'token_file';
 ALTER SERVER co OPTIONS (ADD bearer_token_file :'token_file');
+-- with server-level credentials the mapping may no longer replace the
+-- server's X-Trace: every use says so (naming it) until the mapping drops it
+SELECT emu_try($$SELECT lancelsm_flush('co', 'events')$$);
+ALTER USER MAPPING FOR PUBLIC SERVER co
+  OPTIONS (SET extra_headers '{"X-Gateway-Secret": "gw-secret-7731"}');
 SELECT emu('POST', '/_emulator/log/reset');
 SELECT lancelsm_flush('co', 'events');
 SELECT co_headers() ->> 'authorization' AS authorization;

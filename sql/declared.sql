@@ -188,3 +188,58 @@ DROP SERVER dt_nomap;
 DROP SERVER dt_other;
 DROP FOREIGN DATA WRAPPER dt_other_fdw;
 DROP ROLE regress_dt_reader;
+
+-- internal SQL ignores the caller's search_path: a schema first in it
+-- defines now(), date_trunc, the text = and timestamptz - operators and a
+-- type text with a cast to it, each recording its calls; every
+-- function that runs SQL inside is called, and none of them runs
+SELECT emu('POST', '/_emulator/tables', '{"name": "dt_sp", "buckets": 1}');
+CREATE SCHEMA dt_hostile;
+CREATE TABLE dt_hostile.calls (f text);
+CREATE FUNCTION dt_hostile.now() RETURNS timestamptz LANGUAGE plpgsql AS
+  $$BEGIN INSERT INTO dt_hostile.calls VALUES ('now'); RETURN pg_catalog.now(); END$$;
+CREATE FUNCTION dt_hostile.date_trunc(text, interval) RETURNS interval
+  LANGUAGE plpgsql AS $$BEGIN INSERT INTO dt_hostile.calls VALUES ('date_trunc');
+  RETURN pg_catalog.date_trunc($1, $2); END$$;
+CREATE FUNCTION dt_hostile.eq(text, text) RETURNS boolean LANGUAGE plpgsql AS
+  $$BEGIN INSERT INTO dt_hostile.calls VALUES ('=');
+  RETURN $1 OPERATOR(pg_catalog.=) $2; END$$;
+CREATE OPERATOR dt_hostile.= (LEFTARG = text, RIGHTARG = text,
+  FUNCTION = dt_hostile.eq);
+CREATE FUNCTION dt_hostile.minus(timestamptz, timestamptz) RETURNS interval
+  LANGUAGE plpgsql AS $$BEGIN INSERT INTO dt_hostile.calls VALUES ('-');
+  RETURN $1 OPERATOR(pg_catalog.-) $2; END$$;
+CREATE OPERATOR dt_hostile.- (LEFTARG = timestamptz, RIGHTARG = timestamptz,
+  FUNCTION = dt_hostile.minus);
+CREATE TYPE dt_hostile.text AS (v pg_catalog.text);
+CREATE FUNCTION dt_hostile.to_text(interval) RETURNS dt_hostile.text
+  LANGUAGE plpgsql AS $$BEGIN INSERT INTO dt_hostile.calls VALUES ('::text');
+  RETURN ROW($1::pg_catalog.text); END$$;
+CREATE CAST (interval AS dt_hostile.text) WITH FUNCTION dt_hostile.to_text(interval);
+-- the trap works: called by name, each records
+SET search_path = dt_hostile, pg_catalog, public;
+SELECT now() IS NOT NULL AS now, date_trunc('second', interval '1 s') IS NOT NULL AS trunc,
+       'a' = 'a' AS eq, now() - now() IS NOT NULL AS minus,
+       ('1 s'::interval)::text IS NOT NULL AS cast;
+RESET search_path;
+SELECT f, count(*) FROM dt_hostile.calls GROUP BY f ORDER BY f COLLATE "C";
+TRUNCATE dt_hostile.calls;
+-- every function of the declared tables, with the trap first in the path
+SET search_path = dt_hostile, pg_catalog, public;
+SELECT lancelsm_add_table('emu', 'dt_sp', max_checkpoint_age => '1 day');
+SELECT lancelsm_add_table('emu', 'dt_sp2');
+SELECT lancelsm_alter_table('emu', 'dt_sp2', max_checkpoint_age => '2 days');
+SELECT lancelsm_remove_table('emu', 'dt_sp2');
+SELECT table_name, lsm_enabled, error_sqlstate, max_checkpoint_age, due,
+       due_reason, due_action
+  FROM lancelsm_table_stats;
+SELECT table_name, shard_id FROM lancelsm_bucket_stats;
+SELECT table_name, ok, sqlstate, passes FROM lancelsm_checkpoint_all();
+SELECT table_name, ok, sqlstate, due, action FROM lancelsm_checkpoint_due();
+RESET search_path;
+SELECT f, count(*) FROM dt_hostile.calls GROUP BY f ORDER BY f COLLATE "C";
+SELECT table_name, last_checkpoint_at IS NOT NULL AS recorded FROM lancelsm_table;
+SELECT lancelsm_remove_table('emu', 'dt_sp');
+SET client_min_messages = warning;
+DROP SCHEMA dt_hostile CASCADE;
+RESET client_min_messages;

@@ -161,3 +161,38 @@ SET lancelsm.retry_budget = -1;
 SET lancelsm.backoff_base = '2s';
 SHOW lancelsm.backoff_base;
 RESET lancelsm.backoff_base;
+-- a user mapping may not replace a header of a server that authenticates
+-- every role with server-level credentials (bearer_token_file, or a
+-- client certificate); names match without regard to case
+CREATE SERVER o_token FOREIGN DATA WRAPPER lancelsm
+  OPTIONS (database 'd', host_override 'http://127.0.0.1:1',
+           bearer_token_file '/nonexistent',
+           extra_headers '{"X-Tenant": "acme"}');
+CREATE USER MAPPING FOR PUBLIC SERVER o_token
+  OPTIONS (api_key 'k', extra_headers '{"x-tenant": "other"}');
+\echo :LAST_ERROR_SQLSTATE
+CREATE USER MAPPING FOR PUBLIC SERVER o_token
+  OPTIONS (api_key 'k', extra_headers '{"X-Secret": "s"}');
+ALTER USER MAPPING FOR PUBLIC SERVER o_token
+  OPTIONS (SET extra_headers '{"X-Secret": "s", "X-TENANT": "other"}');
+SELECT count(*) FROM pg_user_mappings WHERE srvname = 'o_token';
+CREATE SERVER o_cert FOREIGN DATA WRAPPER lancelsm
+  OPTIONS (database 'd', ssl_cert_file '/c', extra_headers '{"X-Tenant": "acme"}');
+CREATE USER MAPPING FOR PUBLIC SERVER o_cert
+  OPTIONS (api_key 'k', extra_headers '{"X-Tenant": "other"}');
+-- without server-level credentials a mapping overrides as before; once
+-- the server gains them, the existing mapping fails every use, naming
+-- the header, as an error and as a row of the declared tables' view
+CREATE SERVER o_plain FOREIGN DATA WRAPPER lancelsm
+  OPTIONS (database 'd', host_override 'http://127.0.0.1:1',
+           extra_headers '{"X-Tenant": "acme"}');
+CREATE USER MAPPING FOR PUBLIC SERVER o_plain
+  OPTIONS (api_key 'k', extra_headers '{"X-Tenant": "other"}');
+ALTER SERVER o_plain OPTIONS (ADD bearer_token_file '/nonexistent');
+SELECT lancelsm_flush('o_plain', 't');
+\echo :LAST_ERROR_SQLSTATE
+SELECT lancelsm_add_table('o_plain', 't');
+SELECT server, table_name, error_sqlstate, error
+  FROM lancelsm_table_stats WHERE server = 'o_plain';
+SELECT lancelsm_remove_table('o_plain', 't');
+DROP SERVER o_token, o_cert, o_plain CASCADE;

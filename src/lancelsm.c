@@ -22,6 +22,7 @@
 #include "settings.h"
 #include "miscadmin.h"
 #include "functions/option.h"
+#include "net/endpoint.h"
 #include "checkpoint/progress.h"
 #include "checkpoint/task.h"
 #include "funcapi.h"
@@ -93,6 +94,12 @@ _PG_init(void)
 							 "Sets whether a checkpoint joins a checkpoint of the same table already running on this server, and whether lancelsm_checkpoint_all and lancelsm_checkpoint_due skip such a table; off, every checkpoint runs alone.",
 							 NULL, &lsm_share_checkpoints, true, PGC_USERSET, 0,
 							 NULL, NULL, NULL);
+	DefineCustomStringVariable("lancelsm.allowed_endpoints",
+							   "Sets the endpoints lancelsm may connect to, as a comma-separated list of host names with an optional port and of address ranges such as 10.0.0.0/8; empty, any endpoint is allowed.",
+							   "A host name allows the servers and proxies it names, whatever it resolves to; an address range allows the addresses actually connected to.",
+							   &lsm_allowed_endpoints, "", PGC_SUSET,
+							   GUC_LIST_INPUT, lsm_endpoints_check,
+							   lsm_endpoints_assign, NULL);
 	/* PGC_POSTMASTER settings can only exist when loaded at server start */
 	if (process_shared_preload_libraries_in_progress)
 	{
@@ -105,6 +112,7 @@ _PG_init(void)
 								NULL, &lsm_max_history_entries, 1000, 0, 100000,
 								PGC_POSTMASTER, 0, NULL, NULL, NULL);
 	}
+	lsm_mapping_init();
 	lsm_progress_shmem_init();
 	lsm_herd_shmem_init();
 	MarkGUCPrefixReserved("lancelsm");

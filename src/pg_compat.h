@@ -39,6 +39,15 @@
 #define PG_MODULE_MAGIC_EXT(...) PG_MODULE_MAGIC
 #endif
 
+/*
+ * A setting's extra lives in GUC memory since 16 (guc_malloc, guc_free);
+ * before, it was malloc'd and freed with free().
+ */
+#if PG_VERSION_NUM < 160000
+#define guc_malloc(elevel, size) malloc(size)
+#define guc_free(ptr) free(ptr)
+#endif
+
 /* fmgr.h declares _PG_init since 16 */
 #if PG_VERSION_NUM < 160000
 extern PGDLLEXPORT void _PG_init(void);

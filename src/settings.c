@@ -25,3 +25,4 @@ int			lsm_poll_interval_max_ms = 5000;
 int			lsm_max_idle_polls = 0;
 int			lsm_max_response_size_kb = 64 * 1024;
 bool		lsm_share_checkpoints = true;
+char	   *lsm_allowed_endpoints = NULL;

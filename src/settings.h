@@ -25,5 +25,6 @@ extern int	lsm_poll_interval_max_ms;	/* longest checkpoint poll interval */
 extern int	lsm_max_idle_polls;		/* 0: no progress bound */
 extern int	lsm_max_response_size_kb;	/* response body cap */
 extern bool lsm_share_checkpoints;	/* join or skip running checkpoints */
+extern char *lsm_allowed_endpoints; /* "": any endpoint */
 
 #endif							/* LANCELSM_SETTINGS_H */

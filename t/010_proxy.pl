@@ -10,7 +10,9 @@
 #    407, the password in no error and no log;
 #  - the postmaster's http_proxy / https_proxy / all_proxy / no_proxy are
 #    ignored: without the option lancelsm goes direct although they name
-#    a refusing proxy, and with it no_proxy does not bypass the proxy.
+#    a refusing proxy, and with it no_proxy does not bypass the proxy;
+#  - lancelsm.allowed_endpoints checks the proxy (name or address) and the
+#    CONNECT target (name only).
 # Skipped without nginx or squid, unless LANCELSM_REQUIRE_NETWORK is set.
 use strict;
 use warnings FATAL => 'all';
@@ -180,5 +182,31 @@ my $connect_before = scalar(connects_after_quit($s, 0));
 is($st, '', 'with the option: through squid') or diag($err);
 is(scalar(connects_after_quit($s, $connect_before + 1)), $connect_before + 1,
 	'no_proxy=localhost in the environment does not bypass the proxy option');
+
+#
+# 5. lancelsm.allowed_endpoints through a proxy: the proxy is allowed by
+# its name or the address connected to, the CONNECT target by its name
+# only (the proxy resolves it); a refused request never reaches squid
+#
+my $flush = "SELECT count(*) FROM (SELECT lancelsm_flush('squid', 'events')) f";
+my $target = "localhost:$edge->{port}{h2}";
+($out, $st, $err) = run(
+	"SET lancelsm.allowed_endpoints = '127.0.0.1:$squid->{port}, $target'; $flush");
+is("$st|$out", '|1', 'proxy and target allowed by name') or diag($err);
+($out, $st, $err) = run(
+	"SET lancelsm.allowed_endpoints = '127.0.0.0/8, $target'; $flush");
+is("$st|$out", '|1', 'the proxy allowed at its address') or diag($err);
+$connect_before = scalar(connects_after_quit($s, $connect_before + 1));
+($out, $st, $err) = run(
+	"SET lancelsm.allowed_endpoints = '127.0.0.0/8, ::1'; $flush");
+is($st, '42501', 'a target no name allows is refused, whatever its address');
+like($err, qr/DETAIL:  The endpoint \Q$target\E is not allowed by lancelsm.allowed_endpoints/,
+	'the detail names the target');
+($out, $st, $err) = run("SET lancelsm.allowed_endpoints = '$target'; $flush");
+is($st, '42501', 'a proxy neither name nor range allows is refused');
+like($err, qr/DETAIL:  The endpoint 127.0.0.1:$squid->{port} is not allowed by lancelsm.allowed_endpoints/,
+	'the detail names the proxy');
+is(scalar(connects_after_quit($s, $connect_before)), $connect_before,
+	'squid saw no CONNECT for the refused requests');
 
 done_testing();

@@ -40,6 +40,7 @@
 #include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/datum.h"
+#include "utils/guc.h"
 #include "utils/lsyscache.h"
 #include "utils/resowner.h"
 #include "utils/timestamp.h"
@@ -62,6 +63,42 @@ declared_relation(FunctionCallInfo fcinfo)
 }
 
 /*
+ * declared_spi_connect
+ *		Connect to SPI and run what follows under search_path =
+ *		pg_catalog, pg_temp, in a GUC nest level of its own, as
+ *		PostgreSQL's own internal queries do: the caller's search_path can
+ *		then change neither the functions, operators and types the
+ *		internal SQL names (now, date_trunc, =, -, text, unnest) nor the
+ *		tables it reads (it names them schema-qualified anyway).  Returns
+ *		the nest level to hand to declared_spi_finish.  On error, the
+ *		transaction's (or subtransaction's) abort restores search_path.
+ */
+static int
+declared_spi_connect(void)
+{
+	int			nestlevel;
+
+	SPI_connect();
+	nestlevel = NewGUCNestLevel();
+	(void) set_config_option("search_path", "pg_catalog, pg_temp",
+							 PGC_USERSET, PGC_S_SESSION, GUC_ACTION_SAVE,
+							 true, 0, false);
+	return nestlevel;
+}
+
+/*
+ * declared_spi_finish
+ *		Restore the caller's search_path (nestlevel from
+ *		declared_spi_connect) and disconnect from SPI.
+ */
+static void
+declared_spi_finish(int nestlevel)
+{
+	AtEOXact_GUC(true, nestlevel);
+	SPI_finish();
+}
+
+/*
  * declared_modify: run one INSERT, UPDATE or DELETE on lancelsm_table
  * with the query template (%s: the table) and the function's first nargs
  * arguments as parameters $1..$nargs (server, table_name, then the five
@@ -77,6 +114,7 @@ declared_modify(FunctionCallInfo fcinfo, const char *template, int nargs)
 	Datum		args[DECLARE_ARGS];
 	char		nulls[DECLARE_ARGS];
 	uint64		processed;
+	int			nestlevel;
 	int			rc;
 
 	Assert(nargs <= DECLARE_ARGS);
@@ -85,7 +123,7 @@ declared_modify(FunctionCallInfo fcinfo, const char *template, int nargs)
 		args[i] = PG_GETARG_DATUM(i);
 		nulls[i] = PG_ARGISNULL(i) ? 'n' : ' ';
 	}
-	SPI_connect();
+	nestlevel = declared_spi_connect();
 	rc = SPI_execute_with_args(psprintf(template, declared_relation(fcinfo)),
 							   nargs, (Oid *) argtypes, args, nulls, false, 0);
 	if (rc != SPI_OK_INSERT && rc != SPI_OK_UPDATE && rc != SPI_OK_DELETE)
@@ -94,7 +132,7 @@ declared_modify(FunctionCallInfo fcinfo, const char *template, int nargs)
 				 errmsg_internal("SPI_execute_with_args failed: %s",
 								 SPI_result_code_string(rc))));
 	processed = SPI_processed;
-	SPI_finish();
+	declared_spi_finish(nestlevel);
 	return processed;
 }
 
@@ -241,9 +279,10 @@ declared_read(FunctionCallInfo fcinfo, bool with_limits, DeclaredSet *set)
 {
 	MemoryContext outer = CurrentMemoryContext;
 	int			n;
+	int			nestlevel;
 	int			rc;
 
-	SPI_connect();
+	nestlevel = declared_spi_connect();
 	rc = SPI_execute(psprintf(with_limits ?
 							  "SELECT server, table_name, max_l0_generations, max_l0_bytes, max_wal_lag, max_memtable_rows, max_checkpoint_age, last_checkpoint_at, "
 							  "coalesce(now() - coalesce(last_checkpoint_at, added_at) > max_checkpoint_age, false), "
@@ -283,7 +322,7 @@ declared_read(FunctionCallInfo fcinfo, bool with_limits, DeclaredSet *set)
 		if (with_limits)
 			declared_read_limits(set, i, outer);
 	}
-	SPI_finish();
+	declared_spi_finish(nestlevel);
 }
 
 /*
@@ -600,11 +639,12 @@ declared_update_safely(const char *query, Datum *args)
 	MemoryContextSwitchTo(outer);
 	PG_TRY();
 	{
-		SPI_connect();
+		int			nestlevel = declared_spi_connect();
+
 		if (SPI_execute_with_args(query, 3, argtypes, args, NULL, false,
 								  0) != SPI_OK_UPDATE)
 			elog(ERROR, "SPI_execute_with_args did not update");
-		SPI_finish();
+		declared_spi_finish(nestlevel);
 		ReleaseCurrentSubTransaction();
 		MemoryContextSwitchTo(outer);
 		CurrentResourceOwner = owner;

@@ -41,10 +41,10 @@
 #include "protocol/fault.h"
 #include "protocol/lsm_json.h"
 #include "functions/option.h"
+#include "net/endpoint.h"
 #include "pg_compat.h"
 
 /* Name of the foreign-data wrapper the extension script creates. */
-#define LSM_FDW_NAME "lancelsm"
 
 #define LSM_DEFAULT_REGION "us-east-1"
 #define LSM_DEFAULT_ID_DELIMITER "$"
@@ -81,6 +81,8 @@ static void option_check_headers(DefElem *def);
 static void option_check_http_version(DefElem *def);
 static void option_check_proxy(DefElem *def);
 static void option_check_proxy_user(DefElem *def);
+static char *option_base_url(const char *host_override, const char *database,
+							 const char *region);
 
 static const LsmOption lsm_options[] = {
 	{"database", ForeignServerRelationId, option_check_nonempty, false},
@@ -732,13 +734,105 @@ option_check_server(List *options)
 }
 
 /*
- * option_wipe_secrets: zero the value of every api_key, extra_headers and
+ * option_check_endpoints: refuse a server whose endpoint (its proxy's, and
+ * through a proxy its target's too) lancelsm.allowed_endpoints cannot
+ * allow, with 42501.  A name that an address range may allow is accepted
+ * here and checked at its address on every connection.
+ */
+static void
+option_check_endpoints(List *options)
+{
+	const char *proxy = option_find(options, "proxy");
+	const char *region = option_find(options, "region");
+	char	   *url = option_base_url(option_find(options, "host_override"),
+									  option_find(options, "database"),
+									  region ? region : LSM_DEFAULT_REGION);
+	char		endpoint[LSM_ENDPOINT_TEXT_LEN];
+
+	if ((proxy != NULL &&
+		 lsm_endpoint_url_verdict(url, true, endpoint,
+								  sizeof(endpoint)) == LSM_ENDPOINT_DENIED) ||
+		lsm_endpoint_url_verdict(proxy ? proxy : url, false, endpoint,
+								 sizeof(endpoint)) == LSM_ENDPOINT_DENIED)
+		ereport(ERROR,
+				errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				errmsg("endpoint \"%s\" is not allowed by lancelsm.allowed_endpoints",
+					   endpoint),
+				errhint("A superuser can allow the endpoint in lancelsm.allowed_endpoints."));
+}
+
+/*
+ * lsm_header_override: the name of the first header of a user mapping's
+ * extra_headers (in mapping_options) that would replace one of
+ * the server's, when the server authenticates with server-level
+ * credentials (bearer_token_file or ssl_cert_file): every role with USAGE
+ * sends those, so a mapping must not present another tenant's header
+ * with them.  NULL when there is no such header.  Values are wiped.
+ */
+char *
+lsm_header_override(List *server_options, List *mapping_options)
+{
+	const char *server_headers = option_find(server_options, "extra_headers");
+	const char *mapping_headers = option_find(mapping_options, "extra_headers");
+	char	  **snames = NULL;
+	char	  **svalues = NULL;
+	char	  **mnames = NULL;
+	char	  **mvalues = NULL;
+	int			ns = 0;
+	int			nm = 0;
+	char	   *found = NULL;
+	bool		valid;
+
+	if (mapping_headers == NULL || server_headers == NULL ||
+		(option_find(server_options, "bearer_token_file") == NULL &&
+		 option_find(server_options, "ssl_cert_file") == NULL))
+		return NULL;
+	/* a stored value the validator would refuse raises later, when used */
+	valid = option_parse_headers(server_headers, &ns, &snames, &svalues) == NULL;
+	valid &= option_parse_headers(mapping_headers, &nm, &mnames, &mvalues) == NULL;
+	for (int i = 0; valid && i < nm && found == NULL; i++)
+		for (int j = 0; j < ns && found == NULL; j++)
+			if (pg_strcasecmp(mnames[i], snames[j]) == 0)
+				found = pstrdup(mnames[i]);
+	option_wipe_strings(svalues, ns);
+	option_wipe_strings(snames, ns);
+	option_wipe_strings(mvalues, nm);
+	option_wipe_strings(mnames, nm);
+	return found;
+}
+
+/*
+ * option_header_override_problem: the 42501 failure of a server whose
+ * current user mapping replaces a header the server's credentials go
+ * with (one written before the server's options changed, or before
+ * lancelsm was loaded), naming the header; NULL when there is none.
+ * Never raises for it: a use reports it, and nothing is dropped silently.
+ */
+static LsmFailure *
+option_header_override_problem(ForeignServer *server)
+{
+	UserMapping *um = GetUserMapping(GetUserId(), server->serverid);
+	char	   *header = lsm_header_override(server->options,
+											 um->options);
+
+	lsm_options_wipe(um->options);
+	if (header == NULL)
+		return NULL;
+	return lsm_fault_new(ERRCODE_INSUFFICIENT_PRIVILEGE,
+						 pstrdup(_(LSM_OVERRIDE_DETAIL)),
+						 pstrdup(_(LSM_OVERRIDE_HINT)),
+						 LSM_FAULT_HEADER_OVERRIDE, server->servername,
+						 header);
+}
+
+/*
+ * lsm_options_wipe: zero the value of every api_key, extra_headers and
  * proxy_password option in a DefElem list.  The list must be the caller's
  * own copy (as untransformRelOptions and GetUserMapping return), never a
  * catalog or cache entry.
  */
-static void
-option_wipe_secrets(List *options)
+void
+lsm_options_wipe(List *options)
 {
 	ListCell   *lc;
 
@@ -785,6 +879,8 @@ PG_FUNCTION_INFO_V1(lancelsm_fdw_validator);
  *	HV002 (fdw_dynamic_parameter_value_needed): a server without database.
  *	22023 also: a proxy with a plain-http host_override (the proxy would
  *		see the API key); a proxy_password without proxy_user.
+ *	42501 also: a server whose endpoint lancelsm.allowed_endpoints cannot
+ *		allow.
  * No message quotes an option value.
  */
 Datum
@@ -798,7 +894,10 @@ lancelsm_fdw_validator(PG_FUNCTION_ARGS)
 		option_check_one(lfirst_node(DefElem, lc), catalog);
 
 	if (catalog == ForeignServerRelationId)
+	{
 		option_check_server(options);
+		option_check_endpoints(options);
+	}
 	if (catalog == UserMappingRelationId &&
 		option_find(options, "proxy_password") != NULL &&
 		option_find(options, "proxy_user") == NULL)
@@ -808,7 +907,7 @@ lancelsm_fdw_validator(PG_FUNCTION_ARGS)
 					   "proxy_password", "proxy_user"));
 
 	/* our copy of the key; the command stores its own */
-	option_wipe_secrets(options);
+	lsm_options_wipe(options);
 
 	PG_RETURN_VOID();
 }
@@ -1128,7 +1227,7 @@ option_config_build(ForeignServer *server)
 	 * in memory until the context is reset.  (The catalog tuple in the
 	 * syscache keeps its own copy; that one is not ours to touch.)
 	 */
-	option_wipe_secrets(um->options);
+	lsm_options_wipe(um->options);
 	list_free_deep(um->options);
 	pfree(um);
 
@@ -1139,7 +1238,8 @@ option_config_build(ForeignServer *server)
  * lsm_config_try_resolve: as lsm_config_resolve, but a server that cannot be
  * used is reported instead of raised: returns NULL and sets *failure (42704
  * unknown server or no user mapping, 42809 a server of another wrapper, 42501
- * no USAGE privilege).  Only HV002, a server stored without database
+ * no USAGE privilege, or a user mapping whose extra_headers replace a header
+ * of a server with server-level credentials).  Only HV002, a server stored without database
  * (impossible through this validator), and PostgreSQL's own errors still
  * raise.
  *
@@ -1153,6 +1253,8 @@ lsm_config_try_resolve(const char *server_name, LsmFailure **failure)
 	*failure = option_server_problem(server_name, true, &server);
 	if (*failure == NULL)
 		*failure = option_user_mapping_problem(server);
+	if (*failure == NULL)
+		*failure = option_header_override_problem(server);
 	if (*failure != NULL)
 		return NULL;
 	return option_config_build(server);
@@ -1164,7 +1266,8 @@ lsm_config_try_resolve(const char *server_name, LsmFailure **failure)
  *
  * Errors: 42704 unknown server or no user mapping (neither for the current
  * role nor PUBLIC), 42809 a server of another wrapper, 42501 no USAGE
- * privilege on the server, HV002 a server without database (only if its
+ * privilege on the server or a user mapping that replaces a header of a
+ * server with server-level credentials (naming the header), HV002 a server without database (only if its
  * options were stored without this validator).
  *
  * The caller owns config->api_key and must call lsm_config_wipe when done.

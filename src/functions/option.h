@@ -11,6 +11,8 @@
 
 #include "postgres.h"
 
+#include "nodes/pg_list.h"
+
 /* The HTTP version a server's requests use (option http_version). */
 typedef enum LsmHttpVersion
 {
@@ -55,10 +57,26 @@ typedef struct LsmConfig
 
 struct LsmFailure;
 
+/* the name of the wrapper whose servers are lancelsm's */
+#define LSM_FDW_NAME "lancelsm"
+
+/* why a user mapping may not replace a server's header, and the fix */
+#define LSM_OVERRIDE_DETAIL \
+	gettext_noop("The server authenticates every role that has USAGE on it with its bearer_token_file or client certificate, so a user mapping may not replace its headers.")
+#define LSM_OVERRIDE_HINT \
+	gettext_noop("Remove the header from the user mapping's extra_headers, or from the server's.")
+
+/* in option.c */
+extern char *lsm_header_override(List *server_options,
+								 List *mapping_options);
+extern void lsm_options_wipe(List *options);
 extern LsmConfig *lsm_config_resolve(const char *server_name);
 extern LsmConfig *lsm_config_try_resolve(const char *server_name,
 										 struct LsmFailure **failure);
 extern struct LsmFailure *lsm_server_problem(const char *server_name);
+
+/* in mapping.c */
+extern void lsm_mapping_init(void);
 extern void lsm_config_wipe(LsmConfig *config);
 
 #endif							/* LANCELSM_OPTION_H */

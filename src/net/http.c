@@ -26,6 +26,7 @@
 #include "net/http.h"
 #include "settings.h"
 #include "net/pool.h"
+#include "net/socket.h"
 #include "miscadmin.h"
 #include "port.h"
 #include "storage/latch.h"
@@ -74,6 +75,7 @@ struct LsmRequest
 	struct curl_slist *headers; /* while in flight */
 	char	   *url;
 	MemoryContext cxt;
+	LsmSocketGate gate;			/* its sockets' callbacks (src/net/socket.c) */
 };
 
 /*
@@ -620,6 +622,7 @@ lsm_http_start(LsmRequest *req, TimestampTz deadline)
 	PG_TRY();
 	{
 		http_configure(easy, req, deadline);
+		lsm_socket_configure(easy, &req->gate, req->out.config);
 		attached = lsm_pool_add(easy, req->out.config->serverid,
 								req->out.config->umid,
 								http_may_multiplex(req->out.config), req);
@@ -745,7 +748,11 @@ static void
 http_finished(LsmRequest *req, CURLcode code, TimestampTz deadline)
 {
 	curl_easy_getinfo(req->easy, CURLINFO_RESPONSE_CODE, &req->out.status);
-	req->out.transport = http_classify(req, code, deadline);
+	req->out.transport = lsm_socket_refusal(&req->gate, code,
+											req->out.curl_error,
+											LSM_CURL_ERROR_LEN);
+	if (req->out.transport == LSM_TRANSPORT_PENDING)
+		req->out.transport = http_classify(req, code, deadline);
 	if (req->out.curl_error[0] == '\0' && code != CURLE_OK)
 		strlcpy(req->out.curl_error, curl_easy_strerror(code), LSM_CURL_ERROR_LEN);
 	if (req->out.transport != LSM_TRANSPORT_OK)

@@ -49,7 +49,9 @@ typedef enum LsmTransport
 	LSM_TRANSPORT_TOO_LARGE,	/* the answer passed lancelsm.max_response_size */
 	LSM_TRANSPORT_TIMEOUT,		/* the statement's deadline passed */
 	LSM_TRANSPORT_READ_TIMEOUT, /* the server was silent for read_timeout */
-	LSM_TRANSPORT_HEADER_TOO_LARGE	/* the header passed libcurl's limit */
+	LSM_TRANSPORT_HEADER_TOO_LARGE,	/* the header passed libcurl's limit */
+	LSM_TRANSPORT_NO_DESCRIPTOR,	/* no file descriptor left for a socket */
+	LSM_TRANSPORT_DENIED		/* lancelsm.allowed_endpoints refused it */
 } LsmTransport;
 
 /*

@@ -64,9 +64,10 @@ static const struct
 	[LSM_FAULT_OTHER_WRAPPER] = {gettext_noop("server \"%s\" is not a lancelsm server"), 1},
 	[LSM_FAULT_NO_USAGE] = {gettext_noop("permission denied for foreign server %s"), 1},
 	[LSM_FAULT_NO_USER_MAPPING] = {gettext_noop("user mapping not found for user \"%s\", server \"%s\""), 2},
+	[LSM_FAULT_HEADER_OVERRIDE] = {gettext_noop("user mapping for server \"%s\" cannot replace the server's header \"%s\""), 2},
 };
 
-StaticAssertDecl(lengthof(fault_messages) == LSM_FAULT_NO_USER_MAPPING + 1,
+StaticAssertDecl(lengthof(fault_messages) == LSM_FAULT_HEADER_OVERRIDE + 1,
 				 "every LsmFaultMessage has its errmsg");
 
 /*
@@ -135,6 +136,11 @@ fault_sqlstate(const LsmOutcome *req)
 			return ERRCODE_PROGRAM_LIMIT_EXCEEDED;
 		case LSM_TRANSPORT_TIMEOUT:
 			return ERRCODE_QUERY_CANCELED;
+		case LSM_TRANSPORT_NO_DESCRIPTOR:
+			return ERRCODE_CONFIGURATION_LIMIT_EXCEEDED;
+		case LSM_TRANSPORT_DENIED:
+			/* a superuser's policy withholds it, as a missing privilege */
+			return ERRCODE_INSUFFICIENT_PRIVILEGE;
 		default:
 			break;
 	}
@@ -188,6 +194,10 @@ fault_hint(const LsmOutcome *req)
 		return pstrdup("Raise lancelsm.max_response_size if the answer is legitimately this large.");
 	if (req->transport == LSM_TRANSPORT_READ_TIMEOUT)
 		return pstrdup("Raise the server's read_timeout option if the server legitimately takes longer to answer.");
+	if (req->transport == LSM_TRANSPORT_NO_DESCRIPTOR)
+		return pstrdup("Raise max_files_per_process, or use fewer servers and user mappings in one session.");
+	if (req->transport == LSM_TRANSPORT_DENIED)
+		return pstrdup("A superuser can allow the endpoint in lancelsm.allowed_endpoints.");
 	if (req->transport != LSM_TRANSPORT_OK)
 		return NULL;
 	switch (req->status)
@@ -286,6 +296,11 @@ fault_transport_text(const LsmOutcome *req)
 							req->config->read_timeout_s, req->curl_error);
 		case LSM_TRANSPORT_HEADER_TOO_LARGE:
 			return psprintf("The server's response header is larger than libcurl accepts (libcurl reports: %s).",
+							req->curl_error);
+		case LSM_TRANSPORT_NO_DESCRIPTOR:
+			return pstrdup("The backend has no file descriptor left for another connection.");
+		case LSM_TRANSPORT_DENIED:
+			return psprintf("The endpoint %s is not allowed by lancelsm.allowed_endpoints.",
 							req->curl_error);
 		default:
 			return psprintf("The exchange with the server failed: %s.",

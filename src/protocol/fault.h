@@ -40,7 +40,8 @@ typedef enum LsmFaultMessage
 	LSM_FAULT_NO_SERVER,		/* the server's name */
 	LSM_FAULT_OTHER_WRAPPER,
 	LSM_FAULT_NO_USAGE,
-	LSM_FAULT_NO_USER_MAPPING	/* the role's name, the server's name */
+	LSM_FAULT_NO_USER_MAPPING,	/* the role's name, the server's name */
+	LSM_FAULT_HEADER_OVERRIDE	/* the server's name, the header's name */
 } LsmFaultMessage;
 
 /* Most arguments an errmsg format of LsmFaultMessage takes. */
