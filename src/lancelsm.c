@@ -22,6 +22,7 @@
 #include "settings.h"
 #include "miscadmin.h"
 #include "functions/option.h"
+#include "functions/shape.h"
 #include "checkpoint/progress.h"
 #include "checkpoint/task.h"
 #include "funcapi.h"

@@ -45,7 +45,6 @@
 #include "funcapi.h"
 #include "mb/pg_wchar.h"
 #include "miscadmin.h"
-#include "functions/option.h"
 #include "pgstat.h"
 #include "port/atomics.h"
 #include "checkpoint/progress.h"

@@ -15,7 +15,6 @@
 #include "checkpoint/watermark.h"
 #include "protocol/fault.h"
 #include "protocol/lsm_types.h"
-#include "functions/shape.h"
 
 typedef enum LsmTaskKind
 {

@@ -25,6 +25,7 @@
 #include "fmgr.h"
 #include "funcapi.h"
 #include "functions/entry.h"
+#include "functions/shape.h"
 #include "settings.h"
 #include "protocol/lsm_json.h"
 #include "mb/pg_wchar.h"

@@ -21,7 +21,7 @@
 
 #include "postgres.h"
 
-#include "functions/option.h"
+#include "net/config.h"
 
 #define LSM_REQUEST_ID_LEN 36
 #define LSM_CURL_ERROR_LEN 256	/* CURL_ERROR_SIZE */
