@@ -5,6 +5,9 @@ EXTENSION = lancelsm
 MODULE_big = lancelsm
 OBJS = \
 	src/lancelsm.o \
+	src/functions/entry.o \
+	src/functions/maintenance.o \
+	src/checkpoint/shmem.o \
 	src/settings.o \
 	src/functions/option.o \
 	src/net/http.o \

@@ -640,3 +640,17 @@ lsm_pool_abort_next(void)
 		pool->timer_at = -1;
 	return NULL;
 }
+
+/*
+ * lsm_net_init: initialise libcurl once per process, before any handle
+ * exists.  Called by _PG_init.  Raises XX000 when libcurl cannot be
+ * initialised.
+ */
+void
+lsm_net_init(void)
+{
+	if (curl_global_init(CURL_GLOBAL_ALL) != CURLE_OK)
+		ereport(ERROR,
+				(errcode(ERRCODE_INTERNAL_ERROR),
+				 errmsg("could not initialize libcurl")));
+}

@@ -25,6 +25,7 @@
 /* Our own deadline check waits this long for PostgreSQL's timer first. */
 #define LSM_DEADLINE_GRACE_MS 10
 
+extern void lsm_net_init(void);
 extern bool lsm_pool_add(CURL *easy, Oid serverid, Oid umid, bool multiplex,
 						 void *owner);
 extern void lsm_pool_remove(CURL *easy);
