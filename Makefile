@@ -9,6 +9,7 @@ OBJS = \
 	src/functions/maintenance.o \
 	src/checkpoint/shmem.o \
 	src/settings.o \
+	src/deadline.o \
 	src/functions/option.o \
 	src/net/http.o \
 	src/net/url.o \

@@ -123,6 +123,5 @@ extern void lsm_task_set_trigger_only(LsmTask *task);
 extern void lsm_task_set_failure(LsmTask *task, LsmFailure *failure);
 extern void lsm_task_snapshot(const LsmTask *task, LsmTaskSnapshot *snap);
 extern void lsm_task_run_all(LsmTask **tasks, int ntasks);
-extern TimestampTz lsm_statement_deadline(void);
 
 #endif							/* LANCELSM_TASK_H */
