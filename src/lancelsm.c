@@ -15,9 +15,9 @@
 
 #include <limits.h>
 
-#include "checkpoint/shmem.h"
+#include "checkpoint/checkpoint.h"
 #include "fmgr.h"
-#include "net/pool.h"
+#include "net/net.h"
 #include "settings.h"
 #include "utils/guc.h"
 

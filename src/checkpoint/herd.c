@@ -50,7 +50,7 @@
 #include "common/cryptohash.h"
 #include "common/hashfn.h"
 #include "common/sha2.h"
-#include "checkpoint/herd.h"
+#include "checkpoint/checkpoint.h"
 #include "deadline.h"
 #include "settings.h"
 #include "mb/pg_wchar.h"

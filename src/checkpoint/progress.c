@@ -48,7 +48,7 @@
 #include "pgstat.h"
 #include "port/atomics.h"
 #include "checkpoint/progress.h"
-#include "functions/shape.h"
+#include "functions/functions.h"
 #include "storage/fd.h"
 #include "storage/ipc.h"
 #include "storage/lwlock.h"

@@ -9,9 +9,8 @@
  */
 #include "postgres.h"
 
-#include "checkpoint/herd.h"
+#include "checkpoint/checkpoint.h"
 #include "checkpoint/progress.h"
-#include "checkpoint/shmem.h"
 #include "miscadmin.h"
 #include "utils/guc.h"
 

@@ -37,14 +37,13 @@
  */
 #include "postgres.h"
 
-#include "net/http.h"
+#include "net/net.h"
 #include "settings.h"
-#include "protocol/lsm_json.h"
+#include "protocol/protocol.h"
 #include "miscadmin.h"
 #include "checkpoint/progress.h"
-#include "checkpoint/task.h"
+#include "checkpoint/checkpoint.h"
 #include "deadline.h"
-#include "net/token.h"
 #include "utils/memutils.h"
 #include "utils/timestamp.h"
 

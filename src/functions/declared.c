@@ -34,7 +34,7 @@
 #include "executor/spi.h"
 #include "funcapi.h"
 #include "functions/entry.h"
-#include "checkpoint/herd.h"
+#include "checkpoint/checkpoint.h"
 #include "settings.h"
 #include "functions/stats.h"
 #include "utils/array.h"

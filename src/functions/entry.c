@@ -10,7 +10,7 @@
  */
 #include "postgres.h"
 
-#include "checkpoint/herd.h"
+#include "checkpoint/checkpoint.h"
 #include "functions/entry.h"
 #include "functions/option.h"
 #include "utils/builtins.h"

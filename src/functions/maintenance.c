@@ -13,11 +13,11 @@
 #include "postgres.h"
 
 #include "catalog/pg_type.h"
-#include "checkpoint/herd.h"
+#include "checkpoint/checkpoint.h"
 #include "fmgr.h"
 #include "functions/entry.h"
 #include "functions/option.h"
-#include "functions/shape.h"
+#include "functions/functions.h"
 #include "miscadmin.h"
 #include "utils/array.h"
 #include "utils/builtins.h"

@@ -38,8 +38,7 @@
 #include "utils/syscache.h"
 #include "utils/varlena.h"
 
-#include "protocol/fault.h"
-#include "protocol/lsm_json.h"
+#include "protocol/protocol.h"
 #include "functions/option.h"
 #include "pg_compat.h"
 

@@ -11,7 +11,7 @@
 
 #include "postgres.h"
 
-#include "net/config.h"
+#include "net/net.h"
 
 struct LsmFailure;
 

@@ -15,7 +15,7 @@
 #include "postgres.h"
 
 #include "common/int.h"
-#include "functions/shape.h"
+#include "functions/functions.h"
 #include "utils/tuplestore.h"
 
 /*

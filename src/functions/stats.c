@@ -22,7 +22,7 @@
 #include "functions/entry.h"
 #include "settings.h"
 #include "functions/stats.h"
-#include "checkpoint/task.h"
+#include "checkpoint/checkpoint.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/tuplestore.h"

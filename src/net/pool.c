@@ -34,6 +34,7 @@
 
 #include "deadline.h"
 #include "miscadmin.h"
+#include "net/net.h"
 #include "net/pool.h"
 #include "storage/latch.h"
 #include "utils/inval.h"

@@ -22,7 +22,6 @@
 
 #include "datatype/timestamp.h"
 
-extern void lsm_net_init(void);
 extern bool lsm_pool_add(CURL *easy, Oid serverid, Oid umid, bool multiplex,
 						 void *owner);
 extern void lsm_pool_remove(CURL *easy);

@@ -1,7 +1,10 @@
 /*-------------------------------------------------------------------------
  *
- * shape.h
- *		The result shapes of the set-returning functions, each defined
+ * functions.h
+ *		The face of src/functions/, what PostgreSQL calls by name.  The SQL
+ *		functions themselves need no declaration (PG_FUNCTION_INFO_V1); the
+ *		other headers of the folder are private to it.  Declared here: the
+ *		result shapes of the set-returning functions, each defined
  *		once: their column counts, the checked putting of a row, and the
  *		summary of a table's buckets that the stats rows, the
  *		declared-table views and the thresholds all read.
@@ -11,14 +14,14 @@
  *
  *-------------------------------------------------------------------------
  */
-#ifndef LANCELSM_SHAPE_H
-#define LANCELSM_SHAPE_H
+#ifndef LANCELSM_FUNCTIONS_H
+#define LANCELSM_FUNCTIONS_H
 
 #include "postgres.h"
 
 #include "fmgr.h"
 #include "funcapi.h"
-#include "protocol/lsm_types.h"
+#include "protocol/protocol.h"
 
 /* lancelsm_stats: one row per bucket */
 #define LSM_STATS_COLS 17
@@ -92,6 +95,7 @@ typedef struct LsmRangeProblem
 	uint64		value;			/* the value, when not a sum */
 } LsmRangeProblem;
 
+/* in shape.c */
 extern bool lsm_int8_from_uint64(uint64 v, int64 *result);
 extern bool lsm_bucket_summarize(const LsmBucket *b, bool with_rows,
 								 LsmBucketSummary *s,
@@ -105,4 +109,4 @@ extern ReturnSetInfo *lsm_materialize(FunctionCallInfo fcinfo, int ncols);
 extern void lsm_put_row(ReturnSetInfo *rsinfo, Datum *values, bool *nulls,
 						int ncols);
 
-#endif							/* LANCELSM_SHAPE_H */
+#endif							/* LANCELSM_FUNCTIONS_H */
