@@ -11,6 +11,7 @@ OBJS = \
 	src/settings.o \
 	src/deadline.o \
 	src/functions/option.o \
+	src/functions/option_check.o \
 	src/net/http.o \
 	src/net/url.o \
 	src/net/pool.o \

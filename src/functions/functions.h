@@ -21,6 +21,7 @@
 
 #include "fmgr.h"
 #include "funcapi.h"
+#include "nodes/pg_list.h"
 #include "protocol/protocol.h"
 
 /* lancelsm_stats: one row per bucket */
@@ -108,5 +109,27 @@ extern char *lsm_range_detail(const LsmRangeProblem *problem);
 extern ReturnSetInfo *lsm_materialize(FunctionCallInfo fcinfo, int ncols);
 extern void lsm_put_row(ReturnSetInfo *rsinfo, Datum *values, bool *nulls,
 						int ncols);
+
+/*
+ * in option_check.c: the options of the foreign-data wrapper, without
+ * fmgr (fuzz/ links it alone); the validator and resolution are private
+ * to this folder (option.c, option.h)
+ */
+#define LSM_DEFAULT_REGION "us-east-1"
+#define LSM_DEFAULT_ID_DELIMITER "$"
+#define LSM_MAX_CONNECT_TIMEOUT 3600	/* seconds */
+#define LSM_MAX_READ_TIMEOUT 86400	/* seconds */
+#define LSM_DEFAULT_READ_TIMEOUT 300	/* seconds, as the SDKs */
+
+extern void lsm_option_validate(List *options, Oid catalog);
+extern char *lsm_option_find(List *options, const char *name);
+extern bool lsm_option_parse_timeout(const char *value, long min, long max,
+									 long *seconds);
+extern char *lsm_option_parse_headers(const char *text, int *n, char ***names,
+									  char ***values);
+extern void lsm_option_wipe_strings(char **strings, int n);
+extern void lsm_option_wipe_secrets(List *options);
+extern char *lsm_option_base_url(const char *host_override,
+								 const char *database, const char *region);
 
 #endif							/* LANCELSM_FUNCTIONS_H */

@@ -15,6 +15,7 @@
 
 struct LsmFailure;
 
+/* in option.c */
 extern LsmConfig *lsm_config_resolve(const char *server_name);
 extern LsmConfig *lsm_config_try_resolve(const char *server_name,
 										 struct LsmFailure **failure);
