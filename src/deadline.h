@@ -17,11 +17,13 @@
 
 #include "datatype/timestamp.h"
 
+#include "pg_compat.h"
+
 /* Our own deadline check waits this long for PostgreSQL's timer first. */
 #define LSM_DEADLINE_GRACE_MS 10
 
 extern TimestampTz lsm_statement_deadline(void);
 extern long lsm_deadline_remaining_ms(TimestampTz deadline);
-extern void lsm_deadline_passed(void);
+pg_noreturn extern void lsm_deadline_passed(void);
 
 #endif							/* LANCELSM_DEADLINE_H */

@@ -62,7 +62,7 @@ spec_from_utf8(const char *s)
 /*
  * spec_reject_null: raise 22004 for a NULL argument that means nothing.
  */
-static void
+pg_noreturn static void
 spec_reject_null(const char *argument)
 {
 	ereport(ERROR,
