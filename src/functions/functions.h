@@ -109,6 +109,7 @@ extern char *lsm_range_detail(const LsmRangeProblem *problem);
 extern ReturnSetInfo *lsm_materialize(FunctionCallInfo fcinfo, int ncols);
 extern void lsm_put_row(ReturnSetInfo *rsinfo, Datum *values, bool *nulls,
 						int ncols);
+extern Datum lsm_text_array(char *const *strings, int n, bool from_utf8);
 
 /*
  * in option_check.c: the options of the foreign-data wrapper, without
