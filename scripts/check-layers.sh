@@ -152,8 +152,8 @@ done
 while IFS=$'\t' read -r f h; do
 	case "$f" in *.c) ;; *) continue ;; esac
 	other=${h%.h}.c
-	[ "$other" != "$f" ] && [ -f "$other" ] || continue
-	if grep -qxF "$other"$'\t'"${f%.c}.h" <<<"$includes"; then
+	if [ "$other" != "$f" ] && [ -f "$other" ] &&
+		grep -qxF "$other"$'\t'"${f%.c}.h" <<<"$includes"; then
 		breach "$f and $other include each other's header: they call each other"
 	fi
 done <<<"$includes"
