@@ -5,8 +5,13 @@ EXTENSION = lancelsm
 MODULE_big = lancelsm
 OBJS = \
 	src/lancelsm.o \
+	src/functions/entry.o \
+	src/functions/maintenance.o \
+	src/checkpoint/shmem.o \
 	src/settings.o \
+	src/deadline.o \
 	src/functions/option.o \
+	src/functions/option_check.o \
 	src/functions/mapping.o \
 	src/net/http.o \
 	src/net/url.o \

@@ -30,10 +30,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "protocol/fault.h"
+#include "protocol/protocol.h"
 #include "harness_elog.h"
 #include "harness_palloc.h"
-#include "net/token.h"
+#include "net/net.h"
 
 #undef printf
 #undef fprintf

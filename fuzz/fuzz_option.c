@@ -2,14 +2,14 @@
  *
  * fuzz_option.c
  *		libFuzzer target for the option validator of the lancelsm
- *		foreign-data wrapper (lancelsm_fdw_validator, src/functions/option.c) and
- *		the base URL a valid server's options give (option_base_url).
+ *		foreign-data wrapper (lsm_option_validate, which
+ *		lancelsm_fdw_validator calls; src/functions/option_check.c) and the
+ *		base URL a valid server's options give (lsm_option_base_url).
  *
- * src/functions/option.c is included whole, so that its static functions are
- * reachable without refactoring it; the backend functions it calls are
- * provided below: the few the validator needs (untransformRelOptions,
- * defGetString, superuser, varstr_levenshtein) as the backend behaves,
- * and those of the catalog lookups it never reaches abort.
+ * It links src/functions/option_check.c, the validator without fmgr or
+ * catalog access, through the face header functions/functions.h; the
+ * backend functions that file calls are provided below as the backend
+ * behaves (defGetString, superuser, varstr_levenshtein).
  *
  * Input: the first byte picks the catalog (server, user mapping, wrapper,
  * foreign table, column) and whether the role is a superuser; the rest
@@ -27,29 +27,30 @@
  *
  *-------------------------------------------------------------------------
  */
-#include "../src/functions/option.c"
+#include "postgres.h"
 
 #include <stdint.h>
 #include <stdlib.h>
 
 #include "catalog/pg_attribute.h"
+#include "catalog/pg_foreign_data_wrapper.h"
+#include "catalog/pg_foreign_server.h"
+#include "catalog/pg_foreign_table.h"
+#include "catalog/pg_user_mapping.h"
+#include "commands/defrem.h"
+#include "functions/functions.h"
 #include "harness_elog.h"
 #include "harness_palloc.h"
+#include "miscadmin.h"
+#include "nodes/makefuncs.h"
+#include "utils/varlena.h"
 
 #undef fprintf
 
 int			LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-/* The list the validator's untransformRelOptions returns; the role. */
-static List *fuzz_options;
+/* The role: a superuser or not. */
 static bool fuzz_superuser;
-
-/* untransformRelOptions: the list the fuzzer built (the Datum unused). */
-List *
-untransformRelOptions(Datum options)
-{
-	return fuzz_options;
-}
 
 /* defGetString: the String value of an option, as the backend's. */
 char *
@@ -111,72 +112,6 @@ lsm_endpoint_url_verdict(const char *url, bool name_only, char *endpoint,
 {
 	strlcpy(endpoint, url, endpointlen);
 	return LSM_ENDPOINT_ALLOWED;
-}
-
-/* The catalog lookups of option.c that the validator never reaches. */
-#define FUZZ_UNREACHABLE(name) \
-	do { fprintf(stderr, "fuzz_option: %s reached\n", name); abort(); } while (0)
-
-ForeignDataWrapper *
-GetForeignDataWrapper(Oid fdwid)
-{
-	FUZZ_UNREACHABLE("GetForeignDataWrapper");
-}
-
-ForeignServer *
-GetForeignServerByName(const char *name, bool missing_ok)
-{
-	FUZZ_UNREACHABLE("GetForeignServerByName");
-}
-
-Oid
-GetSysCacheOid(int cacheId, AttrNumber oidcol, Datum key1, Datum key2,
-			   Datum key3, Datum key4)
-{
-	FUZZ_UNREACHABLE("GetSysCacheOid");
-}
-
-Oid
-GetUserId(void)
-{
-	FUZZ_UNREACHABLE("GetUserId");
-}
-
-UserMapping *
-GetUserMapping(Oid userid, Oid serverid)
-{
-	FUZZ_UNREACHABLE("GetUserMapping");
-}
-
-char *
-GetUserNameFromId(Oid roleid, bool noerr)
-{
-	FUZZ_UNREACHABLE("GetUserNameFromId");
-}
-
-void
-list_free_deep(List *list)
-{
-	FUZZ_UNREACHABLE("list_free_deep");
-}
-
-AclResult
-pg_foreign_server_aclcheck(Oid srv_oid, Oid roleid, AclMode mode)
-{
-	FUZZ_UNREACHABLE("pg_foreign_server_aclcheck");
-}
-
-LsmFailure *
-lsm_fault_new(int sqlerrcode, char *detail, char *hint,
-			  LsmFaultMessage what,...)
-{
-	FUZZ_UNREACHABLE("lsm_fault_new");
-}
-
-void
-lsm_fault_raise(const LsmFailure *failure)
-{
-	FUZZ_UNREACHABLE("lsm_fault_raise");
 }
 
 /*
@@ -292,9 +227,9 @@ fuzz_check_error(void)
 static void
 fuzz_check_base_url(List *options)
 {
-	const char *region = option_find(options, "region");
-	char	   *url = option_base_url(option_find(options, "host_override"),
-									  option_find(options, "database"),
+	const char *region = lsm_option_find(options, "region");
+	char	   *url = lsm_option_base_url(lsm_option_find(options, "host_override"),
+									  lsm_option_find(options, "database"),
 									  region ? region : LSM_DEFAULT_REGION);
 	const char *host;
 	size_t		len = strlen(url);
@@ -317,10 +252,10 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		ForeignDataWrapperRelationId, ForeignTableRelationId,
 		AttributeRelationId
 	};
-	LOCAL_FCINFO(fcinfo, 2);
 	Oid			catalog;
 	sigjmp_buf	jb;
 	List	   *options;
+	List	   *validated;
 
 	if (size < 1)
 		return 0;
@@ -328,15 +263,12 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	fuzz_superuser = (data[0] & 0x80) != 0;
 	options = fuzz_parse_options((const char *) data + 1, size - 1);
 	/* the validator wipes its list's secrets: keep one to check against */
-	fuzz_options = fuzz_parse_options((const char *) data + 1, size - 1);
+	validated = fuzz_parse_options((const char *) data + 1, size - 1);
 
-	memset(fcinfo, 0, SizeForFunctionCallInfo(2));
-	fcinfo->nargs = 2;
-	fcinfo->args[1].value = ObjectIdGetDatum(catalog);
 	harness_error_jump = &jb;
 	if (sigsetjmp(jb, 0) == 0)
 	{
-		lancelsm_fdw_validator(fcinfo);
+		lsm_option_validate(validated, catalog);
 		harness_error_jump = NULL;
 		if (catalog == ForeignServerRelationId)
 			fuzz_check_base_url(options);

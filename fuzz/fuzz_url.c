@@ -23,7 +23,7 @@
 #include <string.h>
 
 #include "harness_palloc.h"
-#include "net/url.h"
+#include "net/net.h"
 
 int			LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

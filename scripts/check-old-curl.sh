@@ -121,7 +121,7 @@ minimum=7.51.0
 
 # 1. every symbol used is listed, and the newest listed is the minimum
 cd "$here"
-used=$(grep -ohE '\b(CURLOPT|CURLINFO|CURLMOPT|CURLE|CURLPROTO|CURLMSG|CURLM|CURL_POLL|CURL_CSELECT|CURL_SOCKET|CURL_HTTP_VERSION|CURL_GLOBAL)_[A-Z0-9_]+|\bcurl_multi_socket_action\b' src/*.c src/*.h | sort -u)
+used=$(grep -ohE '\b(CURLOPT|CURLINFO|CURLMOPT|CURLE|CURLPROTO|CURLMSG|CURLM|CURL_POLL|CURL_CSELECT|CURL_SOCKET|CURL_HTTP_VERSION|CURL_GLOBAL)_[A-Z0-9_]+|\bcurl_multi_socket_action\b' src/*.c src/*.h src/*/*.c src/*/*.h | sort -u)
 missing=0
 for sym in $used; do
 	case " $guarded " in *" $sym "*) continue ;; esac
@@ -162,7 +162,7 @@ old_version=$(sed -n 's/^#define LIBCURL_VERSION "\(.*\)"/\1/p' "$old_inc/curl/c
 flags=(-std=gnu99 -Wall -Wmissing-prototypes -Wpointer-arith -Werror
 	-I"$old_inc" -Isrc -I"$(pg_config --includedir-server)"
 	-DLANCELSM_VERSION="\"old-curl-check\"")
-files=$(grep -l '#include <curl/curl.h>' src/*.c)
+files=$(grep -l "#include <curl/curl.h>" src/*.c src/*/*.c)
 tmp=$(mktemp)
 trap 'rm -f "$tmp"' EXIT
 for f in $files; do

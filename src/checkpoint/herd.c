@@ -50,11 +50,11 @@
 #include "common/cryptohash.h"
 #include "common/hashfn.h"
 #include "common/sha2.h"
-#include "checkpoint/herd.h"
+#include "checkpoint/checkpoint.h"
+#include "deadline.h"
 #include "settings.h"
 #include "mb/pg_wchar.h"
 #include "miscadmin.h"
-#include "net/pool.h"
 #include "storage/condition_variable.h"
 #include "storage/ipc.h"
 #include "storage/lwlock.h"
@@ -508,7 +508,7 @@ herd_wait(const HerdTicket *t, HerdOutcome *out)
 		}
 		ms = (long) ((deadline - GetCurrentTimestamp() + 999) / 1000);
 		if (ms <= 0)
-			lsm_pool_deadline_passed();
+			lsm_deadline_passed();
 		(void) ConditionVariableTimedSleep(cv, ms, PG_WAIT_EXTENSION);
 	}
 	ConditionVariableCancelSleep();

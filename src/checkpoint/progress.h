@@ -13,7 +13,7 @@
 #define LANCELSM_PROGRESS_H
 
 #include "checkpoint/pace.h"
-#include "checkpoint/task.h"
+#include "checkpoint/checkpoint.h"
 
 /* Settings read at server start (PGC_POSTMASTER), defined in _PG_init. */
 extern int	lsm_max_progress_entries;	/* running checkpoints shown */

@@ -37,15 +37,13 @@
  */
 #include "postgres.h"
 
-#include "access/xact.h"
-#include "net/http.h"
+#include "net/net.h"
 #include "settings.h"
-#include "protocol/lsm_json.h"
+#include "protocol/protocol.h"
 #include "miscadmin.h"
 #include "checkpoint/progress.h"
-#include "storage/proc.h"
-#include "checkpoint/task.h"
-#include "net/token.h"
+#include "checkpoint/checkpoint.h"
+#include "deadline.h"
 #include "utils/memutils.h"
 #include "utils/timestamp.h"
 
@@ -132,20 +130,6 @@ task_stats_body(LsmTask *task)
 		task->sent_keys = keys;
 	}
 	return task->stats_body;
-}
-
-/*
- * lsm_statement_deadline: when statement_timeout ends the current
- * statement, or 0 without a timeout.  Used to clamp every request and wait
- * even where PostgreSQL's own timer is not armed.
- */
-TimestampTz
-lsm_statement_deadline(void)
-{
-	if (StatementTimeout <= 0)
-		return 0;
-	return TimestampTzPlusMilliseconds(GetCurrentStatementStartTimestamp(),
-									   StatementTimeout);
 }
 
 /*

@@ -13,7 +13,7 @@
 #include "postgres.h"
 
 #include "datatype/timestamp.h"
-#include "protocol/lsm_types.h"
+#include "protocol/protocol.h"
 #include "checkpoint/pace.h"
 
 /* The targets set after the checkpoint's flush, and the poll state. */

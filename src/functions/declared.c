@@ -22,7 +22,7 @@
  * The numbers come from one summary per table (src/functions/shape.c), made once
  * after the stats reads; the row builders are those of lancelsm_stats
  * (src/functions/stats.c) and of the multi-table lancelsm_checkpoint
- * (src/lancelsm.c).
+ * (src/functions/entry.c).
  *
  *-------------------------------------------------------------------------
  */
@@ -34,7 +34,7 @@
 #include "executor/spi.h"
 #include "funcapi.h"
 #include "functions/entry.h"
-#include "checkpoint/herd.h"
+#include "checkpoint/checkpoint.h"
 #include "settings.h"
 #include "functions/stats.h"
 #include "utils/array.h"

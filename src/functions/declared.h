@@ -12,7 +12,7 @@
 
 #include "fmgr.h"
 #include "functions/option.h"
-#include "checkpoint/task.h"
+#include "checkpoint/checkpoint.h"
 #include "functions/threshold.h"
 
 /* The threshold columns of lancelsm_table, and last_checkpoint_at. */

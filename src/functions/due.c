@@ -29,7 +29,7 @@
 #include "functions/declared.h"
 #include "funcapi.h"
 #include "functions/entry.h"
-#include "checkpoint/herd.h"
+#include "checkpoint/checkpoint.h"
 #include "settings.h"
 #include "utils/builtins.h"
 #include "utils/tuplestore.h"

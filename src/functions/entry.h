@@ -1,10 +1,10 @@
 /*-------------------------------------------------------------------------
  *
  * entry.h
- *		The helpers of src/lancelsm.c that the other SQL entry points
- *		(stats.c, write_spec.c, declared.c, due.c) share: running one task
- *		on a named server and table, table-name checks, and the columns of
- *		failure and checkpoint rows.
+ *		The helpers of src/functions/entry.c that the SQL functions
+ *		(maintenance.c, stats.c, write_spec.c, declared.c, due.c) share:
+ *		running one task on a named server and table, table-name checks,
+ *		and the columns of failure and checkpoint rows.
  *
  * This is the top layer's header: the transport, protocol and task layers
  * never include it.
@@ -15,15 +15,15 @@
 #define LANCELSM_ENTRY_H
 
 #include "fmgr.h"
-#include "checkpoint/task.h"
+#include "checkpoint/checkpoint.h"
 
-/* src/lancelsm.c: resolve a server and run one task, raising its failure */
+/* entry.c: resolve a server and run one task, raising its failure */
 extern LsmTask *lsm_run_on_table(LsmTaskKind kind, text *server,
 								 text *table, bool include_generation_rows);
 extern LsmTask *lsm_run_with_body(LsmTaskKind kind, text *server,
 								  text *table, const char *body);
 
-/* src/lancelsm.c: table names and result rows shared by the SQL functions */
+/* entry.c: table names and result rows shared by the SQL functions */
 extern LsmFailure *lsm_table_name_problem(const char *name);
 extern bool *lsm_duplicate_flags(char **names, int n);
 extern int	lsm_failure_columns(const LsmFailure *f, Datum *values,

@@ -25,6 +25,7 @@
 #include "catalog/objectaccess.h"
 #include "catalog/pg_user_mapping.h"
 #include "foreign/foreign.h"
+#include "functions/functions.h"
 #include "functions/option.h"
 #include "utils/fmgroids.h"
 #include "utils/rel.h"
@@ -67,7 +68,7 @@ mapping_check(Oid umid)
 		if (strcmp(GetForeignDataWrapper(server->fdwid)->fdwname,
 				   LSM_FDW_NAME) == 0)
 			header = lsm_header_override(server->options, options);
-		lsm_options_wipe(options);
+		lsm_option_wipe_secrets(options);
 	}
 	systable_endscan(scan);
 	table_close(rel, AccessShareLock);

@@ -1,8 +1,9 @@
 /*-------------------------------------------------------------------------
  *
  * option.c
- *		Validation of the lancelsm foreign-data wrapper's options, and their
- *		resolution into one LsmConfig for a server and the current role.
+ *		The lancelsm foreign-data wrapper's validator, and the resolution of
+ *		its options into one LsmConfig for a server and the current role.
+ *		The checks themselves, without fmgr, are in option_check.c.
  *
  * Options live on two objects: the foreign server (where to connect and
  * how) and the user mapping (the API key, and extra headers whose values
@@ -24,833 +25,19 @@
 #include "postgres.h"
 
 #include "access/reloptions.h"
-#include "catalog/pg_foreign_data_wrapper.h"
 #include "catalog/pg_foreign_server.h"
-#include "catalog/pg_foreign_table.h"
 #include "catalog/pg_user_mapping.h"
-#include "commands/defrem.h"
 #include "fmgr.h"
 #include "foreign/foreign.h"
-#include "lib/stringinfo.h"
 #include "miscadmin.h"
 #include "utils/acl.h"
-#include "utils/builtins.h"
 #include "utils/syscache.h"
-#include "utils/varlena.h"
 
-#include "protocol/fault.h"
-#include "protocol/lsm_json.h"
+#include "protocol/protocol.h"
+#include "functions/functions.h"
 #include "functions/option.h"
-#include "net/endpoint.h"
 #include "pg_compat.h"
 
-/* Name of the foreign-data wrapper the extension script creates. */
-
-#define LSM_DEFAULT_REGION "us-east-1"
-#define LSM_DEFAULT_ID_DELIMITER "$"
-#define LSM_MAX_DELIMITER_BYTES 8
-#define LSM_MAX_CONNECT_TIMEOUT 3600	/* seconds */
-#define LSM_MAX_READ_TIMEOUT 86400	/* seconds */
-#define LSM_DEFAULT_READ_TIMEOUT 300	/* seconds, as the SDKs */
-
-/* Largest edit distance for which "Perhaps you meant ..." is offered. */
-#define LSM_MAX_SUGGESTION_DISTANCE 3
-
-typedef void (*OptionCheck) (DefElem *def);
-
-/* One valid option: where it may be set and how its value is checked. */
-typedef struct LsmOption
-{
-	const char *name;
-	Oid			catalog;		/* ForeignServerRelationId or
-								 * UserMappingRelationId */
-	OptionCheck check;			/* NULL: any value without control chars */
-	bool		superuser_only; /* lets the backend read server files */
-} LsmOption;
-
-pg_noreturn static void option_reject_value(const DefElem *def,
-											const char *detail);
-pg_noreturn static void option_reject_name(const DefElem *def, Oid catalog);
-static void option_check_nonempty(DefElem *def);
-static void option_check_region(DefElem *def);
-static void option_check_url(DefElem *def);
-static void option_check_delimiter(DefElem *def);
-static void option_check_timeout(DefElem *def);
-static void option_check_read_timeout(DefElem *def);
-static void option_check_headers(DefElem *def);
-static void option_check_http_version(DefElem *def);
-static void option_check_proxy(DefElem *def);
-static void option_check_proxy_user(DefElem *def);
-static char *option_base_url(const char *host_override, const char *database,
-							 const char *region);
-
-static const LsmOption lsm_options[] = {
-	{"database", ForeignServerRelationId, option_check_nonempty, false},
-	{"region", ForeignServerRelationId, option_check_region, false},
-	{"host_override", ForeignServerRelationId, option_check_url, false},
-	{"id_delimiter", ForeignServerRelationId, option_check_delimiter, false},
-	{"connect_timeout", ForeignServerRelationId, option_check_timeout, false},
-	{"read_timeout", ForeignServerRelationId, option_check_read_timeout, false},
-	{"ssl_ca_file", ForeignServerRelationId, option_check_nonempty, true},
-	{"ssl_cert_file", ForeignServerRelationId, option_check_nonempty, true},
-	{"ssl_key_file", ForeignServerRelationId, option_check_nonempty, true},
-	{"extra_headers", ForeignServerRelationId, option_check_headers, false},
-	{"database_prefix", ForeignServerRelationId, option_check_nonempty, false},
-	{"user_id", ForeignServerRelationId, option_check_nonempty, false},
-	{"bearer_token_file", ForeignServerRelationId, option_check_nonempty, true},
-	{"http_version", ForeignServerRelationId, option_check_http_version, false},
-	{"proxy", ForeignServerRelationId, option_check_proxy, false},
-	{"api_key", UserMappingRelationId, NULL, false},
-	{"extra_headers", UserMappingRelationId, option_check_headers, false},
-	{"proxy_user", UserMappingRelationId, option_check_proxy_user, false},
-	{"proxy_password", UserMappingRelationId, NULL, false},
-	{NULL, InvalidOid, NULL, false}
-};
-
-/*
- * option_is_alnum: true for an ASCII letter or digit, whatever the locale.
- */
-static bool
-option_is_alnum(char c)
-{
-	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-		(c >= '0' && c <= '9');
-}
-
-/*
- * option_is_label: true when s is non-empty and made of ASCII letters, digits
- * and hyphens only: safe to place in a host name.
- */
-static bool
-option_is_label(const char *s)
-{
-	if (*s == '\0')
-		return false;
-	for (; *s != '\0'; s++)
-	{
-		if (!option_is_alnum(*s) && *s != '-')
-			return false;
-	}
-	return true;
-}
-
-/*
- * option_reject_value: raise the error for an unacceptable value of option
- * def.  detail must be a full sentence and must not quote the value: values
- * may be secrets.
- */
-static void
-option_reject_value(const DefElem *def, const char *detail)
-{
-	ereport(ERROR,
-			errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-			errmsg("invalid value for option \"%s\"", def->defname),
-			errdetail("%s", detail));
-	pg_unreachable();
-}
-
-/*
- * option_lookup: the entry of lsm_options named name, or NULL.  Unless
- * any_catalog, only an entry for catalog matches.
- */
-static const LsmOption *
-option_lookup(const char *name, Oid catalog, bool any_catalog)
-{
-	const LsmOption *opt;
-
-	for (opt = lsm_options; opt->name != NULL; opt++)
-	{
-		if (!any_catalog && opt->catalog != catalog)
-			continue;
-		if (strcmp(opt->name, name) == 0)
-			return opt;
-	}
-	return NULL;
-}
-
-/*
- * option_valid_names: a palloc'd, comma-separated list of the options valid
- * for catalog, or NULL when there are none.
- */
-static char *
-option_valid_names(Oid catalog)
-{
-	const LsmOption *opt;
-	StringInfoData buf;
-
-	initStringInfo(&buf);
-	for (opt = lsm_options; opt->name != NULL; opt++)
-	{
-		if (opt->catalog != catalog)
-			continue;
-		appendStringInfo(&buf, "%s%s", buf.len > 0 ? ", " : "", opt->name);
-	}
-	return buf.len > 0 ? buf.data : NULL;
-}
-
-/*
- * option_closest_name: the option valid for catalog closest to name by
- * Levenshtein distance, if that distance is small enough to be a plausible
- * typo; else NULL.
- */
-static const char *
-option_closest_name(const char *name, Oid catalog)
-{
-	const LsmOption *opt;
-	const char *best = NULL;
-	int			best_distance = LSM_MAX_SUGGESTION_DISTANCE + 1;
-	int			len = strlen(name);
-
-	/* option names are identifiers; anything longer is no typo of ours */
-	if (len >= NAMEDATALEN)
-		return NULL;
-
-	for (opt = lsm_options; opt->name != NULL; opt++)
-	{
-		int			d;
-
-		if (opt->catalog != catalog)
-			continue;
-		d = varstr_levenshtein(name, len, opt->name, strlen(opt->name),
-							   1, 1, 1, true);
-		if (d < best_distance && d < (int) strlen(opt->name))
-		{
-			best = opt->name;
-			best_distance = d;
-		}
-	}
-	return best;
-}
-
-/*
- * option_reject_name: raise the error for option def, which is not valid for
- * catalog. The hint says where the option belongs if it is valid elsewhere,
- * else suggests a close name, else lists the valid options.
- */
-static void
-option_reject_name(const DefElem *def, Oid catalog)
-{
-	const LsmOption *elsewhere = option_lookup(def->defname, InvalidOid, true);
-	const char *closest = option_closest_name(def->defname, catalog);
-	char	   *valid = option_valid_names(catalog);
-
-	if (elsewhere != NULL && elsewhere->catalog == UserMappingRelationId)
-		ereport(ERROR,
-				errcode(ERRCODE_FDW_INVALID_OPTION_NAME),
-				errmsg("invalid option \"%s\"", def->defname),
-				errhint("Set option \"%s\" in a user mapping instead.",
-						def->defname));
-	else if (elsewhere != NULL)
-		ereport(ERROR,
-				errcode(ERRCODE_FDW_INVALID_OPTION_NAME),
-				errmsg("invalid option \"%s\"", def->defname),
-				errhint("Set option \"%s\" on the foreign server instead.",
-						def->defname));
-	else if (closest != NULL)
-		ereport(ERROR,
-				errcode(ERRCODE_FDW_INVALID_OPTION_NAME),
-				errmsg("invalid option \"%s\"", def->defname),
-				errhint("Perhaps you meant the option \"%s\".", closest));
-	else if (valid != NULL)
-		ereport(ERROR,
-				errcode(ERRCODE_FDW_INVALID_OPTION_NAME),
-				errmsg("invalid option \"%s\"", def->defname),
-				errhint("Valid options in this context are: %s.", valid));
-	else
-		ereport(ERROR,
-				errcode(ERRCODE_FDW_INVALID_OPTION_NAME),
-				errmsg("invalid option \"%s\"", def->defname),
-				errhint("There are no valid options in this context."));
-	pg_unreachable();
-}
-
-/*
- * option_check_controls: refuse a value holding control characters (bytes
- * below 0x20 and 0x7F): values end up in HTTP headers and URLs, where a CR or
- * LF would inject headers.
- */
-static void
-option_check_controls(DefElem *def)
-{
-	const unsigned char *p = (const unsigned char *) defGetString(def);
-
-	for (; *p != '\0'; p++)
-	{
-		if (*p < 0x20 || *p == 0x7F)
-			option_reject_value(def,
-								"Option values must not contain control characters.");
-	}
-}
-
-/*
- * option_check_nonempty: refuse an empty value.
- */
-static void
-option_check_nonempty(DefElem *def)
-{
-	if (defGetString(def)[0] == '\0')
-		option_reject_value(def, "The value must not be empty.");
-}
-
-/*
- * option_check_region: a region is a non-empty host-name label: letters,
- * digits, hyphens.
- */
-static void
-option_check_region(DefElem *def)
-{
-	if (!option_is_label(defGetString(def)))
-		option_reject_value(def,
-							"A region must be non-empty and contain only letters, digits and hyphens.");
-}
-
-/*
- * option_check_delimiter: the namespace delimiter: 1 to
- * LSM_MAX_DELIMITER_BYTES bytes, no '/' (the table identifier is a single URL
- * path segment).
- */
-static void
-option_check_delimiter(DefElem *def)
-{
-	const char *value = defGetString(def);
-
-	if (value[0] == '\0' || strlen(value) > LSM_MAX_DELIMITER_BYTES)
-		option_reject_value(def,
-							"The delimiter must be between 1 and 8 bytes long.");
-	if (strchr(value, '/') != NULL)
-		option_reject_value(def,
-							"The delimiter must not contain \"/\".");
-}
-
-/*
- * option_parse_timeout: parse value as a whole number of seconds between min
- * and max: digits only, nothing else.  Returns false when it is not one;
- * *seconds is set only on success.
- */
-static bool
-option_parse_timeout(const char *value, long min, long max, long *seconds)
-{
-	char	   *end;
-	long		v;
-
-	/* strtol would also accept leading blanks and a sign */
-	if (value[0] < '0' || value[0] > '9')
-		return false;
-	errno = 0;
-	v = strtol(value, &end, 10);
-	if (errno != 0 || *end != '\0' || v < min || v > max)
-		return false;
-	*seconds = v;
-	return true;
-}
-
-/*
- * option_check_timeout: connect_timeout is a whole number of seconds from 1
- * to 3600.
- */
-static void
-option_check_timeout(DefElem *def)
-{
-	long		seconds;
-
-	if (!option_parse_timeout(defGetString(def), 1, LSM_MAX_CONNECT_TIMEOUT,
-							  &seconds))
-		option_reject_value(def,
-							"The connection timeout must be a whole number of seconds between 1 and 3600.");
-}
-
-/*
- * option_check_read_timeout: read_timeout is a whole number of seconds from 0
- * (off) to 86400.
- */
-static void
-option_check_read_timeout(DefElem *def)
-{
-	long		seconds;
-
-	if (!option_parse_timeout(defGetString(def), 0, LSM_MAX_READ_TIMEOUT,
-							  &seconds))
-		option_reject_value(def,
-							"The read timeout must be a whole number of seconds between 0 and 86400.");
-}
-
-/*
- * Headers lancelsm sets itself (or that belong to the HTTP layer): an
- * extra header must not replace them.  Compared without regard to case.
- */
-static const char *const option_reserved_headers[] = {
-	"authorization", "connection", "content-length", "content-type",
-	"expect", "host", "transfer-encoding", "user-agent", "x-api-key",
-	"x-lancedb-database", "x-lancedb-database-prefix", "x-lancedb-user-id",
-	"x-request-id", NULL
-};
-
-/*
- * option_is_token: true when s is a non-empty HTTP token (RFC 9110): letters,
- * digits and !#$%&'*+-.^_`|~ only.  Header names must be tokens.
- */
-static bool
-option_is_token(const char *s)
-{
-	if (*s == '\0')
-		return false;
-	for (; *s != '\0'; s++)
-	{
-		if (!option_is_alnum(*s) && strchr("!#$%&'*+-.^_`|~", *s) == NULL)
-			return false;
-	}
-	return true;
-}
-
-/*
- * option_header_problem: why one extra header is refused, as a full sentence,
- * or NULL.  The name is quoted (names are not secret), the value never is.
- */
-static char *
-option_header_problem(const char *name, const char *value)
-{
-	if (!option_is_token(name))
-		return psprintf("Header name \"%s\" is not an HTTP token: use letters, digits and !#$%%&'*+-.^_`|~ only.",
-						name);
-	for (int i = 0; option_reserved_headers[i] != NULL; i++)
-		if (pg_strcasecmp(name, option_reserved_headers[i]) == 0)
-			return psprintf("Header \"%s\" is set by lancelsm itself%s.",
-							name, pg_strcasecmp(name, "authorization") == 0 ?
-							"; use option \"bearer_token_file\" for a bearer token" : "");
-	for (const unsigned char *p = (const unsigned char *) value; *p; p++)
-		if (*p < 0x20 || *p == 0x7F)
-			return psprintf("The value of header \"%s\" contains control characters.",
-							name);
-	return NULL;
-}
-
-/*
- * option_wipe_strings: zero and free n palloc'd strings and their array
- * (NULL: nothing).
- */
-static void
-option_wipe_strings(char **strings, int n)
-{
-	if (strings == NULL)
-		return;
-	for (int i = 0; i < n; i++)
-	{
-		explicit_bzero(strings[i], strlen(strings[i]));
-		pfree(strings[i]);
-	}
-	pfree(strings);
-}
-
-/*
- * option_parse_headers: decode an extra_headers value (a JSON object of
- * strings) into palloc'd names and values.  Returns NULL, or why it is
- * refused (a sentence that quotes no value).  Names are checked to be HTTP
- * tokens lancelsm does not set itself and distinct without regard to case,
- * values to hold no control characters (JSON escapes such as \r\n included).
- */
-static char *
-option_parse_headers(const char *text, int *n, char ***names, char ***values)
-{
-	char		errbuf[LSM_JSON_ERRBUF_SIZE];
-	char	   *problem = NULL;
-
-	*names = *values = NULL;
-	if (!lsm_json_decode_headers(text, n, names, values, errbuf,
-								 sizeof(errbuf)))
-		return pstrdup(errbuf);
-	for (int i = 0; problem == NULL && i < *n; i++)
-	{
-		problem = option_header_problem((*names)[i], (*values)[i]);
-		for (int j = 0; problem == NULL && j < i; j++)
-			if (pg_strcasecmp((*names)[i], (*names)[j]) == 0)
-				problem = psprintf("Header \"%s\" is given twice.",
-								   (*names)[i]);
-	}
-	return problem;
-}
-
-/*
- * option_check_headers: extra_headers is a JSON object of header names and
- * string values: {"X-Tenant": "acme"}.  The decoded copies are wiped.
- */
-static void
-option_check_headers(DefElem *def)
-{
-	char	  **names;
-	char	  **values;
-	int			n;
-	char	   *problem = option_parse_headers(defGetString(def), &n, &names,
-											   &values);
-
-	option_wipe_strings(values, n);
-	option_wipe_strings(names, n);
-	if (problem != NULL)
-		option_reject_value(def, problem);
-}
-
-/*
- * option_check_port: port (portlen bytes, not NUL-terminated) is a TCP port:
- * 1 to 5 digits, value 1 to 65535.
- */
-static bool
-option_check_port(const char *port, size_t portlen)
-{
-	int			value = 0;
-	size_t		i;
-
-	if (portlen == 0 || portlen > 5)
-		return false;
-	for (i = 0; i < portlen; i++)
-	{
-		if (port[i] < '0' || port[i] > '9')
-			return false;
-		value = value * 10 + (port[i] - '0');
-	}
-	return value >= 1 && value <= 65535;
-}
-
-/*
- * option_check_authority: auth (len bytes: the URL between "://" and the
- * first '/') is a host, optionally followed by ":port".  The host is a name
- * made of letters, digits, '-', '_' and '.', or an IPv6 literal in brackets.
- */
-static bool
-option_check_authority(const char *auth, size_t len)
-{
-	size_t		hostlen;
-	size_t		i;
-
-	if (len > 0 && auth[0] == '[')
-	{
-		const char *close = memchr(auth, ']', len);
-
-		if (close == NULL || close == auth + 1)
-			return false;
-		for (i = 1; auth + i < close; i++)
-		{
-			if (strchr("0123456789abcdefABCDEF:.", auth[i]) == NULL)
-				return false;
-		}
-		hostlen = close - auth + 1;
-	}
-	else
-	{
-		for (hostlen = 0; hostlen < len && auth[hostlen] != ':'; hostlen++)
-		{
-			if (!option_is_alnum(auth[hostlen]) &&
-				strchr("-_.", auth[hostlen]) == NULL)
-				return false;
-		}
-		if (hostlen == 0)
-			return false;
-	}
-	if (hostlen == len)
-		return true;
-	return auth[hostlen] == ':' &&
-		option_check_port(auth + hostlen + 1, len - hostlen - 1);
-}
-
-/*
- * option_check_url: host_override is an http:// or https:// URL with a host,
- * an optional port and path, and no credentials, query, fragment or blanks.
- */
-static void
-option_check_url(DefElem *def)
-{
-	const char *url = defGetString(def);
-	const char *auth;
-	size_t		authlen;
-
-	if (pg_strncasecmp(url, "http://", 7) == 0)
-		auth = url + 7;
-	else if (pg_strncasecmp(url, "https://", 8) == 0)
-		auth = url + 8;
-	else
-		option_reject_value(def,
-							"The URL must begin with \"http://\" or \"https://\".");
-
-	if (strpbrk(url, " ?#") != NULL)
-		option_reject_value(def,
-							"The URL must not contain blanks, a query or a fragment.");
-
-	authlen = strcspn(auth, "/");
-	if (memchr(auth, '@', authlen) != NULL)
-		ereport(ERROR,
-				errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				errmsg("invalid value for option \"%s\"", def->defname),
-				errdetail("The URL must not contain credentials."),
-				errhint("Put the API key in a user mapping: OPTIONS (api_key '...')."));
-
-	if (!option_check_authority(auth, authlen))
-		option_reject_value(def,
-							"The URL must name a host, optionally followed by a port number between 1 and 65535.");
-}
-
-/*
- * option_has_port: the authority auth (len bytes, already checked by
- * option_check_authority) ends in ":port".
- */
-static bool
-option_has_port(const char *auth, size_t len)
-{
-	const char *close = memchr(auth, ']', len);
-	const char *colon = NULL;
-
-	for (size_t i = 0; i < len; i++)
-		if (auth[i] == ':')
-			colon = auth + i;
-	return colon != NULL && (close == NULL || colon > close);
-}
-
-/*
- * option_check_http_version: http_version is "1.1" or "2".
- */
-static void
-option_check_http_version(DefElem *def)
-{
-	const char *value = defGetString(def);
-
-	if (strcmp(value, "1.1") != 0 && strcmp(value, "2") != 0)
-		option_reject_value(def,
-							"The HTTP version must be \"1.1\" or \"2\"; leave the option unset to negotiate.");
-}
-
-/*
- * option_check_proxy: proxy is an http:// URL naming a host and a port,
- * with nothing after them but an optional "/": no credentials, no https
- * proxy (libcurl would then need TLS options of its own for it).
- */
-static void
-option_check_proxy(DefElem *def)
-{
-	const char *url = defGetString(def);
-	const char *auth;
-	size_t		authlen;
-
-	if (pg_strncasecmp(url, "http://", 7) != 0)
-		option_reject_value(def, "The proxy URL must begin with \"http://\".");
-	auth = url + 7;
-	authlen = strcspn(auth, "/");
-	if (memchr(auth, '@', authlen) != NULL)
-		option_reject_value(def,
-							"The proxy URL must not contain credentials.");
-	if (!option_check_authority(auth, authlen) ||
-		!option_has_port(auth, authlen) ||
-		(auth[authlen] != '\0' && strcmp(auth + authlen, "/") != 0))
-		option_reject_value(def,
-							"The proxy URL must name a host and a port number between 1 and 65535, and nothing else.");
-}
-
-/*
- * option_check_proxy_user: a proxy user name is not empty and holds no
- * ':' (libcurl would split "user:password" there).
- */
-static void
-option_check_proxy_user(DefElem *def)
-{
-	const char *value = defGetString(def);
-
-	if (value[0] == '\0' || strchr(value, ':') != NULL)
-		option_reject_value(def,
-							"A proxy user name must not be empty nor contain \":\".");
-}
-
-/*
- * option_check_one: validate one option of an object stored in catalog: known
- * there, settable by the current role, value acceptable.
- */
-static void
-option_check_one(DefElem *def, Oid catalog)
-{
-	const LsmOption *opt = option_lookup(def->defname, catalog, false);
-
-	if (opt == NULL)
-		option_reject_name(def, catalog);
-
-	if (opt->superuser_only && !superuser())
-		ereport(ERROR,
-				errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
-				errmsg("permission denied to set option \"%s\"",
-					   def->defname),
-				errhint("Only superusers may set this option."));
-
-	option_check_controls(def);
-	if (opt->check != NULL)
-		opt->check(def);
-}
-
-/*
- * option_find: the value of option name in a DefElem list, or NULL.
- */
-static char *
-option_find(List *options, const char *name)
-{
-	ListCell   *lc;
-
-	foreach(lc, options)
-	{
-		DefElem    *def = lfirst_node(DefElem, lc);
-
-		if (strcmp(def->defname, name) == 0)
-			return defGetString(def);
-	}
-	return NULL;
-}
-
-/*
- * option_check_server: checks spanning a server's whole (merged) option list:
- * database is required, and without host_override it becomes part of the host
- * name, so it must then be a host-name label; a proxy takes https targets
- * only.
- */
-static void
-option_check_server(List *options)
-{
-	const char *database = option_find(options, "database");
-
-	if (database == NULL)
-		ereport(ERROR,
-				errcode(ERRCODE_FDW_DYNAMIC_PARAMETER_VALUE_NEEDED),
-				errmsg("option \"%s\" is required for lancelsm servers",
-					   "database"),
-				errhint("Name the LanceDB database with OPTIONS (database '...')."));
-
-	if (option_find(options, "host_override") == NULL &&
-		!option_is_label(database))
-		ereport(ERROR,
-				errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				errmsg("invalid value for option \"%s\"", "database"),
-				errdetail("Without option \"host_override\" the database name is part of the host name, so it may contain only letters, digits and hyphens."));
-
-	/* through a proxy, plain http would show the API key to the proxy */
-	if (option_find(options, "proxy") != NULL &&
-		option_find(options, "host_override") != NULL &&
-		pg_strncasecmp(option_find(options, "host_override"), "http://", 7) == 0)
-		ereport(ERROR,
-				errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				errmsg("cannot send requests to a plain-http server through a proxy"),
-				errdetail("The proxy would see the API key: only https targets go through a proxy, in a CONNECT tunnel."),
-				errhint("Use an https:// host_override, or drop option \"proxy\"."));
-}
-
-/*
- * option_check_endpoints: refuse a server whose endpoint (its proxy's, and
- * through a proxy its target's too) lancelsm.allowed_endpoints cannot
- * allow, with 42501.  A name that an address range may allow is accepted
- * here and checked at its address on every connection.
- */
-static void
-option_check_endpoints(List *options)
-{
-	const char *proxy = option_find(options, "proxy");
-	const char *region = option_find(options, "region");
-	char	   *url = option_base_url(option_find(options, "host_override"),
-									  option_find(options, "database"),
-									  region ? region : LSM_DEFAULT_REGION);
-	char		endpoint[LSM_ENDPOINT_TEXT_LEN];
-
-	if ((proxy != NULL &&
-		 lsm_endpoint_url_verdict(url, true, endpoint,
-								  sizeof(endpoint)) == LSM_ENDPOINT_DENIED) ||
-		lsm_endpoint_url_verdict(proxy ? proxy : url, false, endpoint,
-								 sizeof(endpoint)) == LSM_ENDPOINT_DENIED)
-		ereport(ERROR,
-				errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
-				errmsg("endpoint \"%s\" is not allowed by lancelsm.allowed_endpoints",
-					   endpoint),
-				errhint("A superuser can allow the endpoint in lancelsm.allowed_endpoints."));
-}
-
-/*
- * lsm_header_override: the name of the first header of a user mapping's
- * extra_headers (in mapping_options) that would replace one of
- * the server's, when the server authenticates with server-level
- * credentials (bearer_token_file or ssl_cert_file): every role with USAGE
- * sends those, so a mapping must not present another tenant's header
- * with them.  NULL when there is no such header.  Values are wiped.
- */
-char *
-lsm_header_override(List *server_options, List *mapping_options)
-{
-	const char *server_headers = option_find(server_options, "extra_headers");
-	const char *mapping_headers = option_find(mapping_options, "extra_headers");
-	char	  **snames = NULL;
-	char	  **svalues = NULL;
-	char	  **mnames = NULL;
-	char	  **mvalues = NULL;
-	int			ns = 0;
-	int			nm = 0;
-	char	   *found = NULL;
-	bool		valid;
-
-	if (mapping_headers == NULL || server_headers == NULL ||
-		(option_find(server_options, "bearer_token_file") == NULL &&
-		 option_find(server_options, "ssl_cert_file") == NULL))
-		return NULL;
-	/* a stored value the validator would refuse raises later, when used */
-	valid = option_parse_headers(server_headers, &ns, &snames, &svalues) == NULL;
-	valid &= option_parse_headers(mapping_headers, &nm, &mnames, &mvalues) == NULL;
-	for (int i = 0; valid && i < nm && found == NULL; i++)
-		for (int j = 0; j < ns && found == NULL; j++)
-			if (pg_strcasecmp(mnames[i], snames[j]) == 0)
-				found = pstrdup(mnames[i]);
-	option_wipe_strings(svalues, ns);
-	option_wipe_strings(snames, ns);
-	option_wipe_strings(mvalues, nm);
-	option_wipe_strings(mnames, nm);
-	return found;
-}
-
-/*
- * option_header_override_problem: the 42501 failure of a server whose
- * current user mapping replaces a header the server's credentials go
- * with (one written before the server's options changed, or before
- * lancelsm was loaded), naming the header; NULL when there is none.
- * Never raises for it: a use reports it, and nothing is dropped silently.
- */
-static LsmFailure *
-option_header_override_problem(ForeignServer *server)
-{
-	UserMapping *um = GetUserMapping(GetUserId(), server->serverid);
-	char	   *header = lsm_header_override(server->options,
-											 um->options);
-
-	lsm_options_wipe(um->options);
-	if (header == NULL)
-		return NULL;
-	return lsm_fault_new(ERRCODE_INSUFFICIENT_PRIVILEGE,
-						 pstrdup(_(LSM_OVERRIDE_DETAIL)),
-						 pstrdup(_(LSM_OVERRIDE_HINT)),
-						 LSM_FAULT_HEADER_OVERRIDE, server->servername,
-						 header);
-}
-
-/*
- * lsm_options_wipe: zero the value of every api_key, extra_headers and
- * proxy_password option in a DefElem list.  The list must be the caller's
- * own copy (as untransformRelOptions and GetUserMapping return), never a
- * catalog or cache entry.
- */
-void
-lsm_options_wipe(List *options)
-{
-	ListCell   *lc;
-
-	foreach(lc, options)
-	{
-		DefElem    *def = lfirst_node(DefElem, lc);
-
-		if ((strcmp(def->defname, "api_key") == 0 ||
-			 strcmp(def->defname, "extra_headers") == 0 ||
-			 strcmp(def->defname, "proxy_password") == 0) &&
-			def->arg != NULL && IsA(def->arg, String))
-		{
-			char	   *value = strVal(def->arg);
-
-			explicit_bzero(value, strlen(value));
-		}
-	}
-}
 
 PG_FUNCTION_INFO_V1(lancelsm_fdw_validator);
 
@@ -879,36 +66,13 @@ PG_FUNCTION_INFO_V1(lancelsm_fdw_validator);
  *	HV002 (fdw_dynamic_parameter_value_needed): a server without database.
  *	22023 also: a proxy with a plain-http host_override (the proxy would
  *		see the API key); a proxy_password without proxy_user.
- *	42501 also: a server whose endpoint lancelsm.allowed_endpoints cannot
- *		allow.
  * No message quotes an option value.
  */
 Datum
 lancelsm_fdw_validator(PG_FUNCTION_ARGS)
 {
-	List	   *options = untransformRelOptions(PG_GETARG_DATUM(0));
-	Oid			catalog = PG_GETARG_OID(1);
-	ListCell   *lc;
-
-	foreach(lc, options)
-		option_check_one(lfirst_node(DefElem, lc), catalog);
-
-	if (catalog == ForeignServerRelationId)
-	{
-		option_check_server(options);
-		option_check_endpoints(options);
-	}
-	if (catalog == UserMappingRelationId &&
-		option_find(options, "proxy_password") != NULL &&
-		option_find(options, "proxy_user") == NULL)
-		ereport(ERROR,
-				errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				errmsg("option \"%s\" needs option \"%s\"",
-					   "proxy_password", "proxy_user"));
-
-	/* our copy of the key; the command stores its own */
-	lsm_options_wipe(options);
-
+	lsm_option_validate(untransformRelOptions(PG_GETARG_DATUM(0)),
+						PG_GETARG_OID(1));
 	PG_RETURN_VOID();
 }
 
@@ -986,33 +150,6 @@ option_user_mapping_problem(ForeignServer *server)
 }
 
 /*
- * option_base_url: the URL requests go to: host_override with a lower-case
- * scheme and without trailing slashes, or the LanceDB Cloud URL of database
- * in region.
- */
-static char *
-option_base_url(const char *host_override, const char *database,
-				const char *region)
-{
-	char	   *url;
-	char	   *p;
-	size_t		len;
-
-	if (host_override == NULL)
-		return psprintf("https://%s.%s.api.lancedb.com", database, region);
-
-	url = pstrdup(host_override);
-	len = strlen(url);
-	while (len > 0 && url[len - 1] == '/')
-		url[--len] = '\0';
-
-	/* the validator accepted any case; callers may compare the scheme */
-	for (p = url; *p != ':' && *p != '\0'; p++)
-		*p = pg_ascii_tolower((unsigned char) *p);
-	return url;
-}
-
-/*
  * option_server_string: a palloc'd copy of server option name, or of dflt
  * (which may be NULL) when the server does not set it.
  */
@@ -1020,7 +157,7 @@ static char *
 option_server_string(ForeignServer *server, const char *name,
 					 const char *dflt)
 {
-	const char *value = option_find(server->options, name);
+	const char *value = lsm_option_find(server->options, name);
 
 	if (value == NULL)
 		value = dflt;
@@ -1036,10 +173,10 @@ static long
 option_server_seconds(ForeignServer *server, const char *name, long min,
 					  long max, long dflt)
 {
-	const char *value = option_find(server->options, name);
+	const char *value = lsm_option_find(server->options, name);
 	long		seconds = dflt;
 
-	if (value != NULL && !option_parse_timeout(value, min, max, &seconds))
+	if (value != NULL && !lsm_option_parse_timeout(value, min, max, &seconds))
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("stored option \"%s\" of server \"%s\" is invalid",
@@ -1054,7 +191,7 @@ option_server_seconds(ForeignServer *server, const char *name, long min,
 static LsmHttpVersion
 option_server_http_version(ForeignServer *server)
 {
-	const char *value = option_find(server->options, "http_version");
+	const char *value = lsm_option_find(server->options, "http_version");
 
 	if (value == NULL)
 		return LSM_HTTP_DEFAULT;
@@ -1108,7 +245,7 @@ option_add_headers(LsmConfig *config, const char *text, bool secret)
 
 	if (text == NULL)
 		return;
-	problem = option_parse_headers(text, &n, &names, &values);
+	problem = lsm_option_parse_headers(text, &n, &names, &values);
 	if (problem == NULL)
 	{
 		config->header_lines = config->header_lines == NULL ?
@@ -1122,8 +259,8 @@ option_add_headers(LsmConfig *config, const char *text, bool secret)
 		for (int i = 0; i < n; i++)
 			option_add_header(config, names[i], values[i], secret);
 	}
-	option_wipe_strings(values, n);
-	option_wipe_strings(names, n);
+	lsm_option_wipe_strings(values, n);
+	lsm_option_wipe_strings(names, n);
 	if (problem != NULL)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
@@ -1138,7 +275,7 @@ option_add_headers(LsmConfig *config, const char *text, bool secret)
 static void
 option_fill_server(LsmConfig *config, ForeignServer *server)
 {
-	char	   *host_override = option_find(server->options, "host_override");
+	char	   *host_override = lsm_option_find(server->options, "host_override");
 	char	   *region;
 
 	config->serverid = server->serverid;
@@ -1153,7 +290,7 @@ option_fill_server(LsmConfig *config, ForeignServer *server)
 						  server->servername, "database"));
 
 	region = option_server_string(server, "region", LSM_DEFAULT_REGION);
-	config->base_url = option_base_url(host_override, config->database,
+	config->base_url = lsm_option_base_url(host_override, config->database,
 									   region);
 	config->host_override = (host_override != NULL);
 	config->id_delimiter = option_server_string(server, "id_delimiter",
@@ -1175,7 +312,7 @@ option_fill_server(LsmConfig *config, ForeignServer *server)
 	config->bearer_token_file = option_server_string(server,
 													 "bearer_token_file",
 													 NULL);
-	option_add_headers(config, option_find(server->options, "extra_headers"),
+	option_add_headers(config, lsm_option_find(server->options, "extra_headers"),
 					   false);
 }
 
@@ -1187,8 +324,8 @@ option_fill_server(LsmConfig *config, ForeignServer *server)
 static void
 option_fill_proxy_credentials(LsmConfig *config, List *options)
 {
-	const char *user = option_find(options, "proxy_user");
-	const char *password = option_find(options, "proxy_password");
+	const char *user = lsm_option_find(options, "proxy_user");
+	const char *password = lsm_option_find(options, "proxy_password");
 
 	if (user == NULL)
 		return;
@@ -1215,9 +352,9 @@ option_config_build(ForeignServer *server)
 	option_fill_server(config, server);
 	config->umid = um->umid;
 
-	api_key = option_find(um->options, "api_key");
+	api_key = lsm_option_find(um->options, "api_key");
 	config->api_key = api_key != NULL ? pstrdup(api_key) : NULL;
-	option_add_headers(config, option_find(um->options, "extra_headers"),
+	option_add_headers(config, lsm_option_find(um->options, "extra_headers"),
 					   true);
 	option_fill_proxy_credentials(config, um->options);
 
@@ -1227,11 +364,35 @@ option_config_build(ForeignServer *server)
 	 * in memory until the context is reset.  (The catalog tuple in the
 	 * syscache keeps its own copy; that one is not ours to touch.)
 	 */
-	lsm_options_wipe(um->options);
+	lsm_option_wipe_secrets(um->options);
 	list_free_deep(um->options);
 	pfree(um);
 
 	return config;
+}
+
+/*
+ * option_header_override_problem: the 42501 failure of a server whose
+ * current user mapping replaces a header the server's credentials go
+ * with (one written before the server's options changed, or before
+ * lancelsm was loaded), naming the header; NULL when there is none.
+ * Never raises for it: a use reports it, and nothing is dropped silently.
+ */
+static LsmFailure *
+option_header_override_problem(ForeignServer *server)
+{
+	UserMapping *um = GetUserMapping(GetUserId(), server->serverid);
+	char	   *header = lsm_header_override(server->options,
+											 um->options);
+
+	lsm_option_wipe_secrets(um->options);
+	if (header == NULL)
+		return NULL;
+	return lsm_fault_new(ERRCODE_INSUFFICIENT_PRIVILEGE,
+						 pstrdup(_(LSM_OVERRIDE_DETAIL)),
+						 pstrdup(_(LSM_OVERRIDE_HINT)),
+						 LSM_FAULT_HEADER_OVERRIDE, server->servername,
+						 header);
 }
 
 /*
@@ -1267,8 +428,9 @@ lsm_config_try_resolve(const char *server_name, LsmFailure **failure)
  * Errors: 42704 unknown server or no user mapping (neither for the current
  * role nor PUBLIC), 42809 a server of another wrapper, 42501 no USAGE
  * privilege on the server or a user mapping that replaces a header of a
- * server with server-level credentials (naming the header), HV002 a server without database (only if its
- * options were stored without this validator).
+ * server with server-level credentials (naming the header), HV002 a server
+ * without database (only if its options were stored without this
+ * validator).
  *
  * The caller owns config->api_key and must call lsm_config_wipe when done.
  */
@@ -1294,9 +456,9 @@ lsm_config_wipe(LsmConfig *config)
 {
 	if (config == NULL)
 		return;
-	option_wipe_strings(config->header_lines, config->nheaders);
+	lsm_option_wipe_strings(config->header_lines, config->nheaders);
 	/* proxy_password is among the secrets: wiped and freed with them */
-	option_wipe_strings(config->secrets, config->nsecrets);
+	lsm_option_wipe_strings(config->secrets, config->nsecrets);
 	config->proxy_password = NULL;
 	config->header_lines = config->secrets = NULL;
 	config->nheaders = config->nsecrets = 0;

@@ -14,8 +14,12 @@
  */
 #include "postgres.h"
 
+#include "catalog/pg_type.h"
 #include "common/int.h"
-#include "functions/shape.h"
+#include "functions/functions.h"
+#include "mb/pg_wchar.h"
+#include "utils/array.h"
+#include "utils/builtins.h"
 #include "utils/tuplestore.h"
 
 /*
@@ -259,4 +263,27 @@ lsm_put_row(ReturnSetInfo *rsinfo, Datum *values, bool *nulls, int ncols)
 		elog(ERROR, "row of %d columns does not match its %d result columns",
 			 ncols, rsinfo->setDesc->natts);
 	tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+}
+
+/*
+ * lsm_text_array: strings[0..n) as a text[] Datum (empty for n = 0), each
+ * converted from UTF-8 to the server encoding when from_utf8 (names the
+ * server sent inside a JSON document it declared UTF-8), else taken as
+ * they are.  Allocates in the current memory context; raises only what
+ * the conversion raises (22P05 for a name the server encoding cannot
+ * hold).
+ */
+Datum
+lsm_text_array(char *const *strings, int n, bool from_utf8)
+{
+	Datum	   *elems = palloc(Max(n, 1) * sizeof(Datum));
+
+	for (int i = 0; i < n; i++)
+		elems[i] = CStringGetTextDatum(from_utf8 ?
+									   pg_any_to_server(strings[i],
+														strlen(strings[i]),
+														PG_UTF8) :
+									   strings[i]);
+	return PointerGetDatum(construct_array(elems, n, TEXTOID,
+										   -1, false, TYPALIGN_INT));
 }

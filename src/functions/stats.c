@@ -16,14 +16,12 @@
  */
 #include "postgres.h"
 
-#include "catalog/pg_type.h"
 #include "fmgr.h"
 #include "funcapi.h"
 #include "functions/entry.h"
 #include "settings.h"
 #include "functions/stats.h"
-#include "checkpoint/task.h"
-#include "utils/array.h"
+#include "checkpoint/checkpoint.h"
 #include "utils/builtins.h"
 #include "utils/tuplestore.h"
 
@@ -203,20 +201,6 @@ lancelsm_generations(PG_FUNCTION_ARGS)
 }
 
 /*
- * stats_indexes_array: a memtable's index names as a text[].
- */
-static Datum
-stats_indexes_array(const LsmMemtable *m)
-{
-	Datum	   *elems = palloc(Max(m->nindexes, 1) * sizeof(Datum));
-
-	for (int i = 0; i < m->nindexes; i++)
-		elems[i] = CStringGetTextDatum(m->indexes[i]);
-	return PointerGetDatum(construct_array(elems, m->nindexes, TEXTOID,
-										   -1, false, TYPALIGN_INT));
-}
-
-/*
  * lancelsm_memtables(server text, table_name text)
  * RETURNS TABLE (shard_id text, generation bigint, rows bigint,
  *   bytes bigint, batches bigint, indexes text[])
@@ -249,7 +233,7 @@ lancelsm_memtables(PG_FUNCTION_ARGS)
 			values[i++] = stats_int8(mt->rows);
 			values[i++] = stats_int8(mt->bytes);
 			values[i++] = stats_int8(mt->batches);
-			values[i++] = stats_indexes_array(mt);
+			values[i++] = lsm_text_array(mt->indexes, mt->nindexes, false);
 			lsm_put_row(rsinfo, values, nulls, i);
 		}
 	}

@@ -9,8 +9,8 @@
 #ifndef LANCELSM_STATS_H
 #define LANCELSM_STATS_H
 
-#include "protocol/lsm_types.h"
-#include "functions/shape.h"
+#include "protocol/protocol.h"
+#include "functions/functions.h"
 
 /* The columns of one lancelsm_stats row. */
 extern int	lsm_stats_bucket_values(const LsmBucket *b,

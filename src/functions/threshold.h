@@ -11,7 +11,7 @@
 
 #include "postgres.h"
 
-#include "functions/shape.h"
+#include "functions/functions.h"
 
 /* The table statistics a threshold is compared with, in this order. */
 typedef enum LsmMeasure

@@ -25,10 +25,11 @@
 #include "fmgr.h"
 #include "funcapi.h"
 #include "functions/entry.h"
+#include "functions/functions.h"
 #include "settings.h"
-#include "protocol/lsm_json.h"
+#include "protocol/protocol.h"
 #include "mb/pg_wchar.h"
-#include "checkpoint/task.h"
+#include "checkpoint/checkpoint.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/json.h"
@@ -61,7 +62,7 @@ spec_from_utf8(const char *s)
 /*
  * spec_reject_null: raise 22004 for a NULL argument that means nothing.
  */
-static void
+pg_noreturn static void
 spec_reject_null(const char *argument)
 {
 	ereport(ERROR,
@@ -327,20 +328,6 @@ spec_defaults_jsonb(const LsmWriteSpec *spec)
 }
 
 /*
- * spec_indexes_array: maintained_indexes of a decoded spec as text[].
- */
-static Datum
-spec_indexes_array(const LsmWriteSpec *spec)
-{
-	Datum	   *elems = palloc(Max(spec->nindexes, 1) * sizeof(Datum));
-
-	for (int i = 0; i < spec->nindexes; i++)
-		elems[i] = CStringGetTextDatum(spec_from_utf8(spec->indexes[i]));
-	return PointerGetDatum(construct_array(elems, spec->nindexes, TEXTOID,
-										   -1, false, TYPALIGN_INT));
-}
-
-/*
  * lancelsm_write_spec(server text, table_name text)
  * RETURNS TABLE (sharding text, sharding_column text, num_buckets integer,
  *   maintained_indexes text[], writer_config_defaults jsonb)
@@ -374,7 +361,7 @@ lancelsm_write_spec(PG_FUNCTION_ARGS)
 		CStringGetTextDatum(spec_from_utf8(spec->column)) : (Datum) 0;
 	nulls[i] = (strcmp(spec->mode, "bucket") != 0);
 	values[i++] = Int32GetDatum((int32) spec->num_buckets);
-	values[i++] = spec_indexes_array(spec);
+	values[i++] = lsm_text_array(spec->indexes, spec->nindexes, true);
 	values[i++] = spec_defaults_jsonb(spec);
 	lsm_put_row(rsinfo, values, nulls, i);
 	return (Datum) 0;

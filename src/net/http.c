@@ -23,15 +23,14 @@
 #include <curl/curl.h>
 
 #include "common/string.h"
-#include "net/http.h"
+#include "deadline.h"
+#include "net/net.h"
 #include "settings.h"
 #include "net/pool.h"
 #include "net/socket.h"
 #include "miscadmin.h"
 #include "port.h"
 #include "storage/latch.h"
-#include "net/token.h"
-#include "net/url.h"
 #include "utils/memutils.h"
 #include "utils/timestamp.h"
 #include "utils/wait_event.h"
@@ -372,22 +371,6 @@ http_free_headers(struct curl_slist *list)
 }
 
 /*
- * http_remaining_ms: milliseconds left until deadline (0: no deadline),
- * at least 1 while there is a deadline.
- */
-static long
-http_remaining_ms(TimestampTz deadline)
-{
-	long		ms;
-
-	if (deadline == 0)
-		return 0;
-	/* round up: curl must not give up before the deadline itself */
-	ms = (long) ((deadline - GetCurrentTimestamp() + 999) / 1000);
-	return Max(ms, 1);
-}
-
-/*
  * http_configure_liveness: the bounds that hold without statement_timeout
  * (pg_cron's jobs run without one unless they set it): TCP keepalive, and
  * the server's read_timeout, the longest the server may stay silent.
@@ -565,7 +548,7 @@ http_configure(CURL *easy, LsmRequest *req, TimestampTz deadline)
 	}
 	curl_easy_setopt(easy, CURLOPT_MAXFILESIZE_LARGE,
 					 (curl_off_t) lsm_max_response_size_kb * 1024);
-	curl_easy_setopt(easy, CURLOPT_TIMEOUT_MS, http_remaining_ms(deadline));
+	curl_easy_setopt(easy, CURLOPT_TIMEOUT_MS, lsm_deadline_remaining_ms(deadline));
 	http_configure_liveness(easy, config);
 	if (config->connect_timeout_ms > 0)
 		curl_easy_setopt(easy, CURLOPT_CONNECTTIMEOUT_MS,
@@ -810,7 +793,7 @@ lsm_http_wait(TimestampTz wake_at, TimestampTz deadline)
 		return NULL;
 	http_finished(req, code, deadline);
 	if (req->out.transport == LSM_TRANSPORT_TIMEOUT)
-		lsm_pool_deadline_passed();
+		lsm_deadline_passed();
 	return req->owner;
 }
 

@@ -32,7 +32,9 @@
 
 #include <curl/curl.h>
 
+#include "deadline.h"
 #include "miscadmin.h"
+#include "net/net.h"
 #include "net/pool.h"
 #include "storage/latch.h"
 #include "utils/inval.h"
@@ -422,21 +424,6 @@ pool_take_completed(CURLcode *code)
 }
 
 /*
- * lsm_pool_deadline_passed: the statement's deadline has passed.  Let
- * PostgreSQL raise its own timeout error if its timer fired; where no timer
- * is armed (a background worker), raise the same error ourselves.  Never
- * returns.  Errors: 57014.
- */
-void
-lsm_pool_deadline_passed(void)
-{
-	CHECK_FOR_INTERRUPTS();
-	ereport(ERROR,
-			(errcode(ERRCODE_QUERY_CANCELED),
-			 errmsg("canceling statement due to statement timeout")));
-}
-
-/*
  * pool_earliest: the earlier of two moments, where a value < 0 means
  * "never".
  */
@@ -615,7 +602,7 @@ lsm_pool_wait(TimestampTz wake_at, TimestampTz deadline, CURLcode *code)
 			return done;
 		now = GetCurrentTimestamp();
 		if (grace != 0 && now >= grace)
-			lsm_pool_deadline_passed();
+			lsm_deadline_passed();
 		if (wake_at != 0 && now >= wake_at)
 			return NULL;
 		if (pool_ninflight == 0 && wake_at == 0)
@@ -639,4 +626,18 @@ lsm_pool_abort_next(void)
 	for (HttpPool *pool = pools; pool; pool = pool->next)
 		pool->timer_at = -1;
 	return NULL;
+}
+
+/*
+ * lsm_net_init: initialise libcurl once per process, before any handle
+ * exists.  Called by _PG_init.  Raises XX000 when libcurl cannot be
+ * initialised.
+ */
+void
+lsm_net_init(void)
+{
+	if (curl_global_init(CURL_GLOBAL_ALL) != CURLE_OK)
+		ereport(ERROR,
+				(errcode(ERRCODE_INTERNAL_ERROR),
+				 errmsg("could not initialize libcurl")));
 }

@@ -22,15 +22,11 @@
 
 #include "datatype/timestamp.h"
 
-/* Our own deadline check waits this long for PostgreSQL's timer first. */
-#define LSM_DEADLINE_GRACE_MS 10
-
 extern bool lsm_pool_add(CURL *easy, Oid serverid, Oid umid, bool multiplex,
 						 void *owner);
 extern void lsm_pool_remove(CURL *easy);
 extern void *lsm_pool_wait(TimestampTz wake_at, TimestampTz deadline,
 						   CURLcode *code);
 extern void *lsm_pool_abort_next(void);
-extern void lsm_pool_deadline_passed(void);
 
 #endif							/* LANCELSM_POOL_H */

@@ -16,7 +16,7 @@
 #include <curl/curl.h>
 
 #include "net/endpoint.h"
-#include "net/outcome.h"
+#include "net/net.h"
 
 /*
  * What the socket callbacks of one transfer may do and what they refused.

@@ -23,7 +23,7 @@
 #include <sys/stat.h>
 
 #include "storage/fd.h"
-#include "net/token.h"
+#include "net/net.h"
 #include "utils/memutils.h"
 
 /* Largest token file accepted, in bytes. */

@@ -13,7 +13,7 @@
  */
 #include "postgres.h"
 
-#include "net/url.h"
+#include "net/net.h"
 
 /*
  * lsm_url_encode_segment: percent-encode a table identifier (or any

@@ -21,11 +21,11 @@
  */
 #include "postgres.h"
 
-#include "protocol/fault.h"
+#include "protocol/protocol.h"
 #include "lib/stringinfo.h"
 #include "settings.h"
 #include "protocol/lsm_json.h"
-#include "net/token.h"
+#include "net/net.h"
 #include "utils/elog.h"
 
 /* The error-body code a draining node puts on its 503 answers. */

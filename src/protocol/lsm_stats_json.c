@@ -442,6 +442,49 @@ lsm_stats_prescan_fail(LsmStatsParse *st, const char *body, size_t at,
 }
 
 /*
+ * lsm_stats_prescan_string: for lsm_stats_prescan, scan the string token
+ * whose opening quote is at body[*pos]: a "\u0000" fails it when it is an
+ * object key (key), else sets st->nul_values; invalid UTF-8 fails it.
+ * Leaves *pos on the closing quote (or at len).  Returns false with the
+ * error set.
+ */
+static bool
+lsm_stats_prescan_string(LsmStatsParse *st, const char *body, size_t len,
+						 size_t *pos, bool key)
+{
+	size_t		start = *pos;
+	size_t		i;
+
+	for (i = start + 1; i < len && body[i] != '"'; i++)
+	{
+		int			n;
+
+		if (body[i] == '\\')
+		{
+			if (len - i >= 6 && memcmp(body + i + 1, "u0000", 5) == 0)
+			{
+				if (key)
+					return lsm_stats_prescan_fail(st, body, start,
+												  "NUL byte in object key not supported");
+				st->nul_values = true;
+			}
+			i++;		/* the escaped character */
+		}
+		else if ((unsigned char) body[i] >= 0x80)
+		{
+			n = lsm_stats_utf8_len((const unsigned char *) body + i,
+								   len - i);
+			if (n == 0)
+				return lsm_stats_prescan_fail(st, body, i,
+											  "invalid UTF-8");
+			i += n - 1;
+		}
+	}
+	*pos = i;
+	return true;
+}
+
+/*
  * lsm_stats_prescan: check what the parser would not: the body is not
  * blank, not larger than the parser's int length, nests at most
  * LSM_STATS_MAX_DEPTH deep, is valid UTF-8 and has no "\u0000" in an object
@@ -505,33 +548,8 @@ lsm_stats_prescan(LsmStatsParse *st, const char *body, size_t len)
 						(objects & (UINT64_C(1) << (depth - 1))) != 0);
 		else if (c == '"')
 		{
-			size_t		start = i;
-
-			for (i++; i < len && body[i] != '"'; i++)
-			{
-				int			n;
-
-				if (body[i] == '\\')
-				{
-					if (len - i >= 6 && memcmp(body + i + 1, "u0000", 5) == 0)
-					{
-						if (key_next)
-							return lsm_stats_prescan_fail(st, body, start,
-														  "NUL byte in object key not supported");
-						st->nul_values = true;
-					}
-					i++;		/* the escaped character */
-				}
-				else if ((unsigned char) body[i] >= 0x80)
-				{
-					n = lsm_stats_utf8_len((const unsigned char *) body + i,
-										   len - i);
-					if (n == 0)
-						return lsm_stats_prescan_fail(st, body, i,
-													  "invalid UTF-8");
-					i += n - 1;
-				}
-			}
+			if (!lsm_stats_prescan_string(st, body, len, &i, key_next))
+				return false;
 			key_next = false;
 		}
 		else if (c >= 0x80)

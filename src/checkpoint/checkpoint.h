@@ -1,21 +1,24 @@
 /*-------------------------------------------------------------------------
  *
- * task.h
- *		Tasks: one SQL-level operation on one table (flush, compact, read
- *		stats, checkpoint), run as a state machine so that any number of
- *		them progress concurrently on the shared HTTP client.
+ * checkpoint.h
+ *		The face of src/checkpoint/: running operations.  Tasks: one
+ *		SQL-level operation on one table (flush, compact, read stats,
+ *		checkpoint, the write spec), run as a state machine so that any
+ *		number of them progress concurrently on the shared HTTP client;
+ *		herds of sessions checkpointing one table; the folder's set-up.
+ *
+ * The other headers of src/checkpoint/ are private to it; this one
+ * includes checkpoint/watermark.h for the LsmWatermark a task embeds.
  *
  *-------------------------------------------------------------------------
  */
-#ifndef LANCELSM_TASK_H
-#define LANCELSM_TASK_H
+#ifndef LANCELSM_CHECKPOINT_H
+#define LANCELSM_CHECKPOINT_H
 
 #include "datatype/timestamp.h"
 
 #include "checkpoint/watermark.h"
-#include "protocol/fault.h"
-#include "protocol/lsm_types.h"
-#include "functions/shape.h"
+#include "protocol/protocol.h"
 
 typedef enum LsmTaskKind
 {
@@ -115,6 +118,7 @@ typedef struct LsmTaskSnapshot
 	int			progress_slot;	/* shared progress entry; -1: none */
 } LsmTaskSnapshot;
 
+/* in task.c */
 extern void lsm_task_init(LsmTask *task, LsmTaskKind kind,
 						  const LsmConfig *config, const char *table_name,
 						  bool include_generation_rows);
@@ -124,6 +128,20 @@ extern void lsm_task_set_trigger_only(LsmTask *task);
 extern void lsm_task_set_failure(LsmTask *task, LsmFailure *failure);
 extern void lsm_task_snapshot(const LsmTask *task, LsmTaskSnapshot *snap);
 extern void lsm_task_run_all(LsmTask **tasks, int ntasks);
-extern TimestampTz lsm_statement_deadline(void);
 
-#endif							/* LANCELSM_TASK_H */
+/* in herd.c */
+/* What a task does about a checkpoint of its table already running. */
+typedef enum LsmHerdMode
+{
+	LSM_HERD_JOIN,				/* join it, or wait for it and lead the next */
+	LSM_HERD_SKIP				/* skip the table, with a note */
+} LsmHerdMode;
+
+extern void lsm_herd_shmem_init(void);
+extern void lsm_herd_run_all(LsmTask **tasks, int ntasks, LsmHerdMode mode);
+extern bool lsm_herd_skipped(const LsmTask *task);
+
+/* in shmem.c */
+extern void lsm_checkpoint_init(void);
+
+#endif							/* LANCELSM_CHECKPOINT_H */

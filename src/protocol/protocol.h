@@ -1,17 +1,28 @@
 /*-------------------------------------------------------------------------
  *
- * fault.h
- *		What an answer means (the protocol's fault table) and the errors
- *		lancelsm reports for it.
+ * protocol.h
+ *		The face of src/protocol/: what an answer means (the protocol's
+ *		fault table and the errors lancelsm reports for it), the decoders
+ *		and request bodies, and the protocol's types.  No libcurl, no fmgr.
+ *
+ * The decoders and the plain types are declared in protocol/lsm_json.h and
+ * protocol/lsm_types.h, which this header includes: they must stay free of
+ * PostgreSQL's fmgr headers, because src/protocol/lsm_json.c includes
+ * jansson.h (whose json_object and json_typeof collide with
+ * utils/fmgrprotos.h).  Outside src/protocol/ include this header only.
  *
  *-------------------------------------------------------------------------
  */
-#ifndef LANCELSM_FAULT_H
-#define LANCELSM_FAULT_H
+#ifndef LANCELSM_PROTOCOL_H
+#define LANCELSM_PROTOCOL_H
 
-#include "net/outcome.h"
+#include "net/net.h"
 #include "pg_compat.h"
+#include "protocol/lsm_json.h"
 
+/* in lsm_json.c and lsm_stats_json.c: see protocol/lsm_json.h */
+
+/* in fault.c */
 /* What the caller should do with a finished request. */
 typedef enum LsmVerdict
 {
@@ -76,4 +87,4 @@ extern LsmFailure *lsm_fault_new(int sqlerrcode, char *detail, char *hint,
 								 LsmFaultMessage what,...);
 pg_noreturn extern void lsm_fault_raise(const LsmFailure *failure);
 
-#endif							/* LANCELSM_FAULT_H */
+#endif							/* LANCELSM_PROTOCOL_H */

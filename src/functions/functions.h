@@ -1,7 +1,10 @@
 /*-------------------------------------------------------------------------
  *
- * shape.h
- *		The result shapes of the set-returning functions, each defined
+ * functions.h
+ *		The face of src/functions/, what PostgreSQL calls by name.  The SQL
+ *		functions themselves need no declaration (PG_FUNCTION_INFO_V1); the
+ *		other headers of the folder are private to it.  Declared here: the
+ *		result shapes of the set-returning functions, each defined
  *		once: their column counts, the checked putting of a row, and the
  *		summary of a table's buckets that the stats rows, the
  *		declared-table views and the thresholds all read.
@@ -11,14 +14,15 @@
  *
  *-------------------------------------------------------------------------
  */
-#ifndef LANCELSM_SHAPE_H
-#define LANCELSM_SHAPE_H
+#ifndef LANCELSM_FUNCTIONS_H
+#define LANCELSM_FUNCTIONS_H
 
 #include "postgres.h"
 
 #include "fmgr.h"
 #include "funcapi.h"
-#include "protocol/lsm_types.h"
+#include "nodes/pg_list.h"
+#include "protocol/protocol.h"
 
 /* lancelsm_stats: one row per bucket */
 #define LSM_STATS_COLS 17
@@ -92,6 +96,7 @@ typedef struct LsmRangeProblem
 	uint64		value;			/* the value, when not a sum */
 } LsmRangeProblem;
 
+/* in shape.c */
 extern bool lsm_int8_from_uint64(uint64 v, int64 *result);
 extern bool lsm_bucket_summarize(const LsmBucket *b, bool with_rows,
 								 LsmBucketSummary *s,
@@ -104,5 +109,34 @@ extern char *lsm_range_detail(const LsmRangeProblem *problem);
 extern ReturnSetInfo *lsm_materialize(FunctionCallInfo fcinfo, int ncols);
 extern void lsm_put_row(ReturnSetInfo *rsinfo, Datum *values, bool *nulls,
 						int ncols);
+extern Datum lsm_text_array(char *const *strings, int n, bool from_utf8);
 
-#endif							/* LANCELSM_SHAPE_H */
+/*
+ * in option_check.c: the options of the foreign-data wrapper, without
+ * fmgr (fuzz/ links it alone); the validator and resolution are private
+ * to this folder (option.c, option.h)
+ */
+#define LSM_DEFAULT_REGION "us-east-1"
+#define LSM_DEFAULT_ID_DELIMITER "$"
+#define LSM_MAX_CONNECT_TIMEOUT 3600	/* seconds */
+#define LSM_MAX_READ_TIMEOUT 86400	/* seconds */
+#define LSM_DEFAULT_READ_TIMEOUT 300	/* seconds, as the SDKs */
+
+extern void lsm_option_validate(List *options, Oid catalog);
+extern char *lsm_option_find(List *options, const char *name);
+extern bool lsm_option_parse_timeout(const char *value, long min, long max,
+									 long *seconds);
+extern char *lsm_option_parse_headers(const char *text, int *n, char ***names,
+									  char ***values);
+extern void lsm_option_wipe_strings(char **strings, int n);
+extern void lsm_option_wipe_secrets(List *options);
+extern char *lsm_option_base_url(const char *host_override,
+								 const char *database, const char *region);
+
+/*
+ * in mapping.c: refuses user mappings that replace the headers of a
+ * server with server-level credentials (an object access hook)
+ */
+extern void lsm_mapping_init(void);
+
+#endif							/* LANCELSM_FUNCTIONS_H */

@@ -1,0 +1,41 @@
+/*-------------------------------------------------------------------------
+ *
+ * shmem.c
+ *		What the checkpoint folder sets up when lancelsm is loaded: the two
+ *		server-start settings that size its shared memory, and the
+ *		shared-memory hooks of progress, history and herds.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "checkpoint/checkpoint.h"
+#include "checkpoint/progress.h"
+#include "miscadmin.h"
+#include "utils/guc.h"
+
+/*
+ * lsm_checkpoint_init: loaded by shared_preload_libraries, define
+ * lancelsm.max_progress_entries and lancelsm.max_history_entries
+ * (variables of src/checkpoint/progress.c); in any case have progress.c and
+ * herd.c install their shared-memory hooks (no-ops when not preloaded).
+ * Called once per process by _PG_init; raises nothing of its own.
+ */
+void
+lsm_checkpoint_init(void)
+{
+	/* PGC_POSTMASTER settings can only exist when loaded at server start */
+	if (process_shared_preload_libraries_in_progress)
+	{
+		DefineCustomIntVariable("lancelsm.max_progress_entries",
+								"Sets how many running checkpoints lancelsm_progress can show at once; a checkpoint started when all are in use runs without an entry.",
+								NULL, &lsm_max_progress_entries, 256, 0, 100000,
+								PGC_POSTMASTER, 0, NULL, NULL, NULL);
+		DefineCustomIntVariable("lancelsm.max_history_entries",
+								"Sets how many tables' last checkpoint outcome lancelsm_checkpoint_history keeps; when all are in use the oldest outcome is evicted.",
+								NULL, &lsm_max_history_entries, 1000, 0, 100000,
+								PGC_POSTMASTER, 0, NULL, NULL, NULL);
+	}
+	lsm_progress_shmem_init();
+	lsm_herd_shmem_init();
+}

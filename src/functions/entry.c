@@ -1,0 +1,207 @@
+/*-------------------------------------------------------------------------
+ *
+ * entry.c
+ *		What the SQL functions of this folder share: running one task on a
+ *		named server and table, the table-name checks, duplicate names of
+ *		an array, and the columns of failure and checkpoint rows
+ *		(functions/entry.h).
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "checkpoint/checkpoint.h"
+#include "functions/entry.h"
+#include "functions/option.h"
+#include "utils/builtins.h"
+#include "utils/timestamp.h"
+
+/* Longest table identifier accepted, in bytes. */
+#define LSM_MAX_TABLE_NAME 1024
+
+/*
+ * lsm_table_name_problem: why a table identifier is refused (empty, or
+ * over LSM_MAX_TABLE_NAME bytes) as a 22023 failure, or NULL when it is
+ * acceptable.  Raises nothing.
+ */
+LsmFailure *
+lsm_table_name_problem(const char *name)
+{
+	size_t		len = strlen(name);
+
+	if (len > 0 && len <= LSM_MAX_TABLE_NAME)
+		return NULL;
+	if (len == 0)
+		return lsm_fault_new(ERRCODE_INVALID_PARAMETER_VALUE, NULL, NULL,
+							 LSM_FAULT_EMPTY_TABLE_NAME);
+	return lsm_fault_new(ERRCODE_INVALID_PARAMETER_VALUE,
+						 psprintf("The name is %zu bytes long; the limit is %d bytes.",
+								  len, LSM_MAX_TABLE_NAME),
+						 NULL, LSM_FAULT_LONG_TABLE_NAME);
+}
+
+/*
+ * lsm_table_name_arg: the table identifier argument, checked by
+ * lsm_table_name_problem; raises 22023 when it is refused.
+ */
+static char *
+lsm_table_name_arg(text *arg)
+{
+	char	   *name = text_to_cstring(arg);
+	LsmFailure *problem = lsm_table_name_problem(name);
+
+	if (problem)
+		lsm_fault_raise(problem);
+	return name;
+}
+
+static LsmTask *lsm_run_task(LsmTaskKind kind, text *server, text *table,
+							 bool include_generation_rows, const char *body);
+
+/*
+ * lsm_run_on_table: resolve the server, run one task of the given kind on
+ * the table and raise its failure, wiping the API key on every path.
+ * Returns the finished task (its stats for LSM_TASK_STATS).
+ */
+LsmTask *
+lsm_run_on_table(LsmTaskKind kind, text *server, text *table,
+				 bool include_generation_rows)
+{
+	return lsm_run_task(kind, server, table, include_generation_rows, NULL);
+}
+
+/*
+ * lsm_run_with_body: as lsm_run_on_table, for a task whose request
+ * carries body (the write spec routes; NULL: no body).
+ */
+LsmTask *
+lsm_run_with_body(LsmTaskKind kind, text *server, text *table,
+				  const char *body)
+{
+	return lsm_run_task(kind, server, table, false, body);
+}
+
+/*
+ * lsm_run_task: the body of lsm_run_on_table and lsm_run_with_body.
+ */
+static LsmTask *
+lsm_run_task(LsmTaskKind kind, text *server, text *table,
+			 bool include_generation_rows, const char *body)
+{
+	char	   *table_name = lsm_table_name_arg(table);
+	LsmConfig  *config = lsm_config_resolve(text_to_cstring(server));
+	LsmTask    *task = palloc(sizeof(LsmTask));
+
+	PG_TRY();
+	{
+		lsm_task_init(task, kind, config, table_name, include_generation_rows);
+		lsm_task_set_body(task, body);
+		lsm_herd_run_all(&task, 1, LSM_HERD_JOIN);
+		if (task->failure)
+			lsm_fault_raise(task->failure);
+	}
+	PG_FINALLY();
+	{
+		lsm_config_wipe(config);
+	}
+	PG_END_TRY();
+	return task;
+}
+
+/* A table name of the array and where it stood, for finding duplicates. */
+typedef struct NamePos
+{
+	const char *name;
+	int			pos;
+} NamePos;
+
+/*
+ * namepos_cmp: qsort order of NamePos: by name, then by position.
+ */
+static int
+namepos_cmp(const void *a, const void *b)
+{
+	const NamePos *x = (const NamePos *) a;
+	const NamePos *y = (const NamePos *) b;
+	int			c = strcmp(x->name, y->name);
+
+	return c != 0 ? c : (x->pos > y->pos) - (x->pos < y->pos);
+}
+
+/*
+ * lsm_duplicate_flags: for each element of names[0..n) (NULL elements are
+ * skipped), whether an earlier element has the same name.  Sorting keeps
+ * this O(n log n): an array of 100,000 names must not take a quadratic,
+ * uninterruptible loop.  Used for table names and index names.
+ */
+bool *
+lsm_duplicate_flags(char **names, int n)
+{
+	NamePos    *sorted = palloc(Max(n, 1) * sizeof(NamePos));
+	bool	   *dup = palloc0(Max(n, 1) * sizeof(bool));
+	int			m = 0;
+
+	for (int i = 0; i < n; i++)
+		if (names[i])
+			sorted[m++] = (NamePos) {names[i], i};
+	qsort(sorted, m, sizeof(NamePos), namepos_cmp);
+	for (int i = 1; i < m; i++)
+		if (strcmp(sorted[i].name, sorted[i - 1].name) == 0)
+			dup[sorted[i].pos] = true;
+	pfree(sorted);
+	return dup;
+}
+
+/*
+ * lsm_failure_columns: a failure as two text columns, its SQLSTATE and
+ * its message ("errmsg: errdetail"), into values/nulls from column i on;
+ * both NULL when failure is NULL.  Returns the column after them.
+ */
+int
+lsm_failure_columns(const LsmFailure *f, Datum *values, bool *nulls, int i)
+{
+	const char *message = NULL;
+
+	if (f != NULL)
+		message = f->detail ? psprintf("%s: %s", f->message, f->detail) :
+			f->message;
+	values[i] = f ? CStringGetTextDatum(unpack_sql_state(f->sqlerrcode)) :
+		(Datum) 0;
+	nulls[i++] = (f == NULL);
+	values[i] = f ? CStringGetTextDatum(message) : (Datum) 0;
+	nulls[i++] = (f == NULL);
+	return i;
+}
+
+/*
+ * lsm_checkpoint_row_values: the LSM_CHECKPOINT_ROW_COLS columns of a
+ * finished checkpoint task (table_name, ok, sqlstate, message, elapsed,
+ * passes, polls) into values/nulls from column i on; elapsed is NULL for
+ * a task that never started.  Returns the column after the last one
+ * written.
+ */
+int
+lsm_checkpoint_row_values(const LsmTask *task, Datum *values, bool *nulls,
+						  int i)
+{
+	values[i] = CStringGetTextDatum(task->table_name);
+	nulls[i++] = false;
+	values[i] = BoolGetDatum(task->failure == NULL);
+	nulls[i++] = false;
+	i = lsm_failure_columns(task->failure, values, nulls, i);
+	if (task->failure == NULL && task->note != NULL)
+	{
+		/* the message of a success is how another backend's run ended it */
+		values[i - 1] = CStringGetTextDatum(task->note);
+		nulls[i - 1] = false;
+	}
+	values[i] = DirectFunctionCall2(timestamp_mi,
+									TimestampTzGetDatum(task->finished_at),
+									TimestampTzGetDatum(task->started_at));
+	nulls[i++] = (task->started_at == 0);
+	values[i] = Int32GetDatum(task->passes);
+	nulls[i++] = false;
+	values[i] = Int32GetDatum(task->polls);
+	nulls[i++] = false;
+	return i;
+}

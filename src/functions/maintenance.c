@@ -1,0 +1,185 @@
+/*-------------------------------------------------------------------------
+ *
+ * maintenance.c
+ *		The SQL functions lancelsm_flush, lancelsm_compact and
+ *		lancelsm_checkpoint (of one table and of an array of tables).
+ *
+ * Each runs tasks (src/checkpoint/task.c) through the herd of its table
+ * (src/checkpoint/herd.c); the helpers they share with the other SQL
+ * functions are in src/functions/entry.c.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "catalog/pg_type.h"
+#include "checkpoint/checkpoint.h"
+#include "fmgr.h"
+#include "functions/entry.h"
+#include "functions/option.h"
+#include "functions/functions.h"
+#include "miscadmin.h"
+#include "utils/array.h"
+#include "utils/builtins.h"
+
+#include "pg_compat.h"
+
+/*
+ * lancelsm_flush(server text, table_name text) RETURNS void
+ *
+ * Seals every bucket's active memtable of the table into a new L0
+ * generation (POST /v1/table/{id}/flush_lsm/, expects 202).  Retries 429
+ * and 503 within lancelsm.retry_budget.  Errors: see README.md "Errors"
+ * (HV00R no such table, HV00N unreachable, 28000/42501 key refused,
+ * 53000 contention past the budget, 57P03 draining, 57014 timeout/cancel).
+ * Protocol: docs/protocol.md, "Maintenance routes".
+ */
+PG_FUNCTION_INFO_V1(lancelsm_flush);
+Datum
+lancelsm_flush(PG_FUNCTION_ARGS)
+{
+	lsm_run_on_table(LSM_TASK_FLUSH, PG_GETARG_TEXT_PP(0),
+					 PG_GETARG_TEXT_PP(1), false);
+	PG_RETURN_VOID();
+}
+
+/*
+ * lancelsm_compact(server text, table_name text) RETURNS void
+ *
+ * Dispatches one background compaction pass per bucket the server can
+ * latch (POST /v1/table/{id}/compact_lsm/, expects 202) and returns at
+ * once, without waiting for the merge.  429 (no bucket could be latched)
+ * is retried within lancelsm.retry_budget, then raised as 53000; 421 (no
+ * claim) raises 55P03.  Other errors as lancelsm_flush.
+ */
+PG_FUNCTION_INFO_V1(lancelsm_compact);
+Datum
+lancelsm_compact(PG_FUNCTION_ARGS)
+{
+	lsm_run_on_table(LSM_TASK_COMPACT, PG_GETARG_TEXT_PP(0),
+					 PG_GETARG_TEXT_PP(1), false);
+	PG_RETURN_VOID();
+}
+
+/*
+ * lancelsm_checkpoint(server text, table_name text) RETURNS void
+ *
+ * Converges the table's fresh tier into the base table as of the call:
+ * flush, read the target watermark, then trigger compaction and poll
+ * (right after the predicted end of each pass, src/checkpoint/pace.c; else doubling
+ * within lancelsm.poll_interval_min..max) until no L0 generation at
+ * or below the watermark remains.  Bounded by statement_timeout and query
+ * cancel (57014).  421 re-issues from flush within lancelsm.reissue_budget,
+ * then raises 55P03; lancelsm.max_idle_polls, when set, raises 53400.
+ * Other errors as lancelsm_flush.  Protocol: docs/protocol.md,
+ * "The checkpoint loop".  With lancelsm preloaded, a checkpoint of a
+ * table another backend of this cluster is checkpointing joins that run
+ * when it covers the call, and waits for its outcome without requests of
+ * its own (src/checkpoint/herd.c): it returns as the run does, or raises the run's
+ * failure with the same SQLSTATE and a detail naming the leading backend.
+ */
+PG_FUNCTION_INFO_V1(lancelsm_checkpoint);
+Datum
+lancelsm_checkpoint(PG_FUNCTION_ARGS)
+{
+	lsm_run_on_table(LSM_TASK_CHECKPOINT, PG_GETARG_TEXT_PP(0),
+					 PG_GETARG_TEXT_PP(1), false);
+	PG_RETURN_VOID();
+}
+
+/*
+ * checkpoint_many_tasks: one checkpoint task per distinct, non-NULL table
+ * name of the array, in order of first appearance, without a config yet.
+ * A name that is refused becomes a task already finished with its
+ * failure.  Returns the count.  Not inlined: its locals must stay out of
+ * the caller's PG_TRY frame (-Wclobbered).
+ */
+static pg_noinline int
+checkpoint_many_tasks(ArrayType *names, LsmTask ***tasks_out)
+{
+	Datum	   *elems;
+	bool	   *elem_nulls;
+	int			nelems;
+	int			ntasks = 0;
+	char	  **cnames;
+	bool	   *dup;
+	LsmTask   **tasks;
+	LsmFailure *problem;
+
+	deconstruct_array(names, TEXTOID, -1, false, TYPALIGN_INT,
+					  &elems, &elem_nulls, &nelems);
+	cnames = palloc(Max(nelems, 1) * sizeof(char *));
+	for (int i = 0; i < nelems; i++)
+	{
+		CHECK_FOR_INTERRUPTS();
+		cnames[i] = elem_nulls[i] ? NULL : TextDatumGetCString(elems[i]);
+	}
+	dup = lsm_duplicate_flags(cnames, nelems);
+	tasks = palloc0(Max(nelems, 1) * sizeof(LsmTask *));
+	for (int i = 0; i < nelems; i++)
+	{
+		if (cnames[i] == NULL || dup[i])
+			continue;
+		tasks[ntasks] = palloc(sizeof(LsmTask));
+		lsm_task_init(tasks[ntasks], LSM_TASK_CHECKPOINT, NULL, cnames[i],
+					  false);
+		problem = lsm_table_name_problem(cnames[i]);
+		if (problem != NULL)
+			lsm_task_set_failure(tasks[ntasks], problem);
+		ntasks++;
+	}
+	*tasks_out = tasks;
+	return ntasks;
+}
+
+/*
+ * lancelsm_checkpoint(server text, table_names text[])
+ * RETURNS TABLE (table_name text, ok boolean, sqlstate text, message text,
+ *   elapsed interval, passes integer, polls integer)
+ *
+ * Checkpoints every table of the array concurrently from this backend (one
+ * libcurl multi handle, connections reused), each exactly as the
+ * single-table lancelsm_checkpoint, with the statement's deadline shared.
+ * One row per distinct non-NULL name, in order: ok, or the failure's
+ * SQLSTATE and message (errmsg: errdetail); elapsed is NULL for a name
+ * refused before any request.  A failing table never stops the others.
+ * A table whose checkpoint another backend of this cluster is running is
+ * joined as in lancelsm_checkpoint(server, table_name): its row has that
+ * run's ok, sqlstate and message (a failure's detail names the leading
+ * backend), its own elapsed wait, passes and polls 0, and on success the
+ * message "joined the checkpoint of backend N: P passes, Q polls".
+ * Raises only for the server (42704, 42809, 42501: as lancelsm_flush) and
+ * for cancel or statement_timeout (57014), which end every checkpoint.
+ */
+PG_FUNCTION_INFO_V1(lancelsm_checkpoint_many);
+Datum
+lancelsm_checkpoint_many(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = lsm_materialize(fcinfo, LSM_CHECKPOINT_ROW_COLS);
+	LsmConfig  *config;
+	LsmTask   **tasks;
+	int			ntasks;
+
+	ntasks = checkpoint_many_tasks(PG_GETARG_ARRAYTYPE_P(1), &tasks);
+	config = lsm_config_resolve(text_to_cstring(PG_GETARG_TEXT_PP(0)));
+	for (int i = 0; i < ntasks; i++)
+		lsm_task_set_config(tasks[i], config);
+	PG_TRY();
+	{
+		lsm_herd_run_all(tasks, ntasks, LSM_HERD_JOIN);
+	}
+	PG_FINALLY();
+	{
+		lsm_config_wipe(config);
+	}
+	PG_END_TRY();
+	for (int i = 0; i < ntasks; i++)
+	{
+		Datum		values[LSM_CHECKPOINT_ROW_COLS];
+		bool		nulls[LSM_CHECKPOINT_ROW_COLS];
+
+		lsm_put_row(rsinfo, values, nulls,
+					lsm_checkpoint_row_values(tasks[i], values, nulls, 0));
+	}
+	return (Datum) 0;
+}
