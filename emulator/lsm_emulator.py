@@ -535,8 +535,12 @@ class Emulator:
 
     def take_fault(self, table, route):
         with self.lock:
+            now = time.monotonic()
             for key in self._lookup_keys(table or "", route or ""):
                 q = self.faults.get(key)
+                # a fault whose "for_ms" ran out is gone, whatever its count
+                while q and q[0].get("until") is not None and now >= q[0]["until"]:
+                    q.popleft()
                 if q:
                     f = q[0]
                     if f["count"] > 0:
@@ -1561,12 +1565,15 @@ class Control:
             raise ControlError("headers must be an object")
         if "max_ms" in req:
             _int(req["max_ms"], "max_ms", 1)
+        if "for_ms" in req:
+            _int(req["for_ms"], "for_ms", 1)
         route = str(req.get("route", "*"))
         if route not in ALL_ROUTES + ("*",):
             raise ControlError("unrecognized route %r" % route)
         f = dict(req)
         f["action"] = action
         f["count"] = count
+        f["until"] = time.monotonic() + req["for_ms"] / 1000.0 if "for_ms" in req else None
         k = (str(req.get("table", "*")), route)
         with self.emu.lock:
             self.emu.faults.setdefault(k, collections.deque()).append(f)

@@ -496,6 +496,26 @@ class HttpTest(unittest.TestCase):
         self.assertEqual(self.req("flush_lsm")[0].status, 202)
         self.assertEqual(self.ctl("faults", method="DELETE")[0], 200)
 
+    def test_fault_for_ms_ends_by_itself(self):
+        t0 = time.monotonic()
+        self.ctl("faults", {"table": "events", "route": "*", "status": 503, "count": -1,
+                            "json": {"code": 19, "error": "node is draining"},
+                            "for_ms": 300})
+        self.assertEqual(self.ctl("faults", {"for_ms": 0})[0], 400)
+        self.assertEqual(self.req("flush_lsm")[0].status, 503)
+        self.assertEqual(self.req("get_lsm_stats", "other")[0].status, 200)
+        seen = []
+        deadline = t0 + 5
+        while time.monotonic() < deadline:
+            status = self.req("flush_lsm")[0].status
+            seen.append(status)
+            if status == 202:
+                break
+        self.assertEqual(seen[-1], 202)
+        self.assertGreaterEqual(time.monotonic() - t0, 0.3)
+        self.assertEqual(set(seen[:-1]), {503} if len(seen) > 1 else set())
+        self.assertEqual(self.ctl("faults")[1]["faults"], [])
+
     def test_fault_headers_body_bytes_chunked_redirect(self):
         self.ctl("faults", {"route": "get_lsm_stats", "status": 200,
                             "headers": {"X-Big": "v" * 20000},
