@@ -13,24 +13,12 @@ const lancedb = require('@lancedb/lancedb');
 
 const PORT = process.env.EMU_PORT;
 const KEY = process.env.EMU_KEY || 'k';
-const BASE = `http://127.0.0.1:${PORT}`;
+const { base: BASE, ctl } = require('./emulator_client.js').emulatorClient(process.env.EMU_PORT);
 const TEST_TIMEOUT_MS = 45000;
 
 let passed = 0;
 let failed = 0;
 
-async function ctl(method, path, body) {
-  const res = await fetch(BASE + '/_emulator/' + path, {
-    method,
-    headers: { 'content-type': 'application/json' },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const json = await res.json();
-  if (res.status !== 200) {
-    throw new Error(`control ${method} ${path} -> ${res.status} ${JSON.stringify(json)}`);
-  }
-  return json;
-}
 
 const state = (t) => ctl('GET', 'tables/' + encodeURIComponent(t));
 const counts = (t) => ctl('GET', 'counts?table=' + encodeURIComponent(t));
