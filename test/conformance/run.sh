@@ -6,11 +6,11 @@
 #      answers: the stats decoder (stats_bodies.js) and the checkpoint
 #      loop (one table per side and variant);
 #   3. live-smoke.sh end to end, fingerprint included (live_smoke_check.sh).
-# Steps 2 and 3 need a PostgreSQL with lancelsm: this tree is built
-# (LANCELSM_CONFORMANCE_TREE names an already built copy to install from
-# instead) and installed into a scratch DESTDIR that a throwaway cluster
-# reads through Debian's extension_destdir, so the system's lancelsm is
-# never touched; PG_CONFIG picks the PostgreSQL (default: the host's 15).
+# Steps 2 and 3 need a PostgreSQL with lancelsm: a copy of this tree is
+# built and installed into a scratch DESTDIR that a throwaway cluster
+# (Unix socket only) reads through Debian's extension_destdir, so the
+# system's lancelsm is never touched; PG_CONFIG picks the PostgreSQL
+# (default: the host's 15).  About two minutes in all.
 # Runs as root (cluster commands as postgres) or as postgres.  Exits
 # non-zero on any failure or any disagreement not listed as an exception.
 set -eu
@@ -65,14 +65,11 @@ status=0
 timeout 120 node conformance.js || status=$?
 
 # lancelsm in a scratch DESTDIR, a cluster reading it
-tree=${LANCELSM_CONFORMANCE_TREE:-}
-if [ -z "$tree" ]; then
-    tree=$tmp/tree
-    mkdir "$tree"
-    tar -C "$root" --exclude=node_modules --exclude=.git -cf - . | tar -C "$tree" -xf -
-    make -C "$tree" -s -j2 PG_CONFIG="$pg_config" clean >"$tmp/build.log" 2>&1
-fi
-if ! { make -C "$tree" -s -j2 PG_CONFIG="$pg_config" >>"$tmp/build.log" 2>&1 &&
+tree=$tmp/tree
+mkdir "$tree"
+tar -C "$root" --exclude=node_modules --exclude=.git -cf - . | tar -C "$tree" -xf -
+if ! { make -C "$tree" -s PG_CONFIG="$pg_config" clean >"$tmp/build.log" 2>&1 &&
+    make -C "$tree" -s -j2 PG_CONFIG="$pg_config" >>"$tmp/build.log" 2>&1 &&
     make -C "$tree" -s PG_CONFIG="$pg_config" install DESTDIR="$tmp/dest" >>"$tmp/build.log" 2>&1; }; then
     cat "$tmp/build.log" >&2
     exit 1
