@@ -11,7 +11,7 @@
  * them on the shared HTTP client and one table's faults never stop another.
  *
  * The retry policy ("issuing" a request, docs/protocol.md, "Errors"):
- * 429 and 503-not-draining are retried after lancelsm.backoff_base *
+ * 429 and 503 (a draining node's too) are retried after lancelsm.backoff_base *
  * 2^n ms, capped at lancelsm.backoff_max, at most lancelsm.retry_budget
  * times per request, the counter reset by every success; then the last
  * fault is reported as itself.  A checkpoint's compact trigger is never
@@ -20,7 +20,7 @@
  * lancelsm.reissue_budget times.  Everything else fails the task.
  *
  * The write spec routes follow the same per-request policy: 429 and
- * 503-not-draining were answered before the server acted, so retrying
+ * 503 were answered before the server acted, so retrying
  * them is safe even for unset, which is not idempotent.  Unlike the SDKs,
  * lancelsm does not retry 409, 500, 502 or 504 on them: the server may
  * have acted before failing, and a second unset would then report
@@ -617,7 +617,7 @@ task_on_success(LsmTask *task, TimestampTz deadline)
 }
 
 /*
- * task_on_retryable: 429 or a 503 that is not draining.
+ * task_on_retryable: 429 or 503 (a draining node's included).
  */
 static void
 task_on_retryable(LsmTask *task)
