@@ -415,14 +415,15 @@ task_decode_stats(LsmTask *task, bool with_rows)
 	ok = lsm_json_decode_stats(out->response, out->response_len,
 							   with_rows, stats, errbuf, sizeof(errbuf));
 	task_keys_learn(task->config->serverid, stats->keys);
-	if (ok)
-		return stats;
+	/* an answer in the other spelling did not understand the rows flag */
 	if (with_rows && !task->keys_resent && stats->keys != LSM_KEYS_UNSEEN &&
 		stats->keys != task->sent_keys)
 	{
 		task->keys_resent = true;
 		return NULL;
 	}
+	if (ok)
+		return stats;
 	task_fail_decode(task, "statistics", errbuf);
 	return NULL;
 }
