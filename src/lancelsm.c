@@ -65,7 +65,7 @@ _PG_init(void)
 				 errmsg("could not initialize libcurl")));
 
 	define_int_setting("lancelsm.retry_budget",
-					   "Sets how many times one request is retried after 429 or a 503 from a node that is not draining.",
+					   "Sets how many times one request is retried after 429 or 503 (a draining node's included).",
 					   &lsm_retry_budget, 8, 0, 1000, 0);
 	define_int_setting("lancelsm.reissue_budget",
 					   "Sets how many times a checkpoint starts again from flush after the server node lost its claim (421).",
