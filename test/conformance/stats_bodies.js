@@ -16,9 +16,10 @@
 // the bodies the SDK's own mocked-server tests answer (remote/table.rs: the
 // get_lsm_stats test with rows, and stats_body(&[3, 4], true)).
 //
-// Each case: {name, body (the exact text served), tag?, sameAs?}.  A tag
-// names a listed exception (differential.js, EXCEPTIONS); sameAs names the
-// case whose SDK outcome lancelsm's must equal (the renamed spelling).
+// Each case: {name, body (the exact text served), tag?, tagNoRows?,
+// sameAs?}.  A tag names a listed exception (differential.js, EXCEPTIONS),
+// tagNoRows one that holds only when rows are not asked for; sameAs names
+// the case whose SDK outcome lancelsm's must equal (the renamed spelling).
 'use strict';
 
 // Raw(text): a JSON value written exactly as given (numbers beyond what a
@@ -150,9 +151,10 @@ function generate() {
       add(`bucket: ${f} ${label}`, wrap([set(BUCKET_A, [f], v)]));
     }
   }
-  for (const [label, v] of [['"" (empty)', ''], ['a long UTF-8 name', 'bucket-é-' + 'x'.repeat(300)],
-    ['with a quote and a backslash', 'a"b\\c'], ['escaped \\u0041', new Raw('"b\\u0041"')]]) {
-    add(`bucket: shard_id ${label}`, wrap([set(BUCKET_A, ['shard_id'], v)]));
+  for (const [label, v, tag] of [['"" (empty)', '', 'unnamed'], ['a long UTF-8 name', 'bucket-é-' + 'x'.repeat(300)],
+    ['with a quote and a backslash', 'a"b\\c'], ['escaped \\u0041', new Raw('"b\\u0041"')],
+    ['holding a NUL (\\u0000)', new Raw('"b\\u0000c"'), 'nul']]) {
+    add(`bucket: shard_id ${label}`, wrap([set(BUCKET_A, ['shard_id'], v)]), tag ? { tag } : {});
   }
 
   // Status: a free string.
@@ -168,7 +170,8 @@ function generate() {
     add(`generation: ${f} absent`, wrap([set(BUCKET_A, ['generations', 0, f], DELETE)]));
     add(`generation: ${f} null`, wrap([set(BUCKET_A, ['generations', 0, f], null)]));
     for (const [label, v] of NOT_U64.slice(0, 6)) {
-      add(`generation: ${f} ${label}`, wrap([set(BUCKET_A, ['generations', 0, f], v)]));
+      add(`generation: ${f} ${label}`, wrap([set(BUCKET_A, ['generations', 0, f], v)]),
+        f === 'rows' ? { tagNoRows: 'rows-not-asked' } : {});
     }
   }
   add('generations: rows on one of two', wrap([set(BUCKET_A, ['generations'],
@@ -195,7 +198,9 @@ function generate() {
     ...MEM_FIELDS.map((f) => ['memtables', 0, f])];
   for (const path of numberPaths) {
     for (const [label, lit, tag] of EDGES) {
-      add(`${path.join('.')} = ${label}`, wrap([set(BUCKET_A, path, new Raw(lit))]), tag ? { tag } : {});
+      const rowsRefused = path[0] === 'generations' && path[2] === 'rows' && !tag && lit !== '0' && !lit.startsWith('9');
+      add(`${path.join('.')} = ${label}`, wrap([set(BUCKET_A, path, new Raw(lit))]),
+        { ...(tag ? { tag } : {}), ...(rowsRefused ? { tagNoRows: 'rows-not-asked' } : {}) });
     }
   }
 
