@@ -53,3 +53,22 @@ LANGUAGE sql AS $$
   SELECT conf.outcome(pg_catalog.format(
     'SELECT ''{"ok": true}''::jsonb FROM lancelsm_checkpoint(%L, %L)', 'emu', t))
 $$;
+
+-- conf.declared(): what the monitoring functions say of every declared
+-- table, {table: {"buckets": [rows of lancelsm_declared_bucket_stats()]}
+-- or {"error": SQLSTATE, "message": error} from
+-- lancelsm_declared_table_stats()}.
+CREATE FUNCTION conf.declared() RETURNS jsonb
+LANGUAGE sql AS $$
+  WITH b AS (SELECT * FROM lancelsm_declared_bucket_stats() WITH ORDINALITY),
+       t AS (SELECT * FROM lancelsm_declared_table_stats())
+  SELECT COALESCE(pg_catalog.jsonb_object_agg(t.table_name,
+    CASE WHEN t.error_sqlstate IS NOT NULL
+      THEN pg_catalog.jsonb_build_object('error', t.error_sqlstate, 'message', t.error)
+      ELSE pg_catalog.jsonb_build_object('buckets', COALESCE((
+        SELECT pg_catalog.jsonb_agg(pg_catalog.to_jsonb(b) OPERATOR(pg_catalog.-) 'ordinality'
+                                    ORDER BY b.ordinality)
+          FROM b WHERE b.table_name OPERATOR(pg_catalog.=) t.table_name), '[]'))
+    END), '{}')
+    FROM t
+$$;
