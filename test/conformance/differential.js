@@ -282,7 +282,7 @@ const LOOP_VARIANTS = [
     exception: { problems: ['more stats reads'],
       why: 'lancelsm polls adaptively (from 50 ms, doubling) to see a pass end sooner; the SDK every 5 s' } }],
   ['compacted generations stay listed after their pass (emulator keep_compacted)', async () => {},
-    { node: { keep_compacted: true }, boundMs: 20000,
+    { node: { keep_compacted: true }, boundMs: 12000,
       exception: { problems: ['outcome', 'compact count'], sdk: 'timeout',
         why: 'the SDK polls and compacts until stopped; lancelsm fails once passes stop draining' } }],
 ];
