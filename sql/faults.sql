@@ -138,6 +138,18 @@ SELECT try($$SELECT lancelsm_checkpoint('emu', 'events')$$);
 SELECT calls('events');
 RESET lancelsm.retry_budget;
 SELECT emu('POST', '/_emulator/node', '{"draining": false}');
+-- ... a rolling restart: the node drains for 2 s; with backoffs of 400,
+-- 800 and 1600 ms the flushes go at 0, 0.4, 1.2 and 2.8 s, so the fourth
+-- one (0.8 s clear of either side) finds the node back and the checkpoint
+-- succeeds
+SELECT emu('POST', '/_emulator/log/reset');
+SET lancelsm.backoff_base = '400ms';
+SET lancelsm.backoff_max = '5s';
+SELECT emu('POST', '/_emulator/node', '{"draining": true, "draining_ms": 2000}');
+SELECT try($$SELECT lancelsm_checkpoint('emu', 'events')$$);
+SELECT calls('events');
+RESET lancelsm.backoff_base;
+RESET lancelsm.backoff_max;
 -- ... a drain that ends within the budget: two 503s, then success
 SELECT emu('POST', '/_emulator/log/reset');
 SELECT emu_fault('events', 'flush_lsm', 503, 2, '{"json": {"code": 19, "error": "node is draining"}}');

@@ -227,7 +227,8 @@ stats_indexes_array(const LsmMemtable *m)
  * One row per memtable (oldest first, the active one last), bucket by
  * bucket.  indexes names the indexes the memtable maintains: a column
  * whose index is missing there is searched by brute force in the fresh
- * tier.  Sealed buckets report no memtables.  Errors as lancelsm_stats.
+ * tier.  A bucket the answer gives no memtables (Sealed, or a WAL-only
+ * writer) has no rows.  Errors as lancelsm_stats.
  */
 PG_FUNCTION_INFO_V1(lancelsm_memtables);
 Datum
