@@ -272,6 +272,11 @@ const LOOP_VARIANTS = [
     await ctl('POST', `tables/${t}/generations`, { count: 1 });
     await ctl('POST', `tables/${t}/bucket`, { bucket: 'b1', status: 'Sealed' });
   }],
+  ['a Sealed bucket holding the only L0', async (t) => {
+    await ctl('POST', 'tables', { name: t, buckets: 2, rows_per_second: 0 });
+    await ctl('POST', `tables/${t}/generations`, { count: 1, buckets: ['b1'] });
+    await ctl('POST', `tables/${t}/bucket`, { bucket: 'b1', status: 'Sealed' });
+  }],
   ['draining (503 code 19) on every route for 2 s', async (t) =>
     fault(t, '*', { status: 503, json: { code: 19, error: 'node is draining' }, count: -1, for_ms: 2000 })],
   ['compact with nothing to do answers 202', async (t) =>

@@ -9,7 +9,8 @@ CREATE USER MAPPING FOR CURRENT_USER SERVER emu OPTIONS (api_key :'emu_key');
 CREATE SCHEMA conf;
 
 -- conf.outcome(query): the jsonb value the query returns, or
--- {"error": SQLSTATE, "message", "detail"} when it fails.
+-- {"error": SQLSTATE, "message", "detail"} when it fails, a statement
+-- timeout included (57014, which OTHERS does not catch).
 CREATE FUNCTION conf.outcome(query text) RETURNS jsonb
 LANGUAGE plpgsql AS $$
 DECLARE
@@ -20,7 +21,7 @@ DECLARE
 BEGIN
   EXECUTE query INTO result;
   RETURN result;
-EXCEPTION WHEN OTHERS THEN
+EXCEPTION WHEN OTHERS OR query_canceled THEN
   GET STACKED DIAGNOSTICS state = RETURNED_SQLSTATE, msg = MESSAGE_TEXT,
                           detail = PG_EXCEPTION_DETAIL;
   RETURN pg_catalog.jsonb_build_object('error', state, 'message', msg, 'detail', detail);
