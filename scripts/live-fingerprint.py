@@ -243,8 +243,11 @@ def drain(server, seen, wait_s):
         fate = "leave generations when their pass ends (%d left, %d passes seen ending)" % (gone, ended)
     elif ended:
         fate = "stay listed after their pass ended (%d passes seen ending, none left)" % ended
+    elif any(a.startswith("2") for a in answers):
+        fate = ("stay listed, it seems: %d compacts accepted, no generation left within %d s "
+                "(no pass seen running)" % (sum(a.startswith("2") for a in answers), wait_s))
     elif answers:
-        fate = "not observed (no pass seen ending within %d s)" % wait_s
+        fate = "not observed (compact accepted nothing within %d s)" % wait_s
     else:
         fate = "not observed (no L0 to compact)"
     lines = ["compact: %s" % (first or "not called (L0 empty)")]

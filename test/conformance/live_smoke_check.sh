@@ -7,7 +7,9 @@
 # (the emulator's answers are known), the exact number of flushes (one by
 # the fingerprint, one by lancelsm_flush, one by the checkpoint), that no
 # object outlives the rolled-back transaction and that the API key never
-# appears in the output.  Prints the output.
+# appears in the output; then, with the emulator keeping compacted
+# generations listed, that the fingerprint alone says so.  Prints the
+# output.
 set -eu
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -78,6 +80,16 @@ fi
 flushes=$(curl -sS "http://127.0.0.1:$port/_emulator/counts?table=live_events" |
     python3 -c 'import json, sys; print(json.load(sys.stdin)["flush_lsm"])')
 [ "$flushes" = 3 ] || { echo "live smoke check: $flushes flushes, expected 3" >&2; fail=1; }
+# a server that keeps compacted generations listed (the emulator's
+# keep_compacted): the fingerprint alone, 4 s of passes
+ctl behaviour '{"keep_compacted": true}'
+ctl tables/live_events/generations '{"count": 1, "rows": 10}'
+LANCELSM_LIVE_DATABASE=mydb LANCELSM_LIVE_API_KEY=$key LANCELSM_LIVE_TABLE=live_events \
+    LANCELSM_LIVE_HOST_OVERRIDE="http://127.0.0.1:$port" LANCELSM_LIVE_FINGERPRINT_WAIT=4 \
+    python3 "$root/scripts/live-fingerprint.py" >"$tmp/kept" 2>&1 || fail=1
+grep -q '^compacted generations: stay listed' "$tmp/kept" &&
+    grep -qx 'compact with nothing left to compact: not observed (L0 not empty after 4 s)' "$tmp/kept" ||
+    { echo "live smoke check: kept-listed generations not reported" >&2; cat "$tmp/kept" >&2; fail=1; }
 left=$("${PSQL:-psql}" -X -At -c "SELECT count(*) FROM pg_catalog.pg_foreign_server WHERE srvname = 'lancelsm_live_smoke'")
 [ "$left" = 0 ] || { echo "live smoke check: the server outlived the transaction" >&2; fail=1; }
 [ "$fail" -eq 0 ] && echo "live smoke check: ok"
