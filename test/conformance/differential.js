@@ -255,8 +255,10 @@ const report = (extra) => ({ flushed_buckets: 1, generations: [{ shard_id: 'b0',
 // runs start, and options: gens (L0 generations of its one bucket before
 // the runs, default 1), passMs (each pass's duration, default 20 ms:
 // shorter than lancelsm's first poll, so that the counts compare answers,
-// not pacing), node (emulator behaviour for the whole node: such variants
-// run alone, after the others), exception (problems accepted, and why).
+// not pacing), node (emulator behaviour for the whole node), alone (run
+// by itself after the others: node variants, and long passes that would
+// hold the shared compactor pool's permits), exception (problems
+// accepted, and why).
 const LOOP_VARIANTS = [
   ['flush and compact 202, empty body (the emulator as it is)', async () => {}],
   ['flush answers 200 {}', async (t) => fault(t, 'flush_lsm', { status: 200, json: {}, apply: true, count: -1 })],
@@ -283,7 +285,7 @@ const LOOP_VARIANTS = [
     fault(t, 'compact_lsm', { status: 202, body: '', count: 1 })],
   ['compact with nothing to do answers 429', async (t) =>
     fault(t, 'compact_lsm', { status: 429, json: { code: 6, error: 'no bucket to compact' }, count: 1 })],
-  ['pacing: three generations, passes of 3 s', async () => {}, { gens: 3, passMs: 3000,
+  ['pacing: three generations, passes of 3 s', async () => {}, { gens: 3, passMs: 3000, alone: true,
     exception: { problems: ['more stats reads'],
       why: 'lancelsm polls adaptively (from 50 ms, doubling) to see a pass end sooner; the SDK every 5 s' } }],
   ['compacted generations stay listed after their pass (emulator keep_compacted)', async () => {},
@@ -391,11 +393,11 @@ const side = (o) => `${o.class}${o.message ? ` (${o.message.slice(0, 140)})` : '
     bad += d.disagreements.length;
   }
   if (only !== 'decoder') {
-    // variants that change the whole node's behaviour run alone, after
     const indexed = LOOP_VARIANTS.map((v, i) => [v, i]);
-    const results = await Promise.all(indexed.filter(([v]) => !(v[2] || {}).node)
+    const alone = (v) => Boolean(v[2] && (v[2].node || v[2].alone));
+    const results = await Promise.all(indexed.filter(([v]) => !alone(v))
       .map(([v, i]) => loopVariant(v, i)));
-    for (const [v, i] of indexed.filter(([x]) => (x[2] || {}).node)) {
+    for (const [v, i] of indexed.filter(([x]) => alone(x))) {
       results.push(await loopVariant(v, i));
     }
     for (const r of results) {
