@@ -555,6 +555,9 @@ class Emulator:
                     q.popleft()
                 if q:
                     f = q[0]
+                    if f.get("for_ms") and f.get("until") is None:
+                        # its clock starts with the first request it answers
+                        f["until"] = now + f["for_ms"] / 1000.0
                     if f["count"] > 0:
                         f["count"] -= 1
                         if f["count"] == 0:
@@ -1614,7 +1617,7 @@ class Control:
         f = dict(req)
         f["action"] = action
         f["count"] = count
-        f["until"] = time.monotonic() + req["for_ms"] / 1000.0 if "for_ms" in req else None
+        f["until"] = None
         k = (str(req.get("table", "*")), route)
         with self.emu.lock:
             self.emu.faults.setdefault(k, collections.deque()).append(f)

@@ -497,11 +497,14 @@ class HttpTest(unittest.TestCase):
         self.assertEqual(self.ctl("faults", method="DELETE")[0], 200)
 
     def test_fault_for_ms_ends_by_itself(self):
-        t0 = time.monotonic()
         self.ctl("faults", {"table": "events", "route": "*", "status": 503, "count": -1,
                             "json": {"code": 19, "error": "node is draining"},
                             "for_ms": 300})
         self.assertEqual(self.ctl("faults", {"for_ms": 0})[0], 400)
+        # the clock starts with the first request answered, not the
+        # queueing: let more than for_ms pass before that request
+        time.sleep(0.4)
+        t0 = time.monotonic()
         self.assertEqual(self.req("flush_lsm")[0].status, 503)
         self.assertEqual(self.req("get_lsm_stats", "other")[0].status, 200)
         seen = []

@@ -279,7 +279,7 @@ const LOOP_VARIANTS = [
     await ctl('POST', `tables/${t}/generations`, { count: 1, buckets: ['b1'] });
     await ctl('POST', `tables/${t}/bucket`, { bucket: 'b1', status: 'Sealed' });
   }],
-  ['draining (503 code 19) on every route for 2 s', async (t) =>
+  ['draining (503 code 19) on every route for 2 s from the first request', async (t) =>
     fault(t, '*', { status: 503, json: { code: 19, error: 'node is draining' }, count: -1, for_ms: 2000 })],
   ['compact with nothing to do answers 202', async (t) =>
     fault(t, 'compact_lsm', { status: 202, body: '', count: 1 })],
