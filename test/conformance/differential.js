@@ -269,6 +269,11 @@ const LOOP_VARIANTS = [
     fault(t, 'flush_lsm', { status: 202, json: report({}), apply: true, count: -1 })],
   ['compact answers 202 with a JSON report', async (t) =>
     fault(t, 'compact_lsm', { status: 202, json: report({ dispatched: 1 }), apply: true, count: -1 })],
+  ['flush answers 200 with an HTML page', async (t) =>
+    fault(t, 'flush_lsm', { status: 200, body: '<html><body>ok</body></html>', content_type: 'text/html',
+      apply: true, count: -1 })],
+  ['stats answer 203 (another 2xx), unrecognized members added', async (t) =>
+    fault(t, 'get_lsm_stats', { mutate: 'extra', status: 203, count: -1 })],
   ['a Sealed bucket beside an Active one, both with L0', async (t) => {
     await ctl('POST', 'tables', { name: t, buckets: 2, rows_per_second: 0 });
     await ctl('POST', `tables/${t}/generations`, { count: 1 });
