@@ -6,19 +6,8 @@
 'use strict';
 const lancedb = require('@lancedb/lancedb');
 const [PORT, KEY, TABLE, REPS] = process.argv.slice(2);
-const BASE = `http://127.0.0.1:${PORT}`;
+const { base: BASE, ctl } = require('../test/conformance/emulator_client.js').emulatorClient(PORT);
 const RUN_TIMEOUT_MS = 60000;
-
-async function ctl(method, path, body) {
-  const res = await fetch(BASE + '/_emulator/' + path, {
-    method,
-    headers: { 'content-type': 'application/json' },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const json = await res.json();
-  if (res.status !== 200) throw new Error(`control ${method} ${path} -> ${res.status}`);
-  return json;
-}
 
 function maxrate(times) {
   times.sort((a, b) => a - b);

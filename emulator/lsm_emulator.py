@@ -118,6 +118,12 @@ class Bucket:
     def compacting(self):
         return self.latched or self.pinned
 
+    @property
+    def sealed(self):
+        """Sealed in any spelling ("Sealed", lance's "SEALED"): a drop in
+        flight, no memtables, no writes; its L0 is compacted like any."""
+        return self.status.lower() == "sealed"
+
     def active(self):
         return self.memtables[-1]
 
@@ -165,7 +171,7 @@ class Bucket:
             gens.append(e)
         d[STATS_KEYS[keys][1]] = gens
         d["compacting"] = self.compacting
-        if self.status != "Sealed":
+        if not self.sealed:
             d["memtables"] = [collections.OrderedDict(
                 (k, (list(m[k]) if k == "indexes" else m[k]))
                 for k in ("generation", "rows", "bytes", "batches", "indexes"))
@@ -360,6 +366,9 @@ class Emulator:
             self.stats_keys = self.initial["stats_keys"]
             self.pool = Pool(self.initial["pool"])
             self.draining = False
+            self.draining_until = None   # monotonic end of a timed drain
+            self.keep_compacted = False
+            self.idle_compact_status = 429
             self.faults = {}
             self.latency = {}
             self.log = collections.deque(maxlen=LOG_MAX)
@@ -419,7 +428,7 @@ class Emulator:
                 if rows > 0:
                     self._append(t, b, rows)
                 return
-            live = [b for b in t.buckets if b.status == "Active"]
+            live = [b for b in t.buckets if not b.sealed]
             if not live or rows <= 0:
                 return
             per = collections.OrderedDict()
@@ -458,7 +467,7 @@ class Emulator:
     def flush(self, t):
         with self.lock:
             for b in t.buckets:
-                if b.status == "Active":
+                if not b.sealed:
                     b.seal()
 
     def compact(self, t, pass_ms=None):
@@ -466,7 +475,8 @@ class Emulator:
         started = []
         with self.lock:
             for b in t.buckets:
-                if b.l0 and not b.compacting and b.status == "Active":
+                # any status: the SDK's checkpoint targets Sealed buckets too
+                if b.l0 and not b.compacting:
                     b.latched = True
                     ms = pass_ms
                     if ms is None and t.pass_script:
@@ -503,6 +513,8 @@ class Emulator:
                 if abandoned():
                     return
                 n = max(0, int(self.prefix_max))
+                if self.keep_compacted:
+                    n = 0   # merged, but the generations stay listed
                 if n and b.l0:
                     del b.l0[:n]
                     b.manifest_version += 1
@@ -526,7 +538,7 @@ class Emulator:
             old = self.pool
             self.pool = Pool(old.size)
             self.pool.saturated = old.saturated
-            self.draining = False
+            self.draining, self.draining_until = False, None
 
     # ---- faults and latency ---------------------------------------------
 
@@ -535,10 +547,17 @@ class Emulator:
 
     def take_fault(self, table, route):
         with self.lock:
+            now = time.monotonic()
             for key in self._lookup_keys(table or "", route or ""):
                 q = self.faults.get(key)
+                # a fault whose "for_ms" ran out is gone, whatever its count
+                while q and q[0].get("until") is not None and now >= q[0]["until"]:
+                    q.popleft()
                 if q:
                     f = q[0]
+                    if f.get("for_ms") and f.get("until") is None:
+                        # its clock starts with the first request it answers
+                        f["until"] = now + f["for_ms"] / 1000.0
                     if f["count"] > 0:
                         f["count"] -= 1
                         if f["count"] == 0:
@@ -791,7 +810,8 @@ def mutate(body_obj, raw, spec):
             # built as text: a recursive serializer overflows Python's stack
             n = int(arg or 1)
             return ("[" * n + _ser(obj) + "]" * n).encode(), "application/json"
-        elif kind in ("missing", "mistype", "negative", "huge", "duplicate"):
+        elif kind in ("missing", "mistype", "negative", "huge", "duplicate",
+                      "null"):
             parts = _split_path(arg)
             parent = _resolve_parent(obj, parts)
             key = parts[-1]
@@ -804,6 +824,9 @@ def mutate(body_obj, raw, spec):
                 parent[key] = -old if isinstance(old, (int, float)) and old > 0 else -1
             elif kind == "huge":
                 parent[key] = HUGE
+            elif kind == "null":
+                parent[key]  # must exist
+                parent[key] = None
             elif kind == "duplicate":
                 parent[key]  # must exist
                 dup = tuple(parts)
@@ -1177,6 +1200,9 @@ class Handler(BaseHTTPRequestHandler):
             return 202, None
         if route == "compact_lsm":
             if emu.compact(t) == 0:
+                if emu.idle_compact_status == 202 and \
+                        not any(b.compacting for b in t.buckets):
+                    return 202, None   # nothing to do, said as a success
                 return err(429, CODE_CONTENTION,
                            "no bucket could be latched for compaction")
             return 202, None
@@ -1189,6 +1215,9 @@ class Handler(BaseHTTPRequestHandler):
         draining node, an unknown table or a table being dropped."""
         emu = self.emu
         t = emu.tables.get(name)
+        if emu.draining and emu.draining_until is not None and \
+                time.monotonic() >= emu.draining_until:
+            emu.draining, emu.draining_until = False, None
         if emu.draining:
             return None, (503, {"code": CODE_CLAIM_OR_DRAIN, "error": "node is draining"})
         if t is None:
@@ -1469,6 +1498,20 @@ class Control:
                              "prefix_max": emu.prefix_max,
                              "seal_rows": emu.seal_rows,
                              "replay_ms": emu.replay_ms}
+        if parts == ["behaviour"]:
+            if method == "POST":
+                with emu.lock:
+                    if "keep_compacted" in req:
+                        emu.keep_compacted = _bool(req["keep_compacted"],
+                                                   "keep_compacted")
+                    if "idle_compact_status" in req:
+                        st = req["idle_compact_status"]
+                        if st not in (202, 429) or isinstance(st, bool):
+                            raise ControlError("idle_compact_status must be 202 or 429")
+                        emu.idle_compact_status = st
+            with emu.lock:
+                return 200, {"ok": True, "keep_compacted": emu.keep_compacted,
+                             "idle_compact_status": emu.idle_compact_status}
         if parts == ["stats_keys"]:
             if method == "POST":
                 keys = req.get("keys")
@@ -1550,6 +1593,10 @@ class Control:
         if "draining" in req:
             with emu.lock:
                 emu.draining = _bool(req["draining"], "draining")
+                emu.draining_until = None
+                if emu.draining and req.get("draining_ms") is not None:
+                    emu.draining_until = time.monotonic() + \
+                        _int(req["draining_ms"], "draining_ms") / 1000.0
         if "replay_ms" in req:
             with emu.lock:
                 emu.replay_ms = _int(req["replay_ms"], "replay_ms")
@@ -1571,18 +1618,22 @@ class Control:
         if m is not None:
             kind = str(m).partition(":")[0]
             if kind not in ("truncate", "not_json", "html", "missing", "mistype",
-                            "negative", "huge", "extra", "nest", "duplicate"):
+                            "negative", "huge", "extra", "nest", "duplicate",
+                            "null"):
                 raise ControlError("unrecognized mutate %r" % m)
         if "headers" in req and not isinstance(req["headers"], dict):
             raise ControlError("headers must be an object")
         if "max_ms" in req:
             _int(req["max_ms"], "max_ms", 1)
+        if "for_ms" in req:
+            _int(req["for_ms"], "for_ms", 1)
         route = str(req.get("route", "*"))
         if route not in ALL_ROUTES + ("*",):
             raise ControlError("unrecognized route %r" % route)
         f = dict(req)
         f["action"] = action
         f["count"] = count
+        f["until"] = None
         k = (str(req.get("table", "*")), route)
         with self.emu.lock:
             self.emu.faults.setdefault(k, collections.deque()).append(f)
@@ -1675,8 +1726,8 @@ class Control:
             if op == "bucket":
                 b = t.bucket(req.get("bucket"))
                 if "status" in req:
-                    if req["status"] not in ("Active", "Sealed"):
-                        raise ControlError("status must be Active or Sealed")
+                    if not isinstance(req["status"], str) or not req["status"]:
+                        raise ControlError("status must be a non-empty string")
                     b.status = req["status"]
                 for k, attr in (("writer_epoch", "writer_epoch"),
                                 ("manifest_version", "manifest_version"),

@@ -502,6 +502,29 @@ class HttpTest(unittest.TestCase):
         self.assertEqual(self.req("flush_lsm")[0].status, 202)
         self.assertEqual(self.ctl("faults", method="DELETE")[0], 200)
 
+    def test_fault_for_ms_ends_by_itself(self):
+        self.ctl("faults", {"table": "events", "route": "*", "status": 503, "count": -1,
+                            "json": {"code": 19, "error": "node is draining"},
+                            "for_ms": 300})
+        self.assertEqual(self.ctl("faults", {"for_ms": 0})[0], 400)
+        # the clock starts with the first request answered, not the
+        # queueing: let more than for_ms pass before that request
+        time.sleep(0.4)
+        t0 = time.monotonic()
+        self.assertEqual(self.req("flush_lsm")[0].status, 503)
+        self.assertEqual(self.req("get_lsm_stats", "other")[0].status, 200)
+        seen = []
+        deadline = t0 + 5
+        while time.monotonic() < deadline:
+            status = self.req("flush_lsm")[0].status
+            seen.append(status)
+            if status == 202:
+                break
+        self.assertEqual(seen[-1], 202)
+        self.assertGreaterEqual(time.monotonic() - t0, 0.3)
+        self.assertEqual(set(seen[:-1]), {503} if len(seen) > 1 else set())
+        self.assertEqual(self.ctl("faults")[1]["faults"], [])
+
     def test_fault_headers_body_bytes_chunked_redirect(self):
         self.ctl("faults", {"route": "get_lsm_stats", "status": 200,
                             "headers": {"X-Big": "v" * 20000},
@@ -638,6 +661,65 @@ class HttpTest(unittest.TestCase):
         cfg = self.ctl("config")[1]
         self.assertEqual((cfg["pass_ms"], cfg["prefix_max"], cfg["seal_rows"]), (50, 1, 1000))
         self.assertEqual(len(self.ctl("log")[1]["requests"]), 1)
+
+    def test_sealed_buckets_are_compacted_like_any(self):
+        self.ctl("tables/events/generations", {"count": 2, "rows": 3})
+        self.ctl("tables/events/bucket", {"bucket": "b0", "status": "Sealed"})
+        self.ctl("tables/events/bucket", {"bucket": "b1", "status": "SEALED"})
+        s = self.stats()["lsm_stats"]["buckets"]
+        self.assertEqual([b["status"] for b in s], ["Sealed", "SEALED"])
+        self.assertEqual(["memtables" in b for b in s], [False, False])
+        self.assertEqual(self.req("compact_lsm")[0].status, 202)
+        self.assertEqual([b["compacting"] for b in self.stats()["lsm_stats"]["buckets"]],
+                         [True, True])
+        self.assertTrue(self.wait(lambda: [len(b["generations"]) for b in
+                                           self.stats()["lsm_stats"]["buckets"]] == [1, 1]))
+        self.assertEqual(self.ctl("tables/events/bucket",
+                                  {"bucket": "b0", "status": ""})[0], 400)
+        self.ctl("tables/events/bucket", {"bucket": "b0", "status": "ACTIVE"})
+        self.ctl("tables/events/write", {"rows": 4, "bucket": "b0"})
+        self.assertEqual(self.stats()["lsm_stats"]["buckets"][0]["memtables"][0]["rows"], 4)
+
+    def test_behaviour_keep_compacted_and_idle_compact_status(self):
+        self.assertEqual(self.ctl("behaviour"),
+                         (200, {"ok": True, "keep_compacted": False,
+                                "idle_compact_status": 429}))
+        self.ctl("tables/events/generations", {"count": 1, "buckets": ["b0"]})
+        self.ctl("behaviour", {"keep_compacted": True})
+        self.assertEqual(self.req("compact_lsm")[0].status, 202)
+        self.assertTrue(self.wait(
+            lambda: self.ctl("tables/events")[1]["passes_completed"] == 1))
+        b0 = self.stats()["lsm_stats"]["buckets"][0]
+        self.assertEqual((len(b0["generations"]), b0["compacting"]), (1, False))
+        self.ctl("behaviour", {"keep_compacted": False, "idle_compact_status": 202})
+        self.ctl("tables/events/latch", {"bucket": "b0", "held": True})
+        self.assertEqual(self.req("compact_lsm")[0].status, 429)  # a latch held
+        self.ctl("tables/events/latch", {"bucket": "b0", "held": False})
+        self.assertEqual(self.req("compact_lsm")[0].status, 202)
+        self.assertTrue(self.wait(lambda: not self.stats()["lsm_stats"]["buckets"][0]["generations"]))
+        r, data = self.req("compact_lsm")   # nothing to do: 202, empty
+        self.assertEqual((r.status, data), (202, b""))
+        self.assertEqual(self.ctl("behaviour", {"idle_compact_status": 200})[0], 400)
+        self.assertEqual(self.ctl("behaviour", {"keep_compacted": "yes"})[0], 400)
+        self.ctl("reset", {})
+        self.assertEqual(self.ctl("behaviour")[1]["idle_compact_status"], 429)
+
+    def test_draining_ms_ends_by_itself(self):
+        self.ctl("node", {"draining": True, "draining_ms": 300})
+        r, data = self.req("flush_lsm")
+        self.assertEqual((r.status, json.loads(data)["code"]), (503, 19))
+        self.assertTrue(self.wait(lambda: self.req("flush_lsm")[0].status == 202))
+        self.ctl("node", {"draining": True})     # untimed: until cleared
+        time.sleep(0.4)
+        self.assertEqual(self.req("flush_lsm")[0].status, 503)
+        self.ctl("node", {"draining": False})
+
+    def test_mutate_null(self):
+        self.ctl("faults", {"route": "get_lsm_stats",
+                            "mutate": "null:lsm_stats.buckets.0.memtables"})
+        b = self.stats()["lsm_stats"]["buckets"]
+        self.assertEqual((b[0]["memtables"], isinstance(b[1]["memtables"], list)),
+                         (None, True))
 
     def test_latch_pin_and_control_errors(self):
         self.ctl("tables/events/generations", {"count": 2, "buckets": ["b0"]})

@@ -12,12 +12,17 @@
 # PostgreSQL where lancelsm is installed; the role must be allowed to
 # create a foreign server (a superuser, or USAGE on the wrapper).
 #
-# It reads the table's LSM stats, flushes, checkpoints, reads the stats
-# again and reads the write spec, printing counts.  It changes nothing
-# else: the server, the user mapping (and the extension, if it was not
-# there) are created in one transaction that is rolled back.  The API key
-# goes through the environment, never on a command line.
+# First the protocol fingerprint (scripts/live-fingerprint.py, Python's
+# standard library; LANCELSM_LIVE_FINGERPRINT_WAIT bounds its wait for
+# compaction passes, default 120 s): what the server answers where the
+# SDKs' source is silent, in a block to paste back.  Then, through
+# lancelsm, it reads the table's LSM stats, flushes, checkpoints, reads
+# the stats again and reads the write spec, printing counts.  It changes
+# nothing else: the server, the user mapping (and the extension, if it was
+# not there) are created in one transaction that is rolled back.  The API
+# key goes through the environment, never on a command line.
 set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
 
 if [ -z "${LANCELSM_LIVE_DATABASE:-}" ] || [ -z "${LANCELSM_LIVE_API_KEY:-}" ] ||
 	[ -z "${LANCELSM_LIVE_TABLE:-}" ]; then
@@ -27,6 +32,9 @@ fi
 export LANCELSM_LIVE_REGION=${LANCELSM_LIVE_REGION:-us-east-1}
 export LANCELSM_LIVE_HOST_OVERRIDE=${LANCELSM_LIVE_HOST_OVERRIDE:-}
 export LANCELSM_LIVE_TIMEOUT=${LANCELSM_LIVE_TIMEOUT:-10min}
+
+fingerprint=0
+python3 "$here/live-fingerprint.py" || fingerprint=$?
 
 psql -X -q -v ON_ERROR_STOP=1 <<'SQL'
 \set VERBOSITY verbose
@@ -76,3 +84,7 @@ SELECT sharding, sharding_column, num_buckets,
 ROLLBACK;
 \echo '== live smoke test passed'
 SQL
+if [ "$fingerprint" -ne 0 ]; then
+	echo "the protocol fingerprint stopped early (see its block)"
+	exit 1
+fi

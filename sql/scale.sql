@@ -42,11 +42,12 @@ ALTER SERVER emu OPTIONS (DROP connect_timeout);
 -- an empty array, and an array of NULLs: no rows
 SELECT count(*) FROM lancelsm_checkpoint('emu', ARRAY[]::text[]);
 SELECT count(*) FROM lancelsm_checkpoint('emu', ARRAY[NULL]::text[]);
--- a Sealed bucket (a drop in flight) gets no target: its L0 will never be
--- merged, and the checkpoint drains the other buckets and returns
+-- a Sealed bucket (a drop in flight, which may still roll back) is targeted
+-- like any other, as the SDK's checkpoint does: its L0 is drained, one
+-- compact per generation
 SELECT emu_reset();
 SELECT emu('POST', '/_emulator/tables', '{"name": "sl", "buckets": 2}') IS NOT NULL AS created;
-SELECT emu('POST', '/_emulator/tables/sl/generations', '{"count": 2}') IS NOT NULL AS sealed_l0;
+SELECT emu('POST', '/_emulator/tables/sl/generations', '{"count": 2, "buckets": ["b0"]}') IS NOT NULL AS sealed_l0;
 SELECT emu('POST', '/_emulator/tables/sl/bucket', '{"bucket": "b0", "status": "Sealed"}') IS NOT NULL AS sealed;
 SET statement_timeout = '20s';
 SELECT lancelsm_checkpoint('emu', 'sl');

@@ -121,8 +121,9 @@ SELECT emu_fault('ws', 'get_lsm_write_spec', 429, -1);
 SELECT emu_try($$SELECT * FROM lancelsm_write_spec('emu', 'ws')$$);
 SELECT ws_calls('ws');
 SELECT emu('DELETE', '/_emulator/faults');
--- 409, 500, 502, 504 and a draining 503: not retried (the server may have
--- acted), exactly one call each
+-- 409, 500, 502, 504: not retried (the server may have acted), exactly one
+-- call each; a draining 503 is retried like any 503 (here a budget of 1:
+-- two calls), then reported as a draining node
 SELECT emu('POST', '/_emulator/log/reset');
 SELECT lancelsm_set_write_spec('emu', 'ws', 'unsharded');
 SELECT emu_fault('ws', 'unset_lsm_write_spec', 409);
@@ -133,8 +134,11 @@ SELECT emu_fault('ws', 'get_lsm_write_spec', 502);
 SELECT emu_try($$SELECT * FROM lancelsm_write_spec('emu', 'ws')$$);
 SELECT emu_fault('ws', 'set_lsm_write_spec', 504);
 SELECT emu_try($$SELECT lancelsm_set_write_spec('emu', 'ws', 'unsharded')$$);
-SELECT emu_fault('ws', 'set_lsm_write_spec', 503, 1, '{"json": {"code": 19, "error": "node is draining"}}');
+SELECT emu_fault('ws', 'set_lsm_write_spec', 503, -1, '{"json": {"code": 19, "error": "node is draining"}}');
+SET lancelsm.retry_budget = 1;
 SELECT emu_try($$SELECT lancelsm_set_write_spec('emu', 'ws', 'unsharded')$$);
+RESET lancelsm.retry_budget;
+SELECT emu('DELETE', '/_emulator/faults');
 SELECT ws_calls('ws');
 -- the unset that answered 500 had acted: the path is off
 SELECT count(*) FROM lancelsm_write_spec('emu', 'ws');
@@ -158,8 +162,24 @@ SELECT emu('POST', '/_emulator/faults', '{"table": "ws", "route": "get_lsm_write
 SELECT emu_try($$SELECT * FROM lancelsm_write_spec('emu', 'ws')$$);
 SELECT emu('POST', '/_emulator/faults', '{"table": "ws", "route": "get_lsm_write_spec", "mutate": "mistype:lsm_write_spec.writer_config_defaults"}');
 SELECT emu_try($$SELECT * FROM lancelsm_write_spec('emu', 'ws')$$);
+-- ... but what the SDK's types default is accepted: no lsm_write_spec is
+-- null (no rows), no maintained_indexes / writer_config_defaults are empty;
+-- null for either is refused, as serde refuses it
 SELECT emu('POST', '/_emulator/faults', '{"table": "ws", "route": "get_lsm_write_spec", "mutate": "missing:lsm_write_spec"}');
+SELECT count(*) FROM lancelsm_write_spec('emu', 'ws');
+SELECT emu('POST', '/_emulator/faults', '{"table": "ws", "route": "get_lsm_write_spec", "mutate": "missing:lsm_write_spec.maintained_indexes"}');
+SELECT emu('POST', '/_emulator/faults', '{"table": "ws", "route": "get_lsm_write_spec", "mutate": "missing:lsm_write_spec.writer_config_defaults"}');
+SELECT sharding, maintained_indexes, writer_config_defaults FROM lancelsm_write_spec('emu', 'ws');
+SELECT sharding, maintained_indexes, writer_config_defaults FROM lancelsm_write_spec('emu', 'ws');
+SELECT emu('POST', '/_emulator/faults', '{"table": "ws", "route": "get_lsm_write_spec", "mutate": "null:lsm_write_spec.writer_config_defaults"}');
 SELECT emu_try($$SELECT * FROM lancelsm_write_spec('emu', 'ws')$$);
+-- any 2xx: a 204 set, a 202 unset, a 203 read
+SELECT emu_fault('ws', 'unset_lsm_write_spec', 202, 1, '{"apply": true, "json": {"report": "done"}}');
+SELECT lancelsm_unset_write_spec('emu', 'ws');
+SELECT emu_fault('ws', 'set_lsm_write_spec', 204, 1, '{"apply": true, "body": ""}');
+SELECT lancelsm_set_write_spec('emu', 'ws', 'unsharded');
+SELECT emu_fault('ws', 'get_lsm_write_spec', 203, 1, '{"json": {"lsm_write_spec": {"sharding": {"mode": "bucket", "column": "id", "num_buckets": 0}}}}');
+SELECT sharding, sharding_column, num_buckets, maintained_indexes, writer_config_defaults FROM lancelsm_write_spec('emu', 'ws');
 SELECT emu_fault('ws', 'get_lsm_write_spec', 200, 1,
   '{"json": {"lsm_write_spec": {"sharding": {"mode": "unsharded"}, "maintained_indexes": null, "writer_config_defaults": {}}}}');
 SELECT emu_try($$SELECT * FROM lancelsm_write_spec('emu', 'ws')$$);

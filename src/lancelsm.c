@@ -51,7 +51,7 @@ _PG_init(void)
 {
 	lsm_net_init();
 	define_int_setting("lancelsm.retry_budget",
-					   "Sets how many times one request is retried after 429 or a 503 from a node that is not draining.",
+					   "Sets how many times one request is retried after 429 or 503 (a draining node's included).",
 					   &lsm_retry_budget, 8, 0, 1000, 0);
 	define_int_setting("lancelsm.reissue_budget",
 					   "Sets how many times a checkpoint starts again from flush after the server node lost its claim (421).",

@@ -75,7 +75,7 @@ typedef struct LsmTask
 	LsmFailure *failure;		/* NULL: succeeded (once phase is DONE) */
 	LsmStats   *stats;			/* LSM_TASK_STATS: the decoded answer */
 	LsmWriteSpec *spec;			/* LSM_TASK_GET_SPEC: the decoded answer */
-	int			passes;			/* compact calls answered 202 */
+	int			passes;			/* compact calls answered 2xx */
 	int			polls;			/* stats reads */
 	const char *note;			/* src/checkpoint/herd.c: how a run of another backend
 								 * ended it ("joined ...", "skipped ..."); NULL

@@ -11,7 +11,7 @@
  * them on the shared HTTP client and one table's faults never stop another.
  *
  * The retry policy ("issuing" a request, docs/protocol.md, "Errors"):
- * 429 and 503-not-draining are retried after lancelsm.backoff_base *
+ * 429 and 503 (a draining node's too) are retried after lancelsm.backoff_base *
  * 2^n ms, capped at lancelsm.backoff_max, at most lancelsm.retry_budget
  * times per request, the counter reset by every success; then the last
  * fault is reported as itself.  A checkpoint's compact trigger is never
@@ -20,7 +20,7 @@
  * lancelsm.reissue_budget times.  Everything else fails the task.
  *
  * The write spec routes follow the same per-request policy: 429 and
- * 503-not-draining were answered before the server acted, so retrying
+ * 503 were answered before the server acted, so retrying
  * them is safe even for unset, which is not idempotent.  Unlike the SDKs,
  * lancelsm does not retry 409, 500, 502 or 504 on them: the server may
  * have acted before failing, and a second unset would then report
@@ -399,14 +399,15 @@ task_decode_stats(LsmTask *task, bool with_rows)
 	ok = lsm_json_decode_stats(out->response, out->response_len,
 							   with_rows, stats, errbuf, sizeof(errbuf));
 	task_keys_learn(task->config->serverid, stats->keys);
-	if (ok)
-		return stats;
+	/* an answer in the other spelling did not understand the rows flag */
 	if (with_rows && !task->keys_resent && stats->keys != LSM_KEYS_UNSEEN &&
 		stats->keys != task->sent_keys)
 	{
 		task->keys_resent = true;
 		return NULL;
 	}
+	if (ok)
+		return stats;
 	task_fail_decode(task, "statistics", errbuf);
 	return NULL;
 }
@@ -461,6 +462,34 @@ task_check_idle(LsmTask *task)
 }
 
 /*
+ * task_check_stall: fail the checkpoint with 08P01 once
+ * LSM_STALLED_PASSES_MAX passes in a row ended without the outstanding
+ * count dropping (lsm_watermark_stalled).  Three: a pass always merges a
+ * non-empty prefix of the oldest generations, so one that ends without a
+ * drop is already unexpected; two in a row still allow a pass the server
+ * failed and a stats read that saw the latch released before the merged
+ * generations left the list; a third means the server keeps them listed,
+ * and polling on would only wait for statement_timeout.  Returns false
+ * after failing the task.
+ */
+static bool
+task_check_stall(LsmTask *task)
+{
+	const LsmWatermark *wm = &task->watermark;
+
+	if (!lsm_watermark_stalled(wm))
+		return true;
+	task_finish(task,
+				lsm_fault_new(ERRCODE_PROTOCOL_VIOLATION,
+							  psprintf("%d compaction passes in a row ended with %llu outstanding L0 generations, no fewer: the server seems to keep compacted generations listed.",
+									   wm->stalled_passes,
+									   (unsigned long long) wm->last_outstanding),
+							  pstrdup("Compare lancelsm_stats() before and after a compaction pass; the server may list generations until they are garbage-collected."),
+							  task_fault(task), task->table_name));
+	return false;
+}
+
+/*
  * task_pace_recall: a checkpoint that has learnt nothing of its table's
  * passes in this call starts from what its table's last checkpoint learnt
  * (shared memory; nothing without the preload), unless it shares a drain:
@@ -503,7 +532,7 @@ task_checkpoint_step(LsmTask *task, const LsmStats *stats,
 	step = lsm_watermark_evaluate(wm, stats, &progressed, &pass_running);
 	if (step == LSM_STEP_DONE)
 		task_finish(task, NULL);
-	else if (!task_check_idle(task))
+	else if (!task_check_idle(task) || !task_check_stall(task))
 		return;
 	else if (step == LSM_STEP_TRIGGER)
 	{
@@ -601,7 +630,7 @@ task_on_success(LsmTask *task, TimestampTz deadline)
 }
 
 /*
- * task_on_retryable: 429 or a 503 that is not draining.
+ * task_on_retryable: 429 or 503 (a draining node's included).
  */
 static void
 task_on_retryable(LsmTask *task)
@@ -932,6 +961,38 @@ task_progress_update(const LsmTask *task)
 }
 
 /*
+ * task_rethrow_waiting: in lsm_task_run_all's error handler, for a cancel
+ * or statement_timeout (57014): when a checkpoint was waiting on a bucket
+ * that is not Active (a Sealed bucket: a drop in flight), rethrow the error
+ * with a detail naming the bucket and its status; otherwise return.  cxt is
+ * the caller's memory context (not ErrorContext).
+ */
+static void
+task_rethrow_waiting(LsmTask **tasks, int ntasks, MemoryContext cxt)
+{
+	for (int i = 0; i < ntasks; i++)
+	{
+		const LsmTask *task = tasks[i];
+		ErrorData  *edata;
+
+		if (task->kind != LSM_TASK_CHECKPOINT ||
+			task->phase == LSM_PHASE_DONE ||
+			task->watermark.waiting_shard[0] == '\0')
+			continue;
+		MemoryContextSwitchTo(cxt);
+		edata = CopyErrorData();
+		if (edata->detail != NULL)
+			return;
+		FlushErrorState();
+		edata->detail = psprintf("The checkpoint of LanceDB table \"%s\" was waiting for bucket \"%s\", whose status is \"%s\".",
+								 task->table_name,
+								 task->watermark.waiting_shard,
+								 task->watermark.waiting_status);
+		ReThrowError(edata);
+	}
+}
+
+/*
  * lsm_task_run_all: run initialised tasks concurrently until each has
  * finished; each task's outcome is in its failure (NULL: success), stats
  * and counters.  Raises only PostgreSQL's own errors (cancel, timeout,
@@ -941,6 +1002,7 @@ void
 lsm_task_run_all(LsmTask **tasks, int ntasks)
 {
 	TimestampTz deadline = lsm_statement_deadline();
+	MemoryContext cxt = CurrentMemoryContext;
 
 	task_share_drains(tasks, ntasks);
 	PG_TRY();
@@ -982,6 +1044,8 @@ lsm_task_run_all(LsmTask **tasks, int ntasks)
 		lsm_http_abort_all();
 		for (int i = 0; i < ntasks; i++)
 			task_progress_end(tasks[i], sqlerrcode);
+		if (sqlerrcode == ERRCODE_QUERY_CANCELED)
+			task_rethrow_waiting(tasks, ntasks, cxt);
 		PG_RE_THROW();
 	}
 	PG_END_TRY();

@@ -38,14 +38,19 @@
 #include "settings.h"
 
 /*
- * watermark_sealed: whether a bucket is Sealed.  A Sealed bucket is being
- * dropped: no pass will ever merge its L0 (compact cannot latch it), so it
- * gets no target, and a bucket sealed during the loop stops counting.
+ * watermark_note_waiting: remember, for progress and a timeout's detail,
+ * the first bucket of this poll that holds outstanding L0 and whose status
+ * is not "Active" (a Sealed bucket: a drop in flight).  The status decides
+ * nothing: such a bucket is targeted and waited for like any other, as the
+ * SDK's checkpoint does (rust/lancedb/src/table/checkpoint.rs).
  */
-static bool
-watermark_sealed(const LsmBucket *b)
+static void
+watermark_note_waiting(LsmWatermark *wm, const LsmBucket *b)
 {
-	return strcmp(b->status, "Sealed") == 0;
+	if (wm->waiting_shard[0] != '\0' || pg_strcasecmp(b->status, "Active") == 0)
+		return;
+	strlcpy(wm->waiting_shard, b->shard_id, sizeof(wm->waiting_shard));
+	strlcpy(wm->waiting_status, b->status, sizeof(wm->waiting_status));
 }
 
 /*
@@ -62,6 +67,11 @@ lsm_watermark_set(LsmWatermark *wm, const LsmStats *stats)
 	wm->initial_outstanding = 0;
 	wm->last_outstanding = PG_UINT64_MAX;
 	wm->idle_polls = 0;
+	wm->latch_seen = false;
+	wm->trigger_answered = false;
+	wm->stalled_passes = 0;
+	wm->waiting_shard[0] = '\0';
+	wm->waiting_status[0] = '\0';
 	wm->interval_ms = lsm_poll_interval_min_ms;
 	lsm_watermark_release(wm);
 	wm->pass_at = 0;
@@ -74,8 +84,8 @@ lsm_watermark_set(LsmWatermark *wm, const LsmStats *stats)
 		const LsmBucket *b = &stats->buckets[i];
 		uint64		newest = 0;
 
-		if (b->ngenerations == 0 || watermark_sealed(b))
-			continue;
+		if (b->ngenerations == 0)
+			continue;			/* whatever its status */
 		for (int g = 0; g < b->ngenerations; g++)
 			newest = Max(newest, b->generations[g].generation);
 		wm->shard_ids[n] = pstrdup(b->shard_id);
@@ -119,6 +129,36 @@ watermark_outstanding(const LsmBucket *b, uint64 target)
 }
 
 /*
+ * watermark_count_stall: count the passes that end without the outstanding
+ * count dropping.  A pass has ended when this poll sees no latch held on an
+ * outstanding bucket while the previous poll saw one, or while a compact
+ * was answered 2xx since (the latch is held from dispatch, so that pass is
+ * over too).  A drop resets the count.
+ */
+static void
+watermark_count_stall(LsmWatermark *wm, bool progressed, bool pass_running)
+{
+	if (progressed)
+		wm->stalled_passes = 0;
+	else if (!pass_running && (wm->latch_seen || wm->trigger_answered))
+		wm->stalled_passes++;
+	wm->latch_seen = pass_running;
+	wm->trigger_answered = false;
+}
+
+/*
+ * lsm_watermark_stalled: whether LSM_STALLED_PASSES_MAX passes in a row
+ * ended with no drop in the outstanding count: the server seems to keep
+ * compacted generations listed, and polling on would only wait for
+ * statement_timeout.
+ */
+bool
+lsm_watermark_stalled(const LsmWatermark *wm)
+{
+	return wm->stalled_passes >= LSM_STALLED_PASSES_MAX;
+}
+
+/*
  * lsm_watermark_evaluate: read one poll's stats against the targets.
  *
  * Returns DONE when nothing at or below a target remains (a bucket that
@@ -126,7 +166,9 @@ watermark_outstanding(const LsmBucket *b, uint64 target)
  * bucket with outstanding generations is compacting; TRIGGER otherwise.
  * *progressed: outstanding dropped since the previous poll; *pass_running:
  * some bucket with outstanding generations is compacting.  Also counts
- * consecutive idle polls (neither) in wm->idle_polls.
+ * consecutive idle polls (neither) in wm->idle_polls, passes ended without
+ * a drop in wm->stalled_passes, and notes a bucket that is not Active
+ * holding outstanding generations (wm->waiting_shard).
  */
 LsmNextStep
 lsm_watermark_evaluate(LsmWatermark *wm, const LsmStats *stats,
@@ -137,17 +179,19 @@ lsm_watermark_evaluate(LsmWatermark *wm, const LsmStats *stats,
 
 	*progressed = false;
 	*pass_running = false;
+	wm->waiting_shard[0] = '\0';
+	wm->waiting_status[0] = '\0';
 	if (!stats->enabled)
 		return LSM_STEP_DONE;
 	for (int i = 0; i < wm->ntargets; i++)
 	{
 		const LsmBucket *b = watermark_find_bucket(stats, wm->shard_ids[i], i);
-		uint64		n = (b && !watermark_sealed(b)) ?
-			watermark_outstanding(b, wm->targets[i]) : 0;
+		uint64		n = b ? watermark_outstanding(b, wm->targets[i]) : 0;
 
 		if (n == 0)
 			continue;
 		outstanding += n;
+		watermark_note_waiting(wm, b);
 		if (b->compacting)
 			*pass_running = true;
 		else
@@ -171,6 +215,7 @@ lsm_watermark_evaluate(LsmWatermark *wm, const LsmStats *stats,
 			wm->pass_at = 0;
 	}
 	wm->idle_polls = (*progressed || *pass_running) ? 0 : wm->idle_polls + 1;
+	watermark_count_stall(wm, *progressed, *pass_running);
 	if (outstanding == 0)
 		return LSM_STEP_DONE;
 	return any_idle_bucket ? LSM_STEP_TRIGGER : LSM_STEP_WAIT;
@@ -359,6 +404,7 @@ lsm_watermark_rewake(LsmWatermark *wm, TimestampTz now)
 int
 lsm_poll_after_trigger(LsmWatermark *wm, TimestampTz now)
 {
+	wm->trigger_answered = true;	/* its pass holds the latch until over */
 	if (poll_interval_fixed())
 	{
 		wm->interval_ms = lsm_poll_interval_min_ms;

@@ -16,6 +16,17 @@
 #include "protocol/protocol.h"
 #include "checkpoint/pace.h"
 
+/* Longest bucket name or status kept for messages, with its NUL. */
+#define LSM_WATERMARK_NAME_LEN 64
+
+/*
+ * Passes that end in a row (the latch goes from held to free, or a compact
+ * answered 2xx is followed by a poll with the latch free) without the
+ * outstanding count dropping, before the checkpoint fails (docs/protocol.md,
+ * "The checkpoint loop").
+ */
+#define LSM_STALLED_PASSES_MAX 3
+
 /* The targets set after the checkpoint's flush, and the poll state. */
 typedef struct LsmWatermark
 {
@@ -47,6 +58,15 @@ typedef struct LsmWatermark
 								 * sighting says nothing of the aim */
 	int32		drain_step_ms;	/* the wait after a poll saw running a
 								 * pass the drain said was over */
+	bool		latch_seen;		/* the previous poll saw a pass running */
+	bool		trigger_answered;	/* a compact was answered 2xx since */
+	int			stalled_passes; /* passes ended in a row with no drop in
+								 * the outstanding count */
+	char		waiting_shard[LSM_WATERMARK_NAME_LEN];	/* a bucket that is not
+														 * Active holding
+														 * outstanding L0; "":
+														 * none */
+	char		waiting_status[LSM_WATERMARK_NAME_LEN]; /* its status */
 } LsmWatermark;
 
 /* What the loop does after reading stats. */
@@ -62,6 +82,7 @@ extern LsmNextStep lsm_watermark_evaluate(LsmWatermark *wm,
 										  const LsmStats *stats,
 										  bool *progressed, bool *pass_running);
 extern void lsm_watermark_release(LsmWatermark *wm);
+extern bool lsm_watermark_stalled(const LsmWatermark *wm);
 extern TimestampTz lsm_watermark_rewake(LsmWatermark *wm, TimestampTz now);
 extern int	lsm_poll_interval_next(LsmWatermark *wm, bool progressed);
 extern int	lsm_poll_after_trigger(LsmWatermark *wm, TimestampTz now);

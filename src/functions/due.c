@@ -159,7 +159,7 @@ due_row(ReturnSetInfo *rsinfo, const DeclaredSet *set, const DuePlan *plan,
  * or checkpoint, see src/functions/threshold.c), without waiting for compaction to
  * drain.  One row per declared table, in (server, table_name) order under
  * the "C" collation.  ok, sqlstate, message, elapsed (NULL when no action
- * ran), passes (compact calls answered 202) and polls (stats reads) are
+ * ran), passes (compact calls answered 2xx) and polls (stats reads) are
  * those of the action; due and reason say which thresholds are exceeded
  * ("l0_generations 31 > 20, wal_lag 7 > 5"; NULL when not due); action is
  * the one taken (none, flush, compact or checkpoint).  A table whose stats

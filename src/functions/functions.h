@@ -66,7 +66,7 @@ typedef struct LsmBucketSummary
 	int64		l0_bytes;
 	int64		oldest_l0_generation;	/* both 0 when l0_generations is 0 */
 	int64		newest_l0_generation;
-	bool		has_l0_rows;	/* the generation rows were asked for */
+	bool		has_l0_rows;	/* rows asked for, and sent for every generation */
 	int64		l0_rows;		/* 0 unless has_l0_rows */
 	bool		has_memtables;	/* false: a Sealed bucket reports none */
 	int64		memtables;

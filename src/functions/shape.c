@@ -108,7 +108,10 @@ shape_l0(const LsmBucket *b, bool with_rows, LsmBucketSummary *s,
 		s->newest_l0_generation = Max(s->newest_l0_generation, generation);
 	}
 	s->l0_generations = b->ngenerations;
+	/* a sum that misses a generation's rows would be wrong: NULL instead */
 	s->has_l0_rows = with_rows;
+	for (int g = 0; g < b->ngenerations; g++)
+		s->has_l0_rows &= b->generations[g].has_rows;
 	return true;
 }
 

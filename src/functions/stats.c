@@ -130,8 +130,11 @@ lsm_stats_bucket_values(const LsmBucket *b, const LsmBucketSummary *s,
  * wal_entry_position_last_seen - replay_after_wal_entry_position (WAL
  * entries not yet covered by a flush).  oldest/newest are NULL with an
  * empty L0; l0_rows is NULL unless include_generation_rows (which makes
- * the server open every L0 dataset: slower); memtable columns are NULL for
- * a Sealed bucket.  Zero rows when the table has no LSM write path.
+ * the server open every L0 dataset: slower), and NULL when any generation
+ * of the bucket came without rows; memtable columns are NULL when the
+ * answer has no memtables for the bucket (a Sealed bucket, a WAL-only
+ * writer).  status is shown as the server sent it.  Zero rows when the
+ * table has no LSM write path ("lsm_stats" null or absent).
  * Errors as lancelsm_flush, plus 08P01 when the answer cannot be decoded
  * (the detail names the field and the request id).
  */
@@ -208,7 +211,8 @@ lancelsm_generations(PG_FUNCTION_ARGS)
  * One row per memtable (oldest first, the active one last), bucket by
  * bucket.  indexes names the indexes the memtable maintains: a column
  * whose index is missing there is searched by brute force in the fresh
- * tier.  Sealed buckets report no memtables.  Errors as lancelsm_stats.
+ * tier.  A bucket the answer gives no memtables (Sealed, or a WAL-only
+ * writer) has no rows.  Errors as lancelsm_stats.
  */
 PG_FUNCTION_INFO_V1(lancelsm_memtables);
 Datum

@@ -71,17 +71,6 @@ StaticAssertDecl(lengthof(fault_messages) == LSM_FAULT_HEADER_OVERRIDE + 1,
 				 "every LsmFaultMessage has its errmsg");
 
 /*
- * fault_expected_status: the success status of a route: 202 for flush
- * and compact, 200 for the reads and the write spec routes.
- */
-static long
-fault_expected_status(LsmRoute route)
-{
-	return (route == LSM_ROUTE_FLUSH || route == LSM_ROUTE_COMPACT) ?
-		202 : 200;
-}
-
-/*
  * fault_is_draining: whether a 503 answer carries the draining code.
  */
 static bool
@@ -89,28 +78,29 @@ fault_is_draining(const LsmOutcome *req)
 {
 	LsmErrorBody body;
 
-	if (!lsm_json_decode_error(req->response, req->response_len, &body))
+	if (req->status != 503 ||
+		!lsm_json_decode_error(req->response, req->response_len, &body))
 		return false;
 	return body.has_code && body.code == LSM_CODE_DRAINING;
 }
 
 /*
  * lsm_fault_verdict: what to do with a finished request, per the fault
- * table.  A success status with a body where none belongs (202 with a
- * body) is a failure: the server is not speaking the protocol.
+ * table.  Any 2xx is a success on every route, whatever its body, as in the
+ * SDKs (rust/lancedb/src/remote/client.rs checks only that the status is a
+ * success); a route that reads an answer decodes the body afterwards.  429
+ * and every 503, a draining node's (code 19) included, are retried: the
+ * SDKs retry them alike (docs/protocol.md, "Errors").
  */
 LsmVerdict
 lsm_fault_verdict(const LsmOutcome *req)
 {
 	if (req->transport != LSM_TRANSPORT_OK)
 		return LSM_VERDICT_FAIL;
-	if (req->status == fault_expected_status(req->route))
-		return (req->status == 202 && req->response_len > 0) ?
-			LSM_VERDICT_FAIL : LSM_VERDICT_OK;
-	if (req->status == 429)
+	if (req->status >= 200 && req->status < 300)
+		return LSM_VERDICT_OK;
+	if (req->status == 429 || req->status == 503)
 		return LSM_VERDICT_RETRY;
-	if (req->status == 503)
-		return fault_is_draining(req) ? LSM_VERDICT_FAIL : LSM_VERDICT_RETRY;
 	if (req->status == 421)
 		return LSM_VERDICT_REISSUE;
 	return LSM_VERDICT_FAIL;
@@ -214,7 +204,7 @@ fault_hint(const LsmOutcome *req)
 			return pstrdup("The table's compaction latch or the server's compactor pool is busy; try again later, or raise lancelsm.retry_budget.");
 		case 503:
 			return fault_is_draining(req) ?
-				pstrdup("The server node is draining; try again once it has restarted.") : NULL;
+				pstrdup("The server node was draining (a rolling restart); try again once it has restarted, or raise lancelsm.retry_budget to wait longer.") : NULL;
 	}
 	if (req->status >= 300 && req->status < 400)
 		return pstrdup("lancelsm does not follow redirects; point host_override at the final address.");
@@ -251,11 +241,6 @@ fault_answer_text(const LsmOutcome *req)
 {
 	LsmErrorBody body;
 
-	if (req->status == fault_expected_status(req->route) && req->status == 202)
-		return psprintf("The server answered HTTP status 202 with a %zu-byte body where none belongs.",
-						req->response_len);
-	if (req->status == 200 && fault_expected_status(req->route) == 202)
-		return psprintf("The server answered HTTP status 200 where 202 was expected.");
 	if (lsm_json_decode_error(req->response, req->response_len, &body) &&
 		body.message)
 	{

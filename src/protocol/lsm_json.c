@@ -308,10 +308,14 @@ lsm_json_decode_sharding(json_t *sharding, LsmWriteSpec *out,
 	}
 	if (strcmp(m, "bucket") == 0)
 	{
-		if (!json_is_integer(buckets) || json_integer_value(buckets) < 1 ||
+		/*
+		 * u32 in the SDK's type (rust/lancedb/src/remote/table.rs), 0
+		 * included; above INT32_MAX the int4 result column cannot hold it
+		 */
+		if (!json_is_integer(buckets) || json_integer_value(buckets) < 0 ||
 			json_integer_value(buckets) > INT32_MAX)
 			return lsm_json_fail(errbuf, errlen,
-								 "is missing or not a positive 32-bit integer",
+								 "is missing or not an integer from 0 to 2147483647",
 								 "\"sharding.num_buckets\"");
 		out->num_buckets = (int64_t) json_integer_value(buckets);
 	}
@@ -321,33 +325,45 @@ lsm_json_decode_sharding(json_t *sharding, LsmWriteSpec *out,
 /*
  * lsm_json_decode_spec_object: the members of an "lsm_write_spec" object
  * into out; false with errbuf naming the field that is missing or
- * mistyped.  maintained_indexes must be a concrete list here.
+ * mistyped.  As in the SDK's type (rust/lancedb/src/remote/table.rs,
+ * get_lsm_write_spec: #[serde(default)]), an absent maintained_indexes is
+ * the empty list and an absent writer_config_defaults the empty map; null
+ * is refused for both, as serde refuses it.
  */
 static bool
 lsm_json_decode_spec_object(json_t *spec, LsmWriteSpec *out,
 							char *errbuf, size_t errlen)
 {
+	json_t	   *indexes = json_object_get(spec, "maintained_indexes");
+	json_t	   *defaults = json_object_get(spec, "writer_config_defaults");
+
 	if (!lsm_json_decode_sharding(json_object_get(spec, "sharding"), out,
 								  errbuf, errlen))
 		return false;
-	if (!lsm_json_string_list(json_object_get(spec, "maintained_indexes"),
-							  &out->indexes, &out->nindexes))
+	if (indexes == NULL)
+		out->indexes = palloc0(sizeof(char *));
+	else if (!lsm_json_string_list(indexes, &out->indexes, &out->nindexes))
 		return lsm_json_fail(errbuf, errlen,
-							 "is missing or not an array of strings",
+							 "is not an array of strings",
 							 "\"maintained_indexes\"");
-	if (!lsm_json_string_map(json_object_get(spec, "writer_config_defaults"),
-							 &out->default_keys, &out->default_values,
-							 &out->ndefaults))
+	if (defaults == NULL)
+	{
+		out->default_keys = palloc0(sizeof(char *));
+		out->default_values = palloc0(sizeof(char *));
+	}
+	else if (!lsm_json_string_map(defaults, &out->default_keys,
+								  &out->default_values, &out->ndefaults))
 		return lsm_json_fail(errbuf, errlen,
-							 "is missing or not an object of strings",
+							 "is not an object of strings",
 							 "\"writer_config_defaults\"");
 	return true;
 }
 
 /*
- * lsm_json_decode_write_spec: decode a get_lsm_write_spec answer strictly
- * (see lsm_json.h): {"lsm_write_spec": null} gives enabled = false;
- * otherwise every field of the spec must be present and of its type.
+ * lsm_json_decode_write_spec: decode a get_lsm_write_spec answer (see
+ * lsm_json.h): "lsm_write_spec" null or absent gives enabled = false (an
+ * Option in the SDK's type); otherwise sharding must be present and of its
+ * type, maintained_indexes and writer_config_defaults default to empty.
  * Members the protocol does not name are ignored.  The jansson tree is
  * freed before return.
  */
@@ -368,9 +384,10 @@ lsm_json_decode_write_spec(const char *body, size_t len, LsmWriteSpec *out,
 		return false;
 	}
 	spec = json_object_get(root, "lsm_write_spec");
-	if (!json_is_object(root) || spec == NULL)
-		ok = lsm_json_fail(errbuf, errlen, "is missing", "\"lsm_write_spec\"");
-	else if (json_is_null(spec))
+	if (!json_is_object(root))
+		ok = lsm_json_fail(errbuf, errlen, "is not a JSON object",
+						   "response body");
+	else if (spec == NULL || json_is_null(spec))
 		ok = true;
 	else if (!json_is_object(spec))
 		ok = lsm_json_fail(errbuf, errlen, "is neither null nor an object",

@@ -22,7 +22,11 @@
  * its nesting.  Each object frame keeps a bitmask of the known members seen
  * so far: a known member given twice is refused, a missing one is reported
  * when its object ends.  Duplicate unrecognized members are ignored, like
- * unrecognized members themselves.
+ * unrecognized members themselves.  Required and optional members follow
+ * the SDK's types (rust/lancedb/src/table/lsm_stats.rs): "lsm_stats",
+ * "memtables" and a generation's "rows" may be absent or null (the SDK's
+ * None: no LSM write path, no memtables, rows unknown); every other known
+ * member is required.  "status" is a free string, kept as sent.
  *
  * Two keys have a second spelling, from a pending upstream rename
  * ("table_shards" for "buckets", "sstables" for "generations"): either
@@ -93,6 +97,7 @@ typedef enum LsmStatsValue
 {
 	LSV_UNKNOWN,				/* an unrecognized member: skipped */
 	LSV_U64,
+	LSV_ROWS,					/* a generation's rows: integer or null */
 	LSV_BOOL,
 	LSV_SHARD_ID,
 	LSV_STATUS,
@@ -157,7 +162,7 @@ static const LsmStatsField lsm_stats_bucket_fields[] = {
 static const LsmStatsField lsm_stats_generation_fields[] = {
 	{"generation", LSV_U64, offsetof(LsmGeneration, generation), NULL},
 	{"bytes", LSV_U64, offsetof(LsmGeneration, bytes), NULL},
-	{"rows", LSV_U64, offsetof(LsmGeneration, rows), NULL}
+	{"rows", LSV_ROWS, offsetof(LsmGeneration, rows), NULL}
 };
 static const LsmStatsField lsm_stats_memtable_fields[] = {
 	{"generation", LSV_U64, offsetof(LsmMemtable, generation), NULL},
@@ -168,9 +173,23 @@ static const LsmStatsField lsm_stats_memtable_fields[] = {
 };
 
 /* Indexes of members in the tables above, for the rules that need them. */
-#define LSM_STATS_BUCKET_STATUS 1
+#define LSM_STATS_ROOT_STATS 0
 #define LSM_STATS_BUCKET_MEMTABLES 9
 #define LSM_STATS_GENERATION_ROWS 2
+
+/*
+ * The optional members of each kind of object (a bit per index above), as
+ * the SDK's types have them (rust/lancedb/src/table/lsm_stats.rs:
+ * #[serde(default)] on lsm_stats, memtables and rows): absent or null, they
+ * take the SDK's default.  Every other known member is required.
+ */
+static const uint32_t lsm_stats_optional[] = {
+	[LSK_ROOT] = UINT32_C(1) << LSM_STATS_ROOT_STATS,
+	[LSK_STATS] = 0,
+	[LSK_BUCKET] = UINT32_C(1) << LSM_STATS_BUCKET_MEMTABLES,
+	[LSK_GENERATION] = UINT32_C(1) << LSM_STATS_GENERATION_ROWS,
+	[LSK_MEMTABLE] = 0
+};
 
 /* The members table of each kind of object, indexed by LsmStatsKind. */
 static const struct
@@ -334,6 +353,9 @@ lsm_stats_fail_type(LsmStatsParse *st)
 		case LSV_U64:
 			what = "is not an unsigned 64-bit integer";
 			break;
+		case LSV_ROWS:
+			what = "is neither an unsigned 64-bit integer nor null";
+			break;
 		case LSV_BOOL:
 			what = "is not a boolean";
 			break;
@@ -344,6 +366,9 @@ lsm_stats_fail_type(LsmStatsParse *st)
 			break;
 		case LSV_STATS:
 			what = "is neither an object nor null";
+			break;
+		case LSV_MEMTABLES:
+			what = "is neither an array nor null";
 			break;
 		case LSV_BUCKET:
 		case LSV_GENERATION:
@@ -881,14 +906,8 @@ lsm_stats_string_value(LsmStatsParse *st, char *token)
 	}
 	else if (st->pending == LSV_SHARD_ID)
 		((LsmBucket *) f->obj)->shard_id = token;
-	else if (strcmp(token, "Active") != 0 && strcmp(token, "Sealed") != 0)
-	{
-		lsm_stats_fail(st, st->pending_name,
-					   "is neither \"Active\" nor \"Sealed\"");
-		pfree(token);
-	}
 	else
-		((LsmBucket *) f->obj)->status = token;
+		((LsmBucket *) f->obj)->status = token;	/* any spelling, as sent */
 }
 
 /*
@@ -966,7 +985,6 @@ lsm_stats_object_end(void *state)
 {
 	LsmStatsParse *st = state;
 	LsmStatsFrame *f;
-	uint32_t	optional = 0;
 
 	if (st->failed)
 		return JSON_SUCCESS;
@@ -976,22 +994,9 @@ lsm_stats_object_end(void *state)
 		return JSON_SUCCESS;
 	}
 	f = &st->frames[st->depth - 1];
-	if (f->kind == LSK_BUCKET)
-	{
-		LsmBucket  *b = f->obj;
-
-		/* status is checked before memtables, so b->status is set */
-		if ((f->seen & (UINT32_C(1) << LSM_STATS_BUCKET_STATUS)) != 0 &&
-			strcmp(b->status, "Sealed") == 0)
-			optional = UINT32_C(1) << LSM_STATS_BUCKET_MEMTABLES;
-	}
-	else if (f->kind == LSK_GENERATION && !st->with_rows)
-		optional = UINT32_C(1) << LSM_STATS_GENERATION_ROWS;
-	if (!lsm_stats_check_missing(st, optional))
+	if (!lsm_stats_check_missing(st, lsm_stats_optional[f->kind]))
 		return JSON_SUCCESS;
-	if (f->kind == LSK_GENERATION && st->with_rows)
-		((LsmGeneration *) f->obj)->has_rows = true;
-	else if (f->kind == LSK_STATS)
+	if (f->kind == LSK_STATS)
 		st->result.enabled = true;
 	st->depth--;
 	return JSON_SUCCESS;
@@ -1231,12 +1236,19 @@ lsm_stats_scalar(void *state, char *token, JsonTokenType tokentype)
 	}
 	else if (tokentype == JSON_TOKEN_NUMBER && st->pending == LSV_U64)
 		lsm_stats_u64(st, token);
+	else if (tokentype == JSON_TOKEN_NUMBER && st->pending == LSV_ROWS)
+	{
+		lsm_stats_u64(st, token);
+		((LsmGeneration *) f->obj)->has_rows = !st->failed;
+	}
 	else if ((tokentype == JSON_TOKEN_TRUE || tokentype == JSON_TOKEN_FALSE) &&
 			 st->pending == LSV_BOOL)
 		*(bool *) ((char *) f->obj + st->pending_offset) =
 			(tokentype == JSON_TOKEN_TRUE);
-	else if (!(tokentype == JSON_TOKEN_NULL && st->pending == LSV_STATS))
-		lsm_stats_fail_type(st);
+	else if (!(tokentype == JSON_TOKEN_NULL &&
+			   (st->pending == LSV_STATS || st->pending == LSV_MEMTABLES ||
+				st->pending == LSV_ROWS)))
+		lsm_stats_fail_type(st);	/* null: the SDK's default (None) */
 	if (token != NULL)
 		pfree(token);
 	return JSON_SUCCESS;

@@ -24,7 +24,7 @@ typedef struct LsmGeneration
 {
 	uint64_t	generation;
 	uint64_t	bytes;
-	uint64_t	rows;			/* valid only when has_rows */
+	uint64_t	rows;			/* valid only when has_rows (sent, not null) */
 	bool		has_rows;
 } LsmGeneration;
 
@@ -43,7 +43,7 @@ typedef struct LsmMemtable
 typedef struct LsmBucket
 {
 	char	   *shard_id;
-	char	   *status;			/* "Active" or "Sealed" */
+	char	   *status;			/* as sent: "Active", "Sealed", ... */
 	uint64_t	writer_epoch;
 	uint64_t	manifest_version;
 	uint64_t	current_generation;
@@ -52,7 +52,8 @@ typedef struct LsmBucket
 	bool		compacting;		/* the compaction latch */
 	int			ngenerations;
 	LsmGeneration *generations; /* L0, in the order the server sent them */
-	bool		has_memtables;	/* false: absent (a Sealed bucket) */
+	bool		has_memtables;	/* false: absent or null (a Sealed
+								 * bucket, a WAL-only writer) */
 	int			nmemtables;
 	LsmMemtable *memtables;
 } LsmBucket;
@@ -72,7 +73,7 @@ typedef enum LsmKeySpelling
 /* A decoded get_lsm_stats answer. */
 typedef struct LsmStats
 {
-	bool		enabled;		/* false: "lsm_stats": null */
+	bool		enabled;		/* false: "lsm_stats" null or absent */
 	LsmKeySpelling keys;		/* the spelling the answer used */
 	int			nbuckets;
 	LsmBucket  *buckets;

@@ -26,8 +26,8 @@
 /* What the caller should do with a finished request. */
 typedef enum LsmVerdict
 {
-	LSM_VERDICT_OK,				/* the expected success */
-	LSM_VERDICT_RETRY,			/* 429, or 503 that is not draining */
+	LSM_VERDICT_OK,				/* any 2xx */
+	LSM_VERDICT_RETRY,			/* 429 or 503 (draining too) */
 	LSM_VERDICT_REISSUE,		/* 421: the node lost its claim */
 	LSM_VERDICT_FAIL			/* anything else */
 } LsmVerdict;

@@ -13,24 +13,12 @@ const lancedb = require('@lancedb/lancedb');
 
 const PORT = process.env.EMU_PORT;
 const KEY = process.env.EMU_KEY || 'k';
-const BASE = `http://127.0.0.1:${PORT}`;
+const { base: BASE, ctl } = require('./emulator_client.js').emulatorClient(process.env.EMU_PORT);
 const TEST_TIMEOUT_MS = 45000;
 
 let passed = 0;
 let failed = 0;
 
-async function ctl(method, path, body) {
-  const res = await fetch(BASE + '/_emulator/' + path, {
-    method,
-    headers: { 'content-type': 'application/json' },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const json = await res.json();
-  if (res.status !== 200) {
-    throw new Error(`control ${method} ${path} -> ${res.status} ${JSON.stringify(json)}`);
-  }
-  return json;
-}
 
 const state = (t) => ctl('GET', 'tables/' + encodeURIComponent(t));
 const counts = (t) => ctl('GET', 'counts?table=' + encodeURIComponent(t));
@@ -123,7 +111,10 @@ const scenarios = [
     const noRows = await t.getLsmStats();
     compareStats(noRows, await state('c_stats'), false);
     assert.equal(noRows.buckets.length, 4);
-    assert.ok(noRows.buckets.every((b) => b.generations.length === 2));
+    // 2 from the control call, plus any the writer sealed itself (200 rows
+    // per bucket) before the pause on a loaded machine; compareStats has
+    // checked the exact lists against the emulator.
+    assert.ok(noRows.buckets.every((b) => b.generations.length >= 2));
     const bodies = (await log('c_stats')).requests
       .filter((r) => r.route === 'get_lsm_stats').map((r) => JSON.parse(r.body));
     assert.deepEqual(bodies, [{ include_generation_rows: true }, { include_generation_rows: false }]);
@@ -132,9 +123,14 @@ const scenarios = [
   ['flushLsm and compactLsm succeed under write load', async () => {
     const t = await newTable('c_ops', { buckets: 4, rows_per_second: 400 });
     await sleep(300);
+    // paused, so that the flush seals what is left and nothing follows it
+    // (the writer seals a memtable itself at 200 rows, sooner or later
+    // depending on the machine's load)
+    await ctl('POST', 'tables/c_ops/writer', { paused: true });
     await t.flushLsm();
     let s = await state('c_ops');
-    assert.ok(s.buckets.every((b) => b.generations.length === 1), JSON.stringify(s.buckets));
+    assert.ok(s.buckets.every((b) => b.generations.length >= 1 && b.memtables.at(-1).rows === 0),
+      JSON.stringify(s.buckets));
     await t.compactLsm();
     s = await state('c_ops');
     assert.equal(s.passes_dispatched, 4);
@@ -191,12 +187,20 @@ const scenarios = [
       'the writer sealed no generation during the checkpoint');
   }],
 
-  ['target 1, writers keep adding 2, 3, ...: one compact call, then done', async () => {
+  ['target T, writers keep adding T+1, ...: one compact per generation up to T, then done', async () => {
     const t = await newTable('c_moving', { rows_per_second: 200 });
     await sleep(300);
     await t.checkpointLsm();
     const after = await state('c_moving');
-    assert.deepEqual(await routeCounts('c_moving'), { flush: 1, compact: 1, stats: 3 });
+    // One pass per generation at or below the target (one pass drains one):
+    // 1 when the flush sealed the first generation, more when the writer
+    // had sealed some itself before (200 rows, 1 s unloaded); each pass
+    // costs one poll after its compact.
+    const reqs = (await log('c_moving')).requests;
+    const watermark = JSON.parse(reqs.find((r) => r.route === 'get_lsm_stats').response);
+    const n = watermark.lsm_stats.buckets[0].generations.length;
+    assert.ok(n >= 1);
+    assert.deepEqual(await routeCounts('c_moving'), { flush: 1, compact: n, stats: n + 2 });
     assert.ok(after.buckets[0].generations.every((g) => g.generation > 1));
     assert.ok(after.buckets[0].current_generation > 2, JSON.stringify(after.buckets[0]));
   }],
