@@ -6,6 +6,7 @@ MODULE_big = lancelsm
 OBJS = \
 	src/lancelsm.o \
 	src/settings.o \
+	src/wire_text.o \
 	src/functions/option.o \
 	src/net/http.o \
 	src/net/url.o \

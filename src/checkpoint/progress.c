@@ -31,6 +31,11 @@
  * recently stored evicted first, under the same LWLock, not saved at
  * shutdown (a restart only costs a first pass polled the slow way).
  *
+ * Text in shared memory (names, messages) is UTF-8, whatever the encoding
+ * of the database that wrote it; each reader converts it to its own
+ * (src/wire_text.c), escaping what that encoding cannot hold, so that no
+ * database can break another's view with a name.
+ *
  * All of this needs lancelsm in shared_preload_libraries.  Without it the
  * task hooks are no-ops and the SQL functions raise an error saying so.
  *
@@ -59,6 +64,7 @@
 #include "utils/guc.h"
 #include "utils/timestamp.h"
 #include "utils/tuplestore.h"
+#include "wire_text.h"
 
 /* Longest table name kept, in bytes with the terminator (clipped). */
 #define PROGRESS_NAME_LEN 256
@@ -151,19 +157,36 @@ static shmem_request_hook_type prev_shmem_request_hook = NULL;
 static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
 
 /*
- * progress_clip_copy: copy src into dst of size bytes, clipped at a
- * character boundary (database encoding) so that it fits with its
- * terminator.  Never raises an error.
+ * progress_clip_copy: copy src (database encoding) into dst of size bytes
+ * as UTF-8, clipped at a character boundary so that it fits with its
+ * terminator: shared memory holds UTF-8, which every database's reader
+ * converts (progress_text).  What UTF-8 cannot hold is escaped.  Never
+ * raises an error but out of memory.
  */
 static void
 progress_clip_copy(char *dst, const char *src, int size)
 {
-	int			len = strlen(src);
+	bool		lossless;
+	char	   *utf8 = lsm_text_to_wire_quiet(src, &lossless);
+	int			len = strlen(utf8);
 
 	if (len >= size)
-		len = pg_mbcliplen(src, len, size - 1);
-	memcpy(dst, src, len);
+		len = pg_encoding_mbcliplen(PG_UTF8, utf8, len, size - 1);
+	memcpy(dst, utf8, len);
 	dst[len] = '\0';
+	pfree(utf8);
+}
+
+/*
+ * progress_text: a text datum of a string of shared memory (UTF-8) in
+ * this database's encoding, what it cannot hold escaped.
+ */
+static Datum
+progress_text(const char *utf8)
+{
+	bool		lossless;
+
+	return CStringGetTextDatum(lsm_text_from_wire_quiet(utf8, &lossless));
 }
 
 /*
@@ -823,8 +846,8 @@ progress_row(ReturnSetInfo *rsinfo, const ProgressEntry *e)
 	int			i = 0;
 
 	values[i++] = Int32GetDatum(e->pid);
-	values[i++] = CStringGetTextDatum(e->server);
-	values[i++] = CStringGetTextDatum(e->table_name);
+	values[i++] = progress_text(e->server);
+	values[i++] = progress_text(e->table_name);
 	values[i++] = CStringGetTextDatum(e->counters.phase);
 	values[i] = nullable_int8(e->counters.counts.target, &nulls[i]);
 	i++;
@@ -897,14 +920,14 @@ history_row(ReturnSetInfo *rsinfo, const HistoryEntry *h)
 	bool		nulls[LSM_HISTORY_COLS] = {0};
 	int			i = 0;
 
-	values[i++] = CStringGetTextDatum(h->server);
-	values[i++] = CStringGetTextDatum(h->table_name);
+	values[i++] = progress_text(h->server);
+	values[i++] = progress_text(h->table_name);
 	values[i++] = TimestampTzGetDatum(h->finished_at);
 	values[i++] = BoolGetDatum(h->ok);
 	nulls[i] = h->ok;
 	values[i++] = CStringGetTextDatum(h->sqlstate);
 	nulls[i] = h->ok;
-	values[i++] = CStringGetTextDatum(h->message);
+	values[i++] = progress_text(h->message);
 	values[i++] = DirectFunctionCall2(timestamp_mi,
 									  TimestampTzGetDatum(h->finished_at),
 									  TimestampTzGetDatum(h->started_at));

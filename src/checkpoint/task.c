@@ -48,6 +48,7 @@
 #include "net/token.h"
 #include "utils/memutils.h"
 #include "utils/timestamp.h"
+#include "wire_text.h"
 
 static void task_issue(LsmTask *task, TimestampTz deadline);
 static void task_progress_update(const LsmTask *task);
@@ -151,7 +152,10 @@ lsm_statement_deadline(void)
 /*
  * lsm_task_init: prepare a task of the given kind on a table.  config and
  * table_name must outlive the task; the task allocates in the current
- * memory context.
+ * memory context.  table_name (database encoding) is converted to the
+ * UTF-8 its requests carry now, before any request: a name UTF-8 cannot
+ * hold raises PostgreSQL's conversion error (22P05; 22021 for a
+ * SQL_ASCII database's bytes that are not UTF-8).
  */
 void
 lsm_task_init(LsmTask *task, LsmTaskKind kind, const LsmConfig *config,
@@ -163,6 +167,7 @@ lsm_task_init(LsmTask *task, LsmTaskKind kind, const LsmConfig *config,
 	task->kind = kind;
 	task->config = config;
 	task->table_name = table_name;
+	task->wire_table_name = lsm_text_to_wire(table_name);
 	task->include_generation_rows = include_generation_rows;
 	switch (kind)
 	{
@@ -388,10 +393,14 @@ task_fail_request(LsmTask *task)
 static void
 task_fail_decode(LsmTask *task, const char *what, const char *errbuf)
 {
+	bool		lossless;
+
+	/* the decoder may quote the answer's UTF-8 */
 	task_finish(task,
 				lsm_fault_new(ERRCODE_PROTOCOL_VIOLATION,
 							  psprintf("The %s the server sent could not be decoded: %s. Request ID: %s.",
-									   what, errbuf,
+									   what,
+									   lsm_text_from_wire_quiet(errbuf, &lossless),
 									   lsm_http_outcome(task->req)->request_id),
 							  NULL, task_fault(task), task->table_name));
 }
@@ -788,7 +797,7 @@ task_issue(LsmTask *task, TimestampTz deadline)
 	task->wake_at = 0;
 	task->backing_off = false;
 	task->req = lsm_http_prepare(task->req, task->config, route,
-								 task->table_name, body, task);
+								 task->wire_table_name, body, task);
 	lsm_http_start(task->req, deadline);
 	task->in_flight = true;
 }

@@ -45,6 +45,7 @@ typedef struct LsmTask
 	LsmTaskKind kind;
 	const LsmConfig *config;
 	const char *table_name;
+	const char *wire_table_name;	/* table_name in UTF-8, as sent */
 	bool		include_generation_rows;
 	bool		trigger_only;	/* compact, checkpoint: return once compaction
 								 * is triggered, without waiting for it */

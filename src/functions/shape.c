@@ -17,6 +17,7 @@
 #include "common/int.h"
 #include "functions/shape.h"
 #include "utils/tuplestore.h"
+#include "wire_text.h"
 
 /*
  * lsm_int8_from_uint64: *result = v when v fits a bigint; returns false
@@ -209,20 +210,27 @@ lsm_table_summarize(const LsmStats *stats, bool with_rows,
 
 /*
  * lsm_range_detail: the errdetail of a range problem, a full sentence
- * naming the statistic, its bucket and the value; palloc'd.
+ * naming the statistic, its bucket and the value, in the database
+ * encoding (what it cannot hold escaped); palloc'd.
  */
 char *
 lsm_range_detail(const LsmRangeProblem *problem)
 {
+	char	   *detail;
+	bool		lossless;
+
 	if (problem->shard_id == NULL)
-		return psprintf("The sum of %s over the buckets is out of range for type bigint.",
-						problem->what);
-	if (problem->sum)
-		return psprintf("The sum of the %s of bucket \"%s\" is out of range for type bigint.",
-						problem->what, problem->shard_id);
-	return psprintf("The %s %llu of bucket \"%s\" is out of range for type bigint.",
-					problem->what, (unsigned long long) problem->value,
-					problem->shard_id);
+		detail = psprintf("The sum of %s over the buckets is out of range for type bigint.",
+						  problem->what);
+	else if (problem->sum)
+		detail = psprintf("The sum of the %s of bucket \"%s\" is out of range for type bigint.",
+						  problem->what, problem->shard_id);
+	else
+		detail = psprintf("The %s %llu of bucket \"%s\" is out of range for type bigint.",
+						  problem->what, (unsigned long long) problem->value,
+						  problem->shard_id);
+	/* the shard id is the server's UTF-8 */
+	return lsm_text_from_wire_quiet(detail, &lossless);
 }
 
 /*
