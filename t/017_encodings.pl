@@ -6,7 +6,9 @@
 # UTF-8 whatever the database holds.  The emulator answers non-ASCII text
 # as raw UTF-8, as a Rust server does.  Per database:
 # 1. Out: table "café" reaches the emulator as /v1/table/caf%C3%A9/...
-#    (a LATIN1 server's user_id "é" is sent as UTF-8 too).
+#    (a LATIN1 server's user_id "é" and extra_headers, and a LATIN1 user
+#    mapping's extra_headers, are sent as UTF-8 too); a mapping's secret
+#    UTF-8 cannot hold is refused naming the option, never quoting it.
 # 2. In: shard id "bü" is shown as "bü"; shard id "東" is shown where the
 #    encoding holds it, while LATIN1 refuses it with 22P05 naming the
 #    column, and a checkpoint of its table converges everywhere.
@@ -14,7 +16,8 @@
 #    escaped in the errdetail and in a message column; the real error
 #    (its SQLSTATE, HV000) is what is raised.
 # 4. Shared memory holds UTF-8: the checkpoint history written by one
-#    database is read correctly (or escaped) by the others.
+#    database is read correctly (or escaped) by the others, and one table
+#    checkpointed from two encodings has one entry.
 # 5. SQL_ASCII: bytes that are not UTF-8 in a table name or the write
 #    spec are 22021 before any request.
 # 6. Progress read across encodings; a herd run joined across encodings
@@ -158,6 +161,46 @@ is_deeply(
 	[ "/v1/table/caf%C3%A9/flush_lsm/", "\x{c3}\x{a9}", "\x{c3}\x{bc}" ],
 	'lat: user_id and extra_headers values go out as UTF-8');
 
+# a LATIN1 user mapping's extra_headers, converted as a secret is (quietly,
+# src/functions/option.c), go out as UTF-8 too
+emu('POST', '/_emulator/log/reset', {});
+$node->safe_psql('lat', qq{
+	CREATE SERVER emu3 FOREIGN DATA WRAPPER lancelsm
+	  OPTIONS (database 'mydb', host_override 'http://127.0.0.1:$port');
+	CREATE USER MAPPING FOR PUBLIC SERVER emu3
+	  OPTIONS (api_key '$API_KEY', extra_headers '{"X-Tenant-Key": "\xc3\xbc"}');
+	SELECT lancelsm_flush('emu3', '$CAFE');
+});
+my @reqs = @{ emu('GET', '/_emulator/log')->{requests} };
+is_deeply(
+	[ scalar @reqs, $reqs[0]{path}, $reqs[0]{headers}{'x-tenant-key'} ],
+	[ 1, "/v1/table/caf%C3%A9/flush_lsm/", "\x{c3}\x{bc}" ],
+	"lat: a user mapping's extra_headers value goes out as UTF-8");
+
+# a user mapping's secret that UTF-8 cannot hold is refused by the
+# validator naming the option only, never quoting the value: bytes of a
+# SQL_ASCII database that are not UTF-8 (22021), an EUC_JP user-defined
+# character, which has no Unicode equivalent (22P05); sent raw in the
+# database's own encoding
+for my $case ([ 'ascii', 'SQL_ASCII', "b\xffz", '22021' ],
+	[ 'euc', 'EUC_JP', "\xf5\xa1z", '22P05' ])
+{
+	my ($db, $client, $bytes, $state) = @$case;
+	my ($rc, $out, $err) = run($db,
+		"SET client_encoding = '$client';\n"
+		  . "CREATE USER MAPPING FOR CURRENT_USER SERVER emu "
+		  . "OPTIONS (api_key 'sk_$bytes')");
+	is( sqlstate_of($err) . ' '
+		  . ($err =~ /ERROR:  \S+: (.*)$/m ? $1 : $err),
+		"$state the value of option \"api_key\" has no equivalent in encoding \"UTF8\"",
+		"$db: a mapping secret UTF-8 cannot hold is $state naming the option");
+	unlike($err, qr/sk_/, "$db: the error does not quote the secret");
+	is( $node->safe_psql($db,
+			"SELECT count(*) FROM pg_user_mappings WHERE srvname = 'emu' "
+			  . "AND usename = current_user"),
+		'0', "$db: no mapping was created");
+}
+
 # 3. the server's error message, converted or escaped
 my %shown = (
 	utf => "disk $EMDASH full $GRIN $EAST",
@@ -188,11 +231,21 @@ for my $db (@DBS)
 		"$db: the message column shows it the same way");
 }
 
-# 4. shared memory holds UTF-8: each database reads the others' history
+# 4. shared memory holds UTF-8: each database reads the others' history;
+#    the same table checkpointed from LATIN1 and from UTF8 (its UTF-8 name
+#    is the key) has one entry, the later one
 emu_reset();
 make_tables();
 $node->safe_psql('lat', "SELECT lancelsm_checkpoint('emu', '$CAFE')");
 $node->safe_psql('utf', "SELECT lancelsm_checkpoint('emu', '$TOKYO')");
+my $lat_at = $node->safe_psql('lat',
+	"SELECT finished_at FROM lancelsm_checkpoint_history WHERE table_name = '$CAFE'");
+$node->safe_psql('utf', "SELECT lancelsm_checkpoint('emu', '$CAFE')");
+is( $node->safe_psql('euc',
+		"SELECT count(*), bool_and(finished_at > '$lat_at') "
+		  . "FROM lancelsm_checkpoint_history WHERE table_name = '$CAFE'"),
+	'1|t',
+	"$CAFE checkpointed from LATIN1, then UTF8: one history entry, UTF8's");
 my %tokyo = (utf => $TOKYO, lat => '\u6771\u4EAC', euc => $TOKYO,
 	ascii => $TOKYO);
 for my $db (@DBS)

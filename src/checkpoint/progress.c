@@ -108,7 +108,7 @@ typedef struct HistoryEntry
 	char		sqlstate[6];
 	char		server[NAMEDATALEN];
 	char		table_name[PROGRESS_NAME_LEN];
-	uint64		name_hash;		/* of the whole name: clipped ones differ */
+	uint64		name_hash;		/* of the whole UTF-8 name: clipped ones differ */
 	char		message[HISTORY_MESSAGE_LEN];
 	TimestampTz started_at;
 	TimestampTz finished_at;
@@ -119,7 +119,7 @@ typedef struct HistoryEntry
 typedef struct PaceEntry
 {
 	bool		in_use;
-	uint64		name_hash;		/* of the whole table name */
+	uint64		name_hash;		/* of the whole UTF-8 table name */
 	char		server[NAMEDATALEN];
 	char		table_name[PROGRESS_NAME_LEN];
 	LsmPace		pace;
@@ -157,6 +157,22 @@ static shmem_request_hook_type prev_shmem_request_hook = NULL;
 static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
 
 /*
+ * progress_clip_utf8: copy utf8 (UTF-8 already, such as a task's
+ * wire_table_name) into dst of size bytes, clipped at a character
+ * boundary so that it fits with its terminator.  Never raises an error.
+ */
+static void
+progress_clip_utf8(char *dst, const char *utf8, int size)
+{
+	int			len = strlen(utf8);
+
+	if (len >= size)
+		len = pg_encoding_mbcliplen(PG_UTF8, utf8, len, size - 1);
+	memcpy(dst, utf8, len);
+	dst[len] = '\0';
+}
+
+/*
  * progress_clip_copy: copy src (database encoding) into dst of size bytes
  * as UTF-8, clipped at a character boundary so that it fits with its
  * terminator: shared memory holds UTF-8, which every database's reader
@@ -168,13 +184,21 @@ progress_clip_copy(char *dst, const char *src, int size)
 {
 	bool		lossless;
 	char	   *utf8 = lsm_text_to_wire_quiet(src, &lossless);
-	int			len = strlen(utf8);
 
-	if (len >= size)
-		len = pg_encoding_mbcliplen(PG_UTF8, utf8, len, size - 1);
-	memcpy(dst, utf8, len);
-	dst[len] = '\0';
+	progress_clip_utf8(dst, utf8, size);
 	pfree(utf8);
+}
+
+/*
+ * progress_name_hash: the hash of a whole table name in UTF-8, the one
+ * its requests carry: the same table named from databases of different
+ * encodings has one hash, so one history and one pace entry.
+ */
+static uint64
+progress_name_hash(const char *wire_table_name)
+{
+	return hash_bytes_extended((const unsigned char *) wire_table_name,
+							   strlen(wire_table_name), 0);
 }
 
 /*
@@ -276,25 +300,26 @@ pace_find_slot(const char *server, const char *table_name, uint64 name_hash,
 
 /*
  * pace_key: the clipped names and the whole name's hash a pace entry is
- * found by.
+ * found by; wire_table_name is UTF-8, server in the database encoding.
  */
 static void
-pace_key(const char *server, const char *table_name, char *server_key,
+pace_key(const char *server, const char *wire_table_name, char *server_key,
 		 char *table_key, uint64 *name_hash)
 {
 	progress_clip_copy(server_key, server, NAMEDATALEN);
-	progress_clip_copy(table_key, table_name, PROGRESS_NAME_LEN);
-	*name_hash = hash_bytes_extended((const unsigned char *) table_name,
-									 strlen(table_name), 0);
+	progress_clip_utf8(table_key, wire_table_name, PROGRESS_NAME_LEN);
+	*name_hash = progress_name_hash(wire_table_name);
 }
 
 /*
- * lsm_pace_recall: what the last checkpoint of table_name on server learnt
- * of its passes, into *pace.  Returns false (pace untouched) when nothing
- * is kept or lancelsm is not preloaded.  Never raises an error.
+ * lsm_pace_recall: what the last checkpoint of wire_table_name (UTF-8, as
+ * sent) on server learnt of its passes, into *pace.  Returns false (pace
+ * untouched) when nothing is kept or lancelsm is not preloaded.  Never
+ * raises an error.
  */
 bool
-lsm_pace_recall(const char *server, const char *table_name, LsmPace *pace)
+lsm_pace_recall(const char *server, const char *wire_table_name,
+				LsmPace *pace)
 {
 	char		server_key[NAMEDATALEN];
 	char		table_key[PROGRESS_NAME_LEN];
@@ -303,7 +328,7 @@ lsm_pace_recall(const char *server, const char *table_name, LsmPace *pace)
 
 	if (progress_shared == NULL || pace_entries == NULL)
 		return false;
-	pace_key(server, table_name, server_key, table_key, &name_hash);
+	pace_key(server, wire_table_name, server_key, table_key, &name_hash);
 	LWLockAcquire(progress_shared->lock, LW_SHARED);
 	e = pace_find_slot(server_key, table_key, name_hash, false);
 	if (e)
@@ -313,12 +338,13 @@ lsm_pace_recall(const char *server, const char *table_name, LsmPace *pace)
 }
 
 /*
- * lsm_pace_remember: keep pace, what a checkpoint of table_name on server
- * learnt of its passes, for the table's next checkpoint (in any session).
- * A no-op when lancelsm is not preloaded.  Never raises an error.
+ * lsm_pace_remember: keep pace, what a checkpoint of wire_table_name
+ * (UTF-8, as sent) on server learnt of its passes, for the table's next
+ * checkpoint (in any session and database).  A no-op when lancelsm is not
+ * preloaded.  Never raises an error.
  */
 void
-lsm_pace_remember(const char *server, const char *table_name,
+lsm_pace_remember(const char *server, const char *wire_table_name,
 				  const LsmPace *pace)
 {
 	char		server_key[NAMEDATALEN];
@@ -329,7 +355,7 @@ lsm_pace_remember(const char *server, const char *table_name,
 	if (progress_shared == NULL || pace_entries == NULL ||
 		progress_shared->nhistory == 0)
 		return;
-	pace_key(server, table_name, server_key, table_key, &name_hash);
+	pace_key(server, wire_table_name, server_key, table_key, &name_hash);
 	LWLockAcquire(progress_shared->lock, LW_EXCLUSIVE);
 	e = pace_find_slot(server_key, table_key, name_hash, true);
 	e->in_use = true;
@@ -693,7 +719,7 @@ lsm_progress_begin(const LsmTaskSnapshot *snap)
 		progress_exit_registered = true;
 	}
 	progress_clip_copy(server, snap->server_name, sizeof(server));
-	progress_clip_copy(table_name, snap->table_name, sizeof(table_name));
+	progress_clip_utf8(table_name, snap->wire_table_name, sizeof(table_name));
 	if ((slot = progress_claim_slot()) < 0)
 	{
 		pg_atomic_fetch_add_u64(&progress_shared->skipped, 1);
@@ -745,10 +771,9 @@ history_entry_fill(HistoryEntry *h, const LsmTaskSnapshot *snap,
 
 	memset(h, 0, sizeof(HistoryEntry));
 	progress_clip_copy(h->server, snap->server_name, sizeof(h->server));
-	progress_clip_copy(h->table_name, snap->table_name,
+	progress_clip_utf8(h->table_name, snap->wire_table_name,
 					   sizeof(h->table_name));
-	h->name_hash = hash_bytes_extended((const unsigned char *) snap->table_name,
-									   strlen(snap->table_name), 0);
+	h->name_hash = progress_name_hash(snap->wire_table_name);
 	h->ok = finished && f == NULL;
 	h->started_at = snap->started_at;
 	h->finished_at = finished ? snap->finished_at : GetCurrentTimestamp();

@@ -273,6 +273,7 @@ lsm_task_snapshot(const LsmTask *task, LsmTaskSnapshot *snap)
 	snap->trigger_only = task->trigger_only;
 	snap->server_name = task->config ? task->config->server_name : NULL;
 	snap->table_name = task->table_name;
+	snap->wire_table_name = task->wire_table_name;
 	snap->phase = task_phase_name(task);
 	snap->finished = (task->phase == LSM_PHASE_DONE);
 	snap->failure = task->failure;
@@ -366,8 +367,8 @@ task_finish(LsmTask *task, LsmFailure *failure)
 	{
 		lsm_watermark_release(&task->watermark);
 		if (task->watermark.pace_learned && !task->watermark.pace_queued)
-			lsm_pace_remember(task->config->server_name, task->table_name,
-							  &task->watermark.pace);
+			lsm_pace_remember(task->config->server_name,
+							  task->wire_table_name, &task->watermark.pace);
 	}
 	lsm_http_release(task->req);
 }
@@ -498,7 +499,7 @@ task_pace_recall(LsmTask *task)
 	LsmWatermark *wm = &task->watermark;
 
 	if (wm->pace.hi_ms == 0 && wm->drain == NULL &&
-		lsm_pace_recall(task->config->server_name, task->table_name,
+		lsm_pace_recall(task->config->server_name, task->wire_table_name,
 						&wm->pace))
 		wm->pace_recalled = true;
 }

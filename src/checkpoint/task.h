@@ -106,6 +106,7 @@ typedef struct LsmTaskSnapshot
 	bool		trigger_only;
 	const char *server_name;	/* NULL: no server resolved */
 	const char *table_name;
+	const char *wire_table_name;	/* table_name in UTF-8, as sent */
 	const char *phase;			/* as lancelsm_progress shows it */
 	bool		finished;		/* its phase is done */
 	const LsmFailure *failure;	/* once finished: NULL on success */
