@@ -1,21 +1,29 @@
 /*-------------------------------------------------------------------------
  *
  * harness_wire_text.c
- *		src/wire_text.h for the fuzz/ programs, as in a UTF-8 database:
- *		nothing is converted; the quiet forms escape the bytes that are
- *		not valid UTF-8 (\xNN), as src/wire_text.c does there.
+ *		The backend functions src/wire_text.c calls, for the fuzz/
+ *		programs that link it: a backend connected to a UTF-8 database.
  *
- * src/wire_text.c itself needs a backend (the conversion functions are
- * looked up in the catalog); in a UTF-8 database it never calls them.
+ * In a UTF-8 database src/wire_text.c converts nothing: pg_server_to_any
+ * returns its argument unchanged and the quiet forms only escape the
+ * bytes that are not valid UTF-8 (\xNN), with its own code.  The catalog
+ * lookup of a conversion function is for other encodings and never
+ * happens here: those stubs abort.
  *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
 
-#include "lib/stringinfo.h"
-#include "mb/pg_wchar.h"
+#include <stdlib.h>
 
-#include "wire_text.h"
+#include "access/xact.h"
+#include "catalog/namespace.h"
+#include "fmgr.h"
+#include "mb/pg_wchar.h"
+#include "utils/memutils.h"
+
+/* The memory context src/wire_text.c keeps its lookups in: none here. */
+MemoryContext TopMemoryContext = NULL;
 
 /* GetDatabaseEncoding: the harness's database is UTF-8. */
 int
@@ -24,53 +32,50 @@ GetDatabaseEncoding(void)
 	return PG_UTF8;
 }
 
-/* harness_copy_valid: s with each byte that is not valid UTF-8 escaped. */
-static char *
-harness_copy_valid(const char *s, bool *lossless)
+/* GetDatabaseEncodingName: the name of that encoding. */
+const char *
+GetDatabaseEncodingName(void)
 {
-	const char *p = s;
-	const char *end = s + strlen(s);
-	StringInfoData buf;
-
-	*lossless = true;
-	initStringInfo(&buf);
-	while (p < end)
-	{
-		int			ok = pg_encoding_verifymbstr(PG_UTF8, p, end - p);
-
-		appendBinaryStringInfo(&buf, p, ok);
-		p += ok;
-		if (p < end)
-		{
-			appendStringInfo(&buf, "\\x%02X", (unsigned char) *p++);
-			*lossless = false;
-		}
-	}
-	return buf.data;
+	return "UTF8";
 }
 
+/*
+ * pg_server_to_any: from a UTF-8 database to UTF-8 the backend returns s
+ * itself, unchecked; any other target is not used by lancelsm.
+ */
 char *
-lsm_text_to_wire(const char *s)
+pg_server_to_any(const char *s, int len, int encoding)
 {
-	return (char *) s;
+	if (encoding != PG_UTF8)
+		abort();
+	return unconstify(char *, s);
 }
 
-char *
-lsm_text_to_wire_quiet(const char *s, bool *lossless)
+/* IsTransactionState: no transaction, so no catalog lookup. */
+bool
+IsTransactionState(void)
 {
-	return harness_copy_valid(s, lossless);
+	return false;
 }
 
-char *
-lsm_text_from_wire(const char *s, const char *column)
+/* Never called in a UTF-8 database (see the file's comment). */
+Oid
+FindDefaultConversionProc(int32 for_encoding, int32 to_encoding)
 {
-	bool		lossless;
-
-	return harness_copy_valid(s, &lossless);
+	abort();
 }
 
-char *
-lsm_text_from_wire_quiet(const char *s, bool *lossless)
+/* Never called in a UTF-8 database (see the file's comment). */
+void
+fmgr_info_cxt(Oid functionId, FmgrInfo *finfo, MemoryContext mcxt)
 {
-	return harness_copy_valid(s, lossless);
+	abort();
+}
+
+/* Never called in a UTF-8 database (see the file's comment). */
+Datum
+FunctionCall6Coll(FmgrInfo *flinfo, Oid collation, Datum arg1, Datum arg2,
+				  Datum arg3, Datum arg4, Datum arg5, Datum arg6)
+{
+	abort();
 }

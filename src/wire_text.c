@@ -99,11 +99,19 @@ wire_escape_char(StringInfo buf, const char *p, const char *end, int enc)
 }
 
 /*
- * wire_copy_valid: s in encoding enc, its invalid bytes escaped; for a
- * pair of encodings between which nothing is converted.
+ * A way to take the run of characters at p (len bytes at the most) that
+ * need no escape: appends them to buf, as they are or converted, and
+ * returns the bytes of p it took (0 when the first character needs one).
+ */
+typedef int (*WireRun) (StringInfo buf, const char *p, int len, void *arg);
+
+/*
+ * wire_escape_runs: s in encoding enc, taken by run (with arg) and, where
+ * run stops, one character escaped (wire_escape_char) at a time.
  */
 static char *
-wire_copy_valid(const char *s, int enc, bool *lossless)
+wire_escape_runs(const char *s, int enc, WireRun run, void *arg,
+				 bool *lossless)
 {
 	const char *p = s;
 	const char *end = s + strlen(s);
@@ -113,10 +121,7 @@ wire_copy_valid(const char *s, int enc, bool *lossless)
 	initStringInfo(&buf);
 	while (p < end)
 	{
-		int			ok = pg_encoding_verifymbstr(enc, p, end - p);
-
-		appendBinaryStringInfo(&buf, p, ok);
-		p += ok;
+		p += run(&buf, p, end - p, arg);
 		if (p < end)
 		{
 			p += wire_escape_char(&buf, p, end, enc);
@@ -124,6 +129,54 @@ wire_copy_valid(const char *s, int enc, bool *lossless)
 		}
 	}
 	return buf.data;
+}
+
+/* wire_run_valid: the run valid in the encoding *arg, as it is. */
+static int
+wire_run_valid(StringInfo buf, const char *p, int len, void *arg)
+{
+	int			ok = pg_encoding_verifymbstr(*(int *) arg, p, len);
+
+	appendBinaryStringInfo(buf, p, ok);
+	return ok;
+}
+
+/*
+ * wire_copy_valid: s in encoding enc, its invalid bytes escaped; for a
+ * pair of encodings between which nothing is converted.
+ */
+static char *
+wire_copy_valid(const char *s, int enc, bool *lossless)
+{
+	return wire_escape_runs(s, enc, wire_run_valid, &enc, lossless);
+}
+
+/* The conversion of a wire_run_convert: its encodings, function, buffer. */
+typedef struct WireConvertRun
+{
+	int			src;
+	int			dst;
+	WireConversion *conv;
+	char	   *out;			/* room for the whole string converted */
+} WireConvertRun;
+
+/* wire_run_convert: the run the conversion function converts, converted. */
+static int
+wire_run_convert(StringInfo buf, const char *p, int len, void *arg)
+{
+	WireConvertRun *c = arg;
+	int			done;
+
+	c->out[0] = '\0';
+	done = DatumGetInt32(FunctionCall6(&c->conv->flinfo,
+									   Int32GetDatum(c->src),
+									   Int32GetDatum(c->dst),
+									   CStringGetDatum(p),
+									   PointerGetDatum(c->out),
+									   Int32GetDatum(len),
+									   BoolGetDatum(true)));
+	appendStringInfoString(buf, c->out);
+	return done;
 }
 
 /*
@@ -134,35 +187,25 @@ static char *
 wire_convert_quiet(const char *s, int src, int dst, WireConversion *conv,
 				   bool *lossless)
 {
-	const char *p = s;
-	const char *end = s + strlen(s);
-	char	   *out = palloc((end - s) * MAX_CONVERSION_GROWTH + 1);
-	StringInfoData buf;
+	WireConvertRun c = {src, dst, conv, NULL};
+	char	   *result;
 
-	*lossless = true;
-	initStringInfo(&buf);
-	while (p < end)
-	{
-		int			done;
+	c.out = palloc(strlen(s) * MAX_CONVERSION_GROWTH + 1);
+	result = wire_escape_runs(s, src, wire_run_convert, &c, lossless);
+	pfree(c.out);
+	return result;
+}
 
-		out[0] = '\0';
-		done = DatumGetInt32(FunctionCall6(&conv->flinfo,
-										   Int32GetDatum(src),
-										   Int32GetDatum(dst),
-										   CStringGetDatum(p),
-										   PointerGetDatum(out),
-										   Int32GetDatum(end - p),
-										   BoolGetDatum(true)));
-		appendStringInfoString(&buf, out);
-		p += done;
-		if (p < end)
-		{
-			p += wire_escape_char(&buf, p, end, src);
-			*lossless = false;
-		}
-	}
-	pfree(out);
-	return buf.data;
+/* wire_run_ascii: the ASCII run, as it is (the same in every encoding). */
+static int
+wire_run_ascii(StringInfo buf, const char *p, int len, void *arg)
+{
+	int			n = 0;
+
+	while (n < len && !IS_HIGHBIT_SET(p[n]))
+		n++;
+	appendBinaryStringInfo(buf, p, n);
+	return n;
 }
 
 /*
@@ -173,23 +216,7 @@ wire_convert_quiet(const char *s, int src, int dst, WireConversion *conv,
 static char *
 wire_escape_non_ascii(const char *s, int src, bool *lossless)
 {
-	const char *p = s;
-	const char *end = s + strlen(s);
-	StringInfoData buf;
-
-	*lossless = true;
-	initStringInfo(&buf);
-	while (p < end)
-	{
-		if (!IS_HIGHBIT_SET(*p))
-			appendStringInfoChar(&buf, *p++);
-		else
-		{
-			p += wire_escape_char(&buf, p, end, src);
-			*lossless = false;
-		}
-	}
-	return buf.data;
+	return wire_escape_runs(s, src, wire_run_ascii, NULL, lossless);
 }
 
 /*
