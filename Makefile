@@ -10,6 +10,7 @@ OBJS = \
 	src/checkpoint/shmem.o \
 	src/settings.o \
 	src/deadline.o \
+	src/wire_text.o \
 	src/functions/option.o \
 	src/functions/option_check.o \
 	src/functions/mapping.o \

@@ -190,13 +190,17 @@ class Table:
     """One emulated table: buckets, LSM flag, claim, writer settings."""
 
     def __init__(self, name, buckets, rows_per_second=0, lsm=True,
-                 indexes=("vec_idx",), primary_key="id"):
+                 indexes=("vec_idx",), primary_key="id", shard_ids=None):
         self.name = name
         self.lsm = bool(lsm)
         self.indexes = list(indexes)
         self.primary_key = primary_key  # unenforced primary key; None: none
         self.spec = None   # the installed write spec (what get answers)
-        self.buckets = [Bucket("b%d" % i, self.indexes) for i in range(buckets)]
+        # shard_ids: the buckets' names (any text, sent as raw UTF-8)
+        # instead of b0..b{N-1}
+        names = list(shard_ids) if shard_ids else \
+            ["b%d" % i for i in range(buckets)]
+        self.buckets = [Bucket(n, self.indexes) for n in names]
         if self.lsm:
             self.spec = self.default_spec(buckets)
         self.claimed = True
@@ -383,13 +387,13 @@ class Emulator:
         self._reset_locked()
 
     def create_table(self, name, buckets, rows_per_second=0, lsm=True,
-                     indexes=("vec_idx",), primary_key="id"):
+                     indexes=("vec_idx",), primary_key="id", shard_ids=None):
         with self.lock:
             old = self.tables.get(name)
             if old is not None:
                 old.alive = False
             t = Table(name, buckets, rows_per_second, lsm, indexes,
-                      primary_key)
+                      primary_key, shard_ids)
             self.tables[name] = t
             self.ensure_writer()
         return t
@@ -765,11 +769,13 @@ def _resolve_parent(obj, parts):
 
 
 def _ser(v, dup=None, here=()):
-    """Serialize JSON keeping key order; emit key `dup` (a path tuple) twice."""
+    """Serialize JSON keeping key order; emit key `dup` (a path tuple) twice.
+    Non-ASCII text is written as raw UTF-8 (the caller encodes the str)."""
     if isinstance(v, dict):
         items = []
         for k, x in v.items():
-            s = json.dumps(str(k)) + ": " + _ser(x, dup, here + (k,))
+            s = json.dumps(str(k), ensure_ascii=False) + ": " + \
+                _ser(x, dup, here + (k,))
             items.append(s)
             if dup is not None and here + (k,) == dup:
                 items.append(s)
@@ -777,7 +783,8 @@ def _ser(v, dup=None, here=()):
     if isinstance(v, list):
         return "[" + ", ".join(_ser(x, dup, here + (i,))
                                for i, x in enumerate(v)) + "]"
-    return json.dumps(v)
+    # raw UTF-8, as a Rust (serde_json) server writes it; not \u escapes
+    return json.dumps(v, ensure_ascii=False)
 
 
 def _add_extra(v):
@@ -1581,7 +1588,14 @@ class Control:
         pk = req.get("primary_key", "id")
         if pk is not None and (not isinstance(pk, str) or not pk):
             raise ControlError("primary_key must be null or a non-empty string")
-        self.emu.create_table(name, buckets, rps, lsm, idx, pk)
+        sids = req.get("shard_ids")
+        if sids is not None:
+            if not isinstance(sids, list) or not sids or \
+                    not all(isinstance(i, str) and i for i in sids) or \
+                    len(set(sids)) != len(sids):
+                raise ControlError("shard_ids must be a list of distinct non-empty strings")
+            buckets = len(sids)
+        self.emu.create_table(name, buckets, rps, lsm, idx, pk, sids)
         return 200, {"ok": True}
 
     def _node(self, req):

@@ -459,6 +459,37 @@ class HttpTest(unittest.TestCase):
         self.ctl("log/reset", {})
         self.assertEqual(self.ctl("log")[1]["requests"], [])
 
+    def test_non_ascii_raw_utf8_and_raw_path(self):
+        # shard ids, index names and messages go out as raw UTF-8, as a
+        # Rust server writes them; the log keeps the raw request path
+        _, ok = self.ctl("tables", {"name": "caf\u00e9", "shard_ids":
+                                    ["b\u00fc", "\u6771"],
+                                    "indexes": ["\u7d22\u5f15"]})
+        self.assertEqual(ok, {"ok": True})
+        r, data = self.req(None, path="/v1/table/caf%C3%A9/get_lsm_stats/",
+                           body=b"{}")
+        self.assertEqual(r.status, 200)
+        self.assertIn("\"shard_id\": \"b\u00fc\"".encode(), data)
+        self.assertIn("\"\u6771\"".encode(), data)
+        self.assertIn("[\"\u7d22\u5f15\"]".encode(), data)
+        self.assertNotIn(b"\\u", data)
+        r, data = self.req(None, path="/v1/table/caf%E9/get_lsm_stats/",
+                           body=b"{}")
+        self.assertEqual(r.status, 404)
+        self.ctl("faults", {"table": "caf\u00e9", "route": "flush_lsm",
+                            "status": 500, "json": {"code": 1, "error":
+                                                    "disk \u2014 full"}})
+        r, data = self.req(None, path="/v1/table/caf%C3%A9/flush_lsm/")
+        self.assertEqual((r.status, data),
+                         (500, "{\"code\": 1, \"error\": \"disk \u2014 full\"}".encode()))
+        _, log = self.ctl("log")
+        self.assertEqual([(x["path"], x["table"]) for x in log["requests"]],
+                         [("/v1/table/caf%C3%A9/get_lsm_stats/", "caf\u00e9"),
+                          ("/v1/table/caf%E9/get_lsm_stats/", "caf\ufffd"),
+                          ("/v1/table/caf%C3%A9/flush_lsm/", "caf\u00e9")])
+        st, err = self.ctl("tables", {"name": "x", "shard_ids": ["a", "a"]})
+        self.assertEqual((st, err), (400, {"error": "shard_ids must be a list of distinct non-empty strings"}))
+
     def test_keepalive_one_connection(self):
         c = self.conn()
         for _ in range(3):

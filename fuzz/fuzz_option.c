@@ -17,8 +17,9 @@
  * separated by NUL bytes (an entry without '=' has no value).  The target
  * runs the validator and aborts unless:
  *  - it accepts the list or raises one of its documented SQLSTATEs
- *    (HV00D, 42501, 22023, HV002, or 42601 for a missing value) with a
- *    message;
+ *    (HV00D, 42501, 22023, HV002, or 42601 for a missing value; 22P05
+ *    for a user mapping's value that is not UTF-8, which a UTF-8
+ *    database never holds but the fuzzer's bytes may) with a message;
  *  - no error text quotes an api_key value (values of 8 bytes or more
  *    starting "sk_" that appear nowhere else in the input: the names of
  *    options and headers are quoted on purpose);
@@ -215,6 +216,7 @@ fuzz_check_error(void)
 		case ERRCODE_INVALID_PARAMETER_VALUE:
 		case ERRCODE_FDW_DYNAMIC_PARAMETER_VALUE_NEEDED:
 		case ERRCODE_SYNTAX_ERROR:
+		case ERRCODE_UNTRANSLATABLE_CHARACTER:
 			break;
 		default:
 			abort();

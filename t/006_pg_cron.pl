@@ -29,7 +29,8 @@
 #  (e) the queries of contrib/postgres_exporter/lancelsm.yaml run and show
 #      steady's stats, leaky's error and the last checkpoint of each
 #      table the server answered for (steady only: events and leaky never
-#      got a success answer, so the history does not record them).
+#      got a success answer, so the history does not record them);
+#  (f) no server process of either node ended by a signal.
 #
 # pg_cron before 1.5 (Debian 12 ships 1.4.2) schedules by the minute, so
 # this test waits for minute boundaries: about two minutes in all.  With
@@ -430,5 +431,16 @@ for my $n (@nodes)
 # LsmTap's END)
 emu('DELETE', '/_emulator/faults');
 $_->[1]->stop for @nodes;
+
+# no server process of either node ended by a signal (a crash restarts the
+# node's backends, which the checks above may survive): the postmaster's
+# report names the signal and the statement
+for my $n (@nodes)
+{
+	my ($mode, $node) = @$n;
+	my @crashes = slurp_file($node->logfile) =~
+	  /^.*terminated by signal.*\n(?:.*DETAIL:.*\n)?/mg;
+	is(join('', @crashes), '', "$mode: no server process ended by a signal");
+}
 
 done_testing();

@@ -48,6 +48,7 @@ typedef struct LsmTask
 	LsmTaskKind kind;
 	const LsmConfig *config;
 	const char *table_name;
+	const char *wire_table_name;	/* table_name in UTF-8, as sent */
 	bool		include_generation_rows;
 	bool		trigger_only;	/* compact, checkpoint: return once compaction
 								 * is triggered, without waiting for it */
@@ -108,6 +109,7 @@ typedef struct LsmTaskSnapshot
 	bool		trigger_only;
 	const char *server_name;	/* NULL: no server resolved */
 	const char *table_name;
+	const char *wire_table_name;	/* table_name in UTF-8, as sent */
 	const char *phase;			/* as lancelsm_progress shows it */
 	bool		finished;		/* its phase is done */
 	const LsmFailure *failure;	/* once finished: NULL on success */

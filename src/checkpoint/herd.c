@@ -61,6 +61,7 @@
 #include "storage/shmem.h"
 #include "utils/timestamp.h"
 #include "utils/wait_event.h"
+#include "wire_text.h"
 
 /* Runs of distinct tables the registry tracks at once. */
 #define HERD_ENTRIES 256
@@ -75,7 +76,7 @@ typedef struct HerdOutcome
 	uint64		run;			/* the run; 0: none yet */
 	bool		shared;			/* its joiners take it as theirs */
 	int			sqlerrcode;		/* 0: success */
-	char		detail[HERD_DETAIL_LEN];	/* the failure's errdetail */
+	char		detail[HERD_DETAIL_LEN];	/* the failure's errdetail, UTF-8 */
 	int32		passes;
 	int32		polls;
 	int			leader_pid;
@@ -279,7 +280,7 @@ herd_key(const LsmTask *task, uint64 *hash)
 							   c->base_url,
 							   c->database ? c->database : "",
 							   c->database_prefix ? c->database_prefix : "",
-							   task->table_name);
+							   task->wire_table_name);
 
 	pfree(credential);
 
@@ -415,11 +416,15 @@ herd_publish(const LsmTask *task, const HerdTicket *t, bool interrupted)
 	out.sqlerrcode = f ? f->sqlerrcode : 0;
 	if (f && f->detail)
 	{
-		int			len = strlen(f->detail);
+		bool		lossless;
+		char	   *detail = lsm_text_to_wire_quiet(f->detail, &lossless);
+		int			len = strlen(detail);
 
+		/* UTF-8: joiners of any database read it (herd_adopt) */
 		if (len >= HERD_DETAIL_LEN)
-			len = pg_mbcliplen(f->detail, len, HERD_DETAIL_LEN - 1);
-		memcpy(out.detail, f->detail, len);
+			len = pg_encoding_mbcliplen(PG_UTF8, detail, len,
+										HERD_DETAIL_LEN - 1);
+		memcpy(out.detail, detail, len);
 	}
 	out.passes = task->passes;
 	out.polls = task->polls;
@@ -524,11 +529,14 @@ static void
 herd_adopt(LsmTask *task, const HerdTicket *t, const HerdOutcome *out)
 {
 	LsmFailure *failure = NULL;
+	bool		lossless;
 
 	if (out->sqlerrcode != 0)
 		failure = lsm_fault_new(out->sqlerrcode,
 								psprintf("The checkpoint of backend %d, which this one joined, failed: %s",
-										 out->leader_pid, out->detail),
+										 out->leader_pid,
+										 lsm_text_from_wire_quiet(out->detail,
+																  &lossless)),
 								NULL, LSM_FAULT_CHECKPOINT, task->table_name);
 	else
 		task->note = psprintf("joined the checkpoint of backend %d: %d passes, %d polls",

@@ -31,6 +31,11 @@
  * recently stored evicted first, under the same LWLock, not saved at
  * shutdown (a restart only costs a first pass polled the slow way).
  *
+ * Text in shared memory (names, messages) is UTF-8, whatever the encoding
+ * of the database that wrote it; each reader converts it to its own
+ * (src/wire_text.c), escaping what that encoding cannot hold, so that no
+ * database can break another's view with a name.
+ *
  * All of this needs lancelsm in shared_preload_libraries.  Without it the
  * task hooks are no-ops and the SQL functions raise an error saying so.
  *
@@ -58,6 +63,7 @@
 #include "utils/guc.h"
 #include "utils/timestamp.h"
 #include "utils/tuplestore.h"
+#include "wire_text.h"
 
 /* Longest table name kept, in bytes with the terminator (clipped). */
 #define PROGRESS_NAME_LEN 256
@@ -101,7 +107,7 @@ typedef struct HistoryEntry
 	char		sqlstate[6];
 	char		server[NAMEDATALEN];
 	char		table_name[PROGRESS_NAME_LEN];
-	uint64		name_hash;		/* of the whole name: clipped ones differ */
+	uint64		name_hash;		/* of the whole UTF-8 name: clipped ones differ */
 	char		message[HISTORY_MESSAGE_LEN];
 	TimestampTz started_at;
 	TimestampTz finished_at;
@@ -112,7 +118,7 @@ typedef struct HistoryEntry
 typedef struct PaceEntry
 {
 	bool		in_use;
-	uint64		name_hash;		/* of the whole table name */
+	uint64		name_hash;		/* of the whole UTF-8 table name */
 	char		server[NAMEDATALEN];
 	char		table_name[PROGRESS_NAME_LEN];
 	LsmPace		pace;
@@ -150,19 +156,60 @@ static shmem_request_hook_type prev_shmem_request_hook = NULL;
 static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
 
 /*
- * progress_clip_copy: copy src into dst of size bytes, clipped at a
- * character boundary (database encoding) so that it fits with its
- * terminator.  Never raises an error.
+ * progress_clip_utf8: copy utf8 (UTF-8 already, such as a task's
+ * wire_table_name) into dst of size bytes, clipped at a character
+ * boundary so that it fits with its terminator.  Never raises an error.
+ */
+static void
+progress_clip_utf8(char *dst, const char *utf8, int size)
+{
+	int			len = strlen(utf8);
+
+	if (len >= size)
+		len = pg_encoding_mbcliplen(PG_UTF8, utf8, len, size - 1);
+	memcpy(dst, utf8, len);
+	dst[len] = '\0';
+}
+
+/*
+ * progress_clip_copy: copy src (database encoding) into dst of size bytes
+ * as UTF-8, clipped at a character boundary so that it fits with its
+ * terminator: shared memory holds UTF-8, which every database's reader
+ * converts (progress_text).  What UTF-8 cannot hold is escaped.  Never
+ * raises an error but out of memory.
  */
 static void
 progress_clip_copy(char *dst, const char *src, int size)
 {
-	int			len = strlen(src);
+	bool		lossless;
+	char	   *utf8 = lsm_text_to_wire_quiet(src, &lossless);
 
-	if (len >= size)
-		len = pg_mbcliplen(src, len, size - 1);
-	memcpy(dst, src, len);
-	dst[len] = '\0';
+	progress_clip_utf8(dst, utf8, size);
+	pfree(utf8);
+}
+
+/*
+ * progress_name_hash: the hash of a whole table name in UTF-8, the one
+ * its requests carry: the same table named from databases of different
+ * encodings has one hash, so one history and one pace entry.
+ */
+static uint64
+progress_name_hash(const char *wire_table_name)
+{
+	return hash_bytes_extended((const unsigned char *) wire_table_name,
+							   strlen(wire_table_name), 0);
+}
+
+/*
+ * progress_text: a text datum of a string of shared memory (UTF-8) in
+ * this database's encoding, what it cannot hold escaped.
+ */
+static Datum
+progress_text(const char *utf8)
+{
+	bool		lossless;
+
+	return CStringGetTextDatum(lsm_text_from_wire_quiet(utf8, &lossless));
 }
 
 /*
@@ -252,25 +299,26 @@ pace_find_slot(const char *server, const char *table_name, uint64 name_hash,
 
 /*
  * pace_key: the clipped names and the whole name's hash a pace entry is
- * found by.
+ * found by; wire_table_name is UTF-8, server in the database encoding.
  */
 static void
-pace_key(const char *server, const char *table_name, char *server_key,
+pace_key(const char *server, const char *wire_table_name, char *server_key,
 		 char *table_key, uint64 *name_hash)
 {
 	progress_clip_copy(server_key, server, NAMEDATALEN);
-	progress_clip_copy(table_key, table_name, PROGRESS_NAME_LEN);
-	*name_hash = hash_bytes_extended((const unsigned char *) table_name,
-									 strlen(table_name), 0);
+	progress_clip_utf8(table_key, wire_table_name, PROGRESS_NAME_LEN);
+	*name_hash = progress_name_hash(wire_table_name);
 }
 
 /*
- * lsm_pace_recall: what the last checkpoint of table_name on server learnt
- * of its passes, into *pace.  Returns false (pace untouched) when nothing
- * is kept or lancelsm is not preloaded.  Never raises an error.
+ * lsm_pace_recall: what the last checkpoint of wire_table_name (UTF-8, as
+ * sent) on server learnt of its passes, into *pace.  Returns false (pace
+ * untouched) when nothing is kept or lancelsm is not preloaded.  Never
+ * raises an error.
  */
 bool
-lsm_pace_recall(const char *server, const char *table_name, LsmPace *pace)
+lsm_pace_recall(const char *server, const char *wire_table_name,
+				LsmPace *pace)
 {
 	char		server_key[NAMEDATALEN];
 	char		table_key[PROGRESS_NAME_LEN];
@@ -279,7 +327,7 @@ lsm_pace_recall(const char *server, const char *table_name, LsmPace *pace)
 
 	if (progress_shared == NULL || pace_entries == NULL)
 		return false;
-	pace_key(server, table_name, server_key, table_key, &name_hash);
+	pace_key(server, wire_table_name, server_key, table_key, &name_hash);
 	LWLockAcquire(progress_shared->lock, LW_SHARED);
 	e = pace_find_slot(server_key, table_key, name_hash, false);
 	if (e)
@@ -289,12 +337,13 @@ lsm_pace_recall(const char *server, const char *table_name, LsmPace *pace)
 }
 
 /*
- * lsm_pace_remember: keep pace, what a checkpoint of table_name on server
- * learnt of its passes, for the table's next checkpoint (in any session).
- * A no-op when lancelsm is not preloaded.  Never raises an error.
+ * lsm_pace_remember: keep pace, what a checkpoint of wire_table_name
+ * (UTF-8, as sent) on server learnt of its passes, for the table's next
+ * checkpoint (in any session and database).  A no-op when lancelsm is not
+ * preloaded.  Never raises an error.
  */
 void
-lsm_pace_remember(const char *server, const char *table_name,
+lsm_pace_remember(const char *server, const char *wire_table_name,
 				  const LsmPace *pace)
 {
 	char		server_key[NAMEDATALEN];
@@ -305,7 +354,7 @@ lsm_pace_remember(const char *server, const char *table_name,
 	if (progress_shared == NULL || pace_entries == NULL ||
 		progress_shared->nhistory == 0)
 		return;
-	pace_key(server, table_name, server_key, table_key, &name_hash);
+	pace_key(server, wire_table_name, server_key, table_key, &name_hash);
 	LWLockAcquire(progress_shared->lock, LW_EXCLUSIVE);
 	e = pace_find_slot(server_key, table_key, name_hash, true);
 	e->in_use = true;
@@ -669,7 +718,7 @@ lsm_progress_begin(const LsmTaskSnapshot *snap)
 		progress_exit_registered = true;
 	}
 	progress_clip_copy(server, snap->server_name, sizeof(server));
-	progress_clip_copy(table_name, snap->table_name, sizeof(table_name));
+	progress_clip_utf8(table_name, snap->wire_table_name, sizeof(table_name));
 	if ((slot = progress_claim_slot()) < 0)
 	{
 		pg_atomic_fetch_add_u64(&progress_shared->skipped, 1);
@@ -721,10 +770,9 @@ history_entry_fill(HistoryEntry *h, const LsmTaskSnapshot *snap,
 
 	memset(h, 0, sizeof(HistoryEntry));
 	progress_clip_copy(h->server, snap->server_name, sizeof(h->server));
-	progress_clip_copy(h->table_name, snap->table_name,
+	progress_clip_utf8(h->table_name, snap->wire_table_name,
 					   sizeof(h->table_name));
-	h->name_hash = hash_bytes_extended((const unsigned char *) snap->table_name,
-									   strlen(snap->table_name), 0);
+	h->name_hash = progress_name_hash(snap->wire_table_name);
 	h->ok = finished && f == NULL;
 	h->started_at = snap->started_at;
 	h->finished_at = finished ? snap->finished_at : GetCurrentTimestamp();
@@ -822,8 +870,8 @@ progress_row(ReturnSetInfo *rsinfo, const ProgressEntry *e)
 	int			i = 0;
 
 	values[i++] = Int32GetDatum(e->pid);
-	values[i++] = CStringGetTextDatum(e->server);
-	values[i++] = CStringGetTextDatum(e->table_name);
+	values[i++] = progress_text(e->server);
+	values[i++] = progress_text(e->table_name);
 	values[i++] = CStringGetTextDatum(e->counters.phase);
 	values[i] = nullable_int8(e->counters.counts.target, &nulls[i]);
 	i++;
@@ -896,14 +944,14 @@ history_row(ReturnSetInfo *rsinfo, const HistoryEntry *h)
 	bool		nulls[LSM_HISTORY_COLS] = {0};
 	int			i = 0;
 
-	values[i++] = CStringGetTextDatum(h->server);
-	values[i++] = CStringGetTextDatum(h->table_name);
+	values[i++] = progress_text(h->server);
+	values[i++] = progress_text(h->table_name);
 	values[i++] = TimestampTzGetDatum(h->finished_at);
 	values[i++] = BoolGetDatum(h->ok);
 	nulls[i] = h->ok;
 	values[i++] = CStringGetTextDatum(h->sqlstate);
 	nulls[i] = h->ok;
-	values[i++] = CStringGetTextDatum(h->message);
+	values[i++] = progress_text(h->message);
 	values[i++] = DirectFunctionCall2(timestamp_mi,
 									  TimestampTzGetDatum(h->finished_at),
 									  TimestampTzGetDatum(h->started_at));

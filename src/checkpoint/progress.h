@@ -24,9 +24,10 @@ extern int	lsm_progress_begin(const LsmTaskSnapshot *snap);
 extern void lsm_progress_update(const LsmTaskSnapshot *snap);
 extern void lsm_progress_end(const LsmTaskSnapshot *snap,
 							 int interrupted_by);
-extern bool lsm_pace_recall(const char *server, const char *table_name,
+/* server: in the database encoding; wire_table_name: UTF-8, as sent */
+extern bool lsm_pace_recall(const char *server, const char *wire_table_name,
 							LsmPace *pace);
-extern void lsm_pace_remember(const char *server, const char *table_name,
+extern void lsm_pace_remember(const char *server, const char *wire_table_name,
 							  const LsmPace *pace);
 
 #endif							/* LANCELSM_PROGRESS_H */

@@ -46,6 +46,7 @@
 #include "deadline.h"
 #include "utils/memutils.h"
 #include "utils/timestamp.h"
+#include "wire_text.h"
 
 static void task_issue(LsmTask *task, TimestampTz deadline);
 static void task_progress_update(const LsmTask *task);
@@ -135,7 +136,10 @@ task_stats_body(LsmTask *task)
 /*
  * lsm_task_init: prepare a task of the given kind on a table.  config and
  * table_name must outlive the task; the task allocates in the current
- * memory context.
+ * memory context.  table_name (database encoding) is converted to the
+ * UTF-8 its requests carry now, before any request: a name UTF-8 cannot
+ * hold raises PostgreSQL's conversion error (22P05; 22021 for a
+ * SQL_ASCII database's bytes that are not UTF-8).
  */
 void
 lsm_task_init(LsmTask *task, LsmTaskKind kind, const LsmConfig *config,
@@ -147,6 +151,7 @@ lsm_task_init(LsmTask *task, LsmTaskKind kind, const LsmConfig *config,
 	task->kind = kind;
 	task->config = config;
 	task->table_name = table_name;
+	task->wire_table_name = lsm_text_to_wire(table_name);
 	task->include_generation_rows = include_generation_rows;
 	switch (kind)
 	{
@@ -252,6 +257,7 @@ lsm_task_snapshot(const LsmTask *task, LsmTaskSnapshot *snap)
 	snap->trigger_only = task->trigger_only;
 	snap->server_name = task->config ? task->config->server_name : NULL;
 	snap->table_name = task->table_name;
+	snap->wire_table_name = task->wire_table_name;
 	snap->phase = task_phase_name(task);
 	snap->finished = (task->phase == LSM_PHASE_DONE);
 	snap->failure = task->failure;
@@ -345,8 +351,8 @@ task_finish(LsmTask *task, LsmFailure *failure)
 	{
 		lsm_watermark_release(&task->watermark);
 		if (task->watermark.pace_learned && !task->watermark.pace_queued)
-			lsm_pace_remember(task->config->server_name, task->table_name,
-							  &task->watermark.pace);
+			lsm_pace_remember(task->config->server_name,
+							  task->wire_table_name, &task->watermark.pace);
 	}
 	lsm_http_release(task->req);
 }
@@ -372,10 +378,14 @@ task_fail_request(LsmTask *task)
 static void
 task_fail_decode(LsmTask *task, const char *what, const char *errbuf)
 {
+	bool		lossless;
+
+	/* the decoder may quote the answer's UTF-8 */
 	task_finish(task,
 				lsm_fault_new(ERRCODE_PROTOCOL_VIOLATION,
 							  psprintf("The %s the server sent could not be decoded: %s. Request ID: %s.",
-									   what, errbuf,
+									   what,
+									   lsm_text_from_wire_quiet(errbuf, &lossless),
 									   lsm_http_outcome(task->req)->request_id),
 							  NULL, task_fault(task), task->table_name));
 }
@@ -502,7 +512,7 @@ task_pace_recall(LsmTask *task)
 	LsmWatermark *wm = &task->watermark;
 
 	if (wm->pace.hi_ms == 0 && wm->drain == NULL &&
-		lsm_pace_recall(task->config->server_name, task->table_name,
+		lsm_pace_recall(task->config->server_name, task->wire_table_name,
 						&wm->pace))
 		wm->pace_recalled = true;
 }
@@ -801,7 +811,7 @@ task_issue(LsmTask *task, TimestampTz deadline)
 	task->wake_at = 0;
 	task->backing_off = false;
 	task->req = lsm_http_prepare(task->req, task->config, route,
-								 task->table_name, body, task);
+								 task->wire_table_name, body, task);
 	lsm_http_start(task->req, deadline);
 	task->in_flight = true;
 }

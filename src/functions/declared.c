@@ -460,8 +460,11 @@ declared_names(const DeclaredSet *set, int t, Datum *values, bool *nulls,
  * generation rows (l0_rows is NULL).  A table that fails (a number out of
  * range for bigint included), or has no LSM write path, has no rows here;
  * lancelsm_table_stats shows why.  Raises only on cancel or
- * statement_timeout (57014), and 0A000 when the installed SQL objects are
- * older than this library (the hint names ALTER EXTENSION UPDATE).
+ * statement_timeout (57014), 0A000 when the installed SQL objects are
+ * older than this library (the hint names ALTER EXTENSION UPDATE), and
+ * 22P05 naming the column when a shard id, status or index name of a
+ * bucket has no equivalent in the database encoding (README.md,
+ * "Database encodings").
  */
 PG_FUNCTION_INFO_V1(lancelsm_declared_bucket_stats);
 Datum

@@ -109,7 +109,8 @@ extern char *lsm_range_detail(const LsmRangeProblem *problem);
 extern ReturnSetInfo *lsm_materialize(FunctionCallInfo fcinfo, int ncols);
 extern void lsm_put_row(ReturnSetInfo *rsinfo, Datum *values, bool *nulls,
 						int ncols);
-extern Datum lsm_text_array(char *const *strings, int n, bool from_utf8);
+extern Datum lsm_text_array(char *const *strings, int n,
+							 const char *column);
 
 /*
  * in option_check.c: the options of the foreign-data wrapper, without
@@ -130,6 +131,7 @@ extern char *lsm_option_parse_headers(const char *text, int *n, char ***names,
 									  char ***values);
 extern void lsm_option_wipe_strings(char **strings, int n);
 extern void lsm_option_wipe_secrets(List *options);
+extern void lsm_option_list_to_wire(List *options, Oid catalog);
 extern char *lsm_option_base_url(const char *host_override,
 								 const char *database, const char *region);
 

@@ -349,6 +349,8 @@ option_config_build(ForeignServer *server)
 	LsmConfig  *config = palloc0(sizeof(LsmConfig));
 	char	   *api_key;
 
+	lsm_option_list_to_wire(server->options, ForeignServerRelationId);
+	lsm_option_list_to_wire(um->options, UserMappingRelationId);
 	option_fill_server(config, server);
 	config->umid = um->umid;
 

@@ -21,11 +21,13 @@
 #include "functions/functions.h"
 #include "functions/option.h"
 #include "lib/stringinfo.h"
+#include "mb/pg_wchar.h"
 #include "miscadmin.h"
 #include "protocol/protocol.h"
 #include "utils/varlena.h"
 
 #include "pg_compat.h"
+#include "wire_text.h"
 
 #define LSM_MAX_DELIMITER_BYTES 8
 
@@ -417,7 +419,7 @@ lsm_option_wipe_strings(char **strings, int n)
 
 /*
  * lsm_option_parse_headers: decode an extra_headers value (a JSON object of
- * strings) into palloc'd names and values.  Returns NULL, or why it is
+ * strings, in UTF-8) into palloc'd names and values.  Returns NULL, or why it is
  * refused (a sentence that quotes no value).  Names are checked to be HTTP
  * tokens lancelsm does not set itself and distinct without regard to case,
  * values to hold no control characters (JSON escapes such as \r\n included).
@@ -439,6 +441,13 @@ lsm_option_parse_headers(const char *text, int *n, char ***names, char ***values
 			if (pg_strcasecmp((*names)[i], (*names)[j]) == 0)
 				problem = psprintf("Header \"%s\" is given twice.",
 								   (*names)[i]);
+	}
+	/* text is UTF-8 (option_value_to_wire); the sentence is for SQL */
+	if (problem != NULL)
+	{
+		bool		lossless;
+
+		problem = lsm_text_from_wire_quiet(problem, &lossless);
 	}
 	return problem;
 }
@@ -630,8 +639,65 @@ option_check_proxy_user(DefElem *def)
 }
 
 /*
+ * option_value_to_wire: replace the value of option def (of an object in
+ * catalog) by its UTF-8 form, the one requests carry (and the one the
+ * checks read: extra_headers is JSON); the old value is wiped.  File
+ * names (ssl_*, bearer_token_file) name files of this host and stay as
+ * they are.  A value UTF-8 cannot hold raises PostgreSQL's conversion
+ * error (22P05; 22021 for bytes of a SQL_ASCII database that are not
+ * UTF-8); a user mapping's value but proxy_user may be a secret, which
+ * that error would quote: it raises the same SQLSTATE naming the option
+ * only.
+ */
+static void
+option_value_to_wire(DefElem *def, Oid catalog)
+{
+	char	   *value = defGetString(def);
+	char	   *wire;
+	bool		lossless = true;
+
+	if (strncmp(def->defname, "ssl_", 4) == 0 ||
+		strcmp(def->defname, "bearer_token_file") == 0)
+		return;
+	if (catalog == UserMappingRelationId &&
+		strcmp(def->defname, "proxy_user") != 0)
+		wire = lsm_text_to_wire_quiet(value, &lossless);
+	else
+		wire = lsm_text_to_wire(value);
+	if (!lossless)
+	{
+		explicit_bzero(wire, strlen(wire));
+		ereport(ERROR,
+				errcode(GetDatabaseEncoding() == PG_SQL_ASCII ?
+						ERRCODE_CHARACTER_NOT_IN_REPERTOIRE :
+						ERRCODE_UNTRANSLATABLE_CHARACTER),
+				errmsg("the value of option \"%s\" has no equivalent in encoding \"%s\"",
+					   def->defname, "UTF8"));
+	}
+	if (wire == value)
+		return;
+	explicit_bzero(value, strlen(value));
+	/* untransformRelOptions makes every value a String */
+	castNode(String, def->arg)->sval = wire;
+}
+
+/*
+ * lsm_option_list_to_wire: option_value_to_wire for every option of a
+ * resolved server's or user mapping's list (the caller's own copy).
+ * Errors: 22P05 or 22021 as option_value_to_wire.
+ */
+void
+lsm_option_list_to_wire(List *options, Oid catalog)
+{
+	ListCell   *lc;
+
+	foreach(lc, options)
+		option_value_to_wire(lfirst_node(DefElem, lc), catalog);
+}
+
+/*
  * option_check_one: validate one option of an object stored in catalog: known
- * there, settable by the current role, value acceptable.
+ * there, settable by the current role, value acceptable (in UTF-8, as sent).
  */
 static void
 option_check_one(DefElem *def, Oid catalog)
@@ -648,6 +714,7 @@ option_check_one(DefElem *def, Oid catalog)
 					   def->defname),
 				errhint("Only superusers may set this option."));
 
+	option_value_to_wire(def, catalog);
 	option_check_controls(def);
 	if (opt->check != NULL)
 		opt->check(def);

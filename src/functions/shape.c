@@ -17,10 +17,10 @@
 #include "catalog/pg_type.h"
 #include "common/int.h"
 #include "functions/functions.h"
-#include "mb/pg_wchar.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/tuplestore.h"
+#include "wire_text.h"
 
 /*
  * lsm_int8_from_uint64: *result = v when v fits a bigint; returns false
@@ -216,20 +216,27 @@ lsm_table_summarize(const LsmStats *stats, bool with_rows,
 
 /*
  * lsm_range_detail: the errdetail of a range problem, a full sentence
- * naming the statistic, its bucket and the value; palloc'd.
+ * naming the statistic, its bucket and the value, in the database
+ * encoding (what it cannot hold escaped); palloc'd.
  */
 char *
 lsm_range_detail(const LsmRangeProblem *problem)
 {
+	char	   *detail;
+	bool		lossless;
+
 	if (problem->shard_id == NULL)
-		return psprintf("The sum of %s over the buckets is out of range for type bigint.",
-						problem->what);
-	if (problem->sum)
-		return psprintf("The sum of the %s of bucket \"%s\" is out of range for type bigint.",
-						problem->what, problem->shard_id);
-	return psprintf("The %s %llu of bucket \"%s\" is out of range for type bigint.",
-					problem->what, (unsigned long long) problem->value,
-					problem->shard_id);
+		detail = psprintf("The sum of %s over the buckets is out of range for type bigint.",
+						  problem->what);
+	else if (problem->sum)
+		detail = psprintf("The sum of the %s of bucket \"%s\" is out of range for type bigint.",
+						  problem->what, problem->shard_id);
+	else
+		detail = psprintf("The %s %llu of bucket \"%s\" is out of range for type bigint.",
+						  problem->what, (unsigned long long) problem->value,
+						  problem->shard_id);
+	/* the shard id is the server's UTF-8 */
+	return lsm_text_from_wire_quiet(detail, &lossless);
 }
 
 /*
@@ -269,24 +276,18 @@ lsm_put_row(ReturnSetInfo *rsinfo, Datum *values, bool *nulls, int ncols)
 }
 
 /*
- * lsm_text_array: strings[0..n) as a text[] Datum (empty for n = 0), each
- * converted from UTF-8 to the server encoding when from_utf8 (names the
- * server sent inside a JSON document it declared UTF-8), else taken as
- * they are.  Allocates in the current memory context; raises only what
- * the conversion raises (22P05 for a name the server encoding cannot
- * hold).
+ * lsm_text_array: strings[0..n) (UTF-8, as the server sent them) as a
+ * text[] Datum in the database encoding (empty for n = 0).  Allocates in
+ * the current memory context; raises 22P05 naming column for a string the
+ * database encoding cannot hold.
  */
 Datum
-lsm_text_array(char *const *strings, int n, bool from_utf8)
+lsm_text_array(char *const *strings, int n, const char *column)
 {
 	Datum	   *elems = palloc(Max(n, 1) * sizeof(Datum));
 
 	for (int i = 0; i < n; i++)
-		elems[i] = CStringGetTextDatum(from_utf8 ?
-									   pg_any_to_server(strings[i],
-														strlen(strings[i]),
-														PG_UTF8) :
-									   strings[i]);
+		elems[i] = CStringGetTextDatum(lsm_text_from_wire(strings[i], column));
 	return PointerGetDatum(construct_array(elems, n, TEXTOID,
 										   -1, false, TYPALIGN_INT));
 }

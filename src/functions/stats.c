@@ -24,6 +24,7 @@
 #include "checkpoint/checkpoint.h"
 #include "utils/builtins.h"
 #include "utils/tuplestore.h"
+#include "wire_text.h"
 
 /*
  * stats_read: resolve, request and decode the stats of the function's
@@ -76,6 +77,16 @@ stats_raise_range(const LsmRangeProblem *problem)
 }
 
 /*
+ * stats_text: a server string (UTF-8) shown as column column, in the
+ * database encoding; 22P05 naming the column when it cannot be held.
+ */
+static Datum
+stats_text(const char *utf8, const char *column)
+{
+	return CStringGetTextDatum(lsm_text_from_wire(utf8, column));
+}
+
+/*
  * lsm_stats_bucket_values: the LSM_STATS_COLS columns of a lancelsm_stats
  * row (see lancelsm_stats) of bucket b, summarized as s, into
  * values/nulls from column i on.  Returns the column after the last one
@@ -88,8 +99,8 @@ lsm_stats_bucket_values(const LsmBucket *b, const LsmBucketSummary *s,
 	bool		empty_l0 = (s->l0_generations == 0);
 
 	memset(nulls + i, false, LSM_STATS_COLS * sizeof(bool));
-	values[i++] = CStringGetTextDatum(b->shard_id);
-	values[i++] = CStringGetTextDatum(b->status);
+	values[i++] = stats_text(b->shard_id, "shard_id");
+	values[i++] = stats_text(b->status, "status");
 	values[i++] = Int64GetDatum(s->writer_epoch);
 	values[i++] = Int64GetDatum(s->manifest_version);
 	values[i++] = Int64GetDatum(s->current_generation);
@@ -136,7 +147,9 @@ lsm_stats_bucket_values(const LsmBucket *b, const LsmBucketSummary *s,
  * writer).  status is shown as the server sent it.  Zero rows when the
  * table has no LSM write path ("lsm_stats" null or absent).
  * Errors as lancelsm_flush, plus 08P01 when the answer cannot be decoded
- * (the detail names the field and the request id).
+ * (the detail names the field and the request id), and 22P05 naming the
+ * column when a shard id, status or index name has no equivalent in the
+ * database encoding.
  */
 PG_FUNCTION_INFO_V1(lancelsm_stats);
 Datum
@@ -183,7 +196,7 @@ lancelsm_generations(PG_FUNCTION_ARGS)
 	for (int b = 0; b < stats->nbuckets; b++)
 	{
 		const LsmBucket *bucket = &stats->buckets[b];
-		Datum		shard_id = CStringGetTextDatum(bucket->shard_id);
+		Datum		shard_id = stats_text(bucket->shard_id, "shard_id");
 
 		for (int g = 0; g < bucket->ngenerations; g++)
 		{
@@ -232,12 +245,12 @@ lancelsm_memtables(PG_FUNCTION_ARGS)
 			bool		nulls[LSM_MEMTABLES_COLS] = {0};
 			int			i = 0;
 
-			values[i++] = CStringGetTextDatum(bucket->shard_id);
+			values[i++] = stats_text(bucket->shard_id, "shard_id");
 			values[i++] = stats_int8(mt->generation);
 			values[i++] = stats_int8(mt->rows);
 			values[i++] = stats_int8(mt->bytes);
 			values[i++] = stats_int8(mt->batches);
-			values[i++] = lsm_text_array(mt->indexes, mt->nindexes, false);
+			values[i++] = lsm_text_array(mt->indexes, mt->nindexes, "indexes");
 			lsm_put_row(rsinfo, values, nulls, i);
 		}
 	}

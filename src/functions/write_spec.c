@@ -35,28 +35,32 @@
 #include "utils/json.h"
 #include "utils/jsonb.h"
 #include "utils/tuplestore.h"
+#include "wire_text.h"
 
 /* Bucket counts the protocol accepts. */
 #define WRITE_SPEC_MIN_BUCKETS 1
 #define WRITE_SPEC_MAX_BUCKETS 1024
 
 /*
- * spec_to_utf8: a server-encoded string as UTF-8 for the wire.
+ * spec_to_utf8: a server-encoded string as UTF-8 for the wire (raises
+ * PostgreSQL's conversion error: 22P05, or 22021 for bytes of a
+ * SQL_ASCII database that are not UTF-8).
  */
 static char *
 spec_to_utf8(const char *s)
 {
-	return pg_server_to_any(s, strlen(s), PG_UTF8);
+	return lsm_text_to_wire(s);
 }
 
 /*
- * spec_from_utf8: a UTF-8 string from the wire in the server encoding
- * (raises 22P05 when it has no equivalent there).
+ * spec_from_utf8: a UTF-8 string from the wire in the server encoding,
+ * shown as column column (raises 22P05 naming it when it has no
+ * equivalent there).
  */
 static char *
-spec_from_utf8(const char *s)
+spec_from_utf8(const char *s, const char *column)
 {
-	return pg_any_to_server(s, strlen(s), PG_UTF8);
+	return lsm_text_from_wire(s, column);
 }
 
 /*
@@ -260,7 +264,8 @@ spec_check_target(FunctionCallInfo fcinfo)
  *
  * Errors before any request: 22004 a NULL server, table_name, sharding
  * or writer_config_defaults; 22023 any argument of the wrong shape (the
- * message says which).  From the server: 400 as 55000 (no unenforced
+ * message says which); 22P05 a string UTF-8 cannot hold, 22021 one of a
+ * SQL_ASCII database that is not UTF-8.  From the server: 400 as 55000 (no unenforced
  * primary key, bucketed column not the key, a spec already set), and
  * every error of lancelsm_flush.  Retries 429 and 503 within
  * lancelsm.retry_budget, nothing else.  Not executable by PUBLIC.
@@ -319,9 +324,11 @@ spec_defaults_jsonb(const LsmWriteSpec *spec)
 	{
 		if (i > 0)
 			appendStringInfoString(&buf, ", ");
-		escape_json(&buf, spec_from_utf8(spec->default_keys[i]));
+		escape_json(&buf, spec_from_utf8(spec->default_keys[i],
+										 "writer_config_defaults"));
 		appendStringInfoString(&buf, ": ");
-		escape_json(&buf, spec_from_utf8(spec->default_values[i]));
+		escape_json(&buf, spec_from_utf8(spec->default_values[i],
+										 "writer_config_defaults"));
 	}
 	appendStringInfoChar(&buf, '}');
 	return DirectFunctionCall1(jsonb_in, CStringGetDatum(buf.data));
@@ -338,8 +345,9 @@ spec_defaults_jsonb(const LsmWriteSpec *spec)
  * NULL for 'unsharded', num_buckets NULL unless 'bucket';
  * maintained_indexes is the concrete list the server resolved.  The
  * answer is decoded strictly: a missing or mistyped field is 08P01.
- * Retries 429 and 503 within lancelsm.retry_budget.  Other errors as
- * lancelsm_flush.
+ * Retries 429 and 503 within lancelsm.retry_budget.  A string of the
+ * answer the database encoding cannot hold is 22P05 naming its column.
+ * Other errors as lancelsm_flush.
  */
 PG_FUNCTION_INFO_V1(lancelsm_write_spec);
 Datum
@@ -355,13 +363,15 @@ lancelsm_write_spec(PG_FUNCTION_ARGS)
 							 PG_GETARG_TEXT_PP(1), NULL)->spec;
 	if (!spec->enabled)
 		return (Datum) 0;
-	values[i++] = CStringGetTextDatum(spec->mode);
+	values[i++] = CStringGetTextDatum(spec_from_utf8(spec->mode, "sharding"));
 	nulls[i] = (spec->column == NULL);
 	values[i++] = spec->column ?
-		CStringGetTextDatum(spec_from_utf8(spec->column)) : (Datum) 0;
+		CStringGetTextDatum(spec_from_utf8(spec->column, "sharding_column")) :
+		(Datum) 0;
 	nulls[i] = (strcmp(spec->mode, "bucket") != 0);
 	values[i++] = Int32GetDatum((int32) spec->num_buckets);
-	values[i++] = lsm_text_array(spec->indexes, spec->nindexes, true);
+	values[i++] = lsm_text_array(spec->indexes, spec->nindexes,
+								 "maintained_indexes");
 	values[i++] = spec_defaults_jsonb(spec);
 	lsm_put_row(rsinfo, values, nulls, i);
 	return (Datum) 0;

@@ -27,6 +27,7 @@
 #include "protocol/lsm_json.h"
 #include "net/net.h"
 #include "utils/elog.h"
+#include "wire_text.h"
 
 /* The error-body code a draining node puts on its 503 answers. */
 #define LSM_CODE_DRAINING 19
@@ -421,11 +422,14 @@ lsm_fault_from_request(const LsmOutcome *req, LsmFaultMessage what,
 	LsmOutcome	redacted = *req;
 	char	   *text;
 	char	   *detail;
+	bool		lossless;
 
 	/* redact the body before any excerpt can cut a key in two */
 	redacted.response = fault_redact_body(req, &redacted.response_len);
 	text = req->transport == LSM_TRANSPORT_OK ?
 		fault_answer_text(&redacted) : fault_transport_text(req);
+	/* the server's text is UTF-8; escaped where this database cannot hold it */
+	text = lsm_text_from_wire_quiet(text, &lossless);
 	if (retries > 0)
 		detail = psprintf("%s Request ID: %s. Gave up after %d retries.",
 						  text, req->request_id, retries);
