@@ -20,13 +20,13 @@ extern int	lsm_max_progress_entries;	/* running checkpoints shown */
 extern int	lsm_max_history_entries;	/* tables whose last outcome is kept */
 
 extern void lsm_progress_shmem_init(void);
-extern int	lsm_progress_begin(const LsmTaskSnapshot *snap);
+extern int	lsm_progress_begin(const LsmTaskSnapshot *snap, bool listed);
 extern void lsm_progress_update(const LsmTaskSnapshot *snap);
 extern void lsm_progress_end(const LsmTaskSnapshot *snap,
 							 int interrupted_by);
-extern bool lsm_pace_recall(const char *server, const char *table_name,
+extern bool lsm_pace_recall(Oid serverid, const char *table_name,
 							LsmPace *pace);
-extern void lsm_pace_remember(const char *server, const char *table_name,
+extern void lsm_pace_remember(Oid serverid, const char *table_name,
 							  const LsmPace *pace);
 
 #endif							/* LANCELSM_PROGRESS_H */
