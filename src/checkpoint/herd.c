@@ -7,13 +7,17 @@
  *
  * A small registry in shared memory (its own segment, HERD_ENTRIES
  * entries under one LWLock) holds one entry per LanceDB table with a
- * checkpoint running in this cluster: the table is its endpoint (base URL,
- * database, database prefix) and its name, and a run is shared by the
- * sessions of any database and role that send the same credentials (a
- * digest of them is part of the entry's key).  A checkpoint that waits for its drain claims its
- * table's entry ("leads a run") just before it starts and publishes its
- * outcome into the entry when it ends; each end broadcasts the entry's
- * condition variable.
+ * checkpoint running in this cluster: the table is the exact request
+ * target (the URL with its ?delimiter=), the database, its prefix, the CA
+ * bundle and the proxy, and a run is shared by the sessions of any
+ * database and role that send the same credentials (a digest of them is
+ * part of the entry's key; no secret is kept in clear).  A checkpoint that
+ * waits for its drain claims its table's entry ("leads a run") just before
+ * it starts and publishes its outcome into the entry the moment its table
+ * finishes -- the task driver reports each finished task to a callback
+ * of this file, so a multi-table call never holds a finished table's run
+ * -- and each end broadcasts the entry's condition variable.  One call
+ * leads at most LSM_CALL_MAX_CLAIMS runs; its other tables run alone.
  *
  * Joining.  A checkpoint converges what was written before it started:
  * its flush seals the memtables, its targets (the watermark, see

@@ -6,9 +6,11 @@
  *
  * Progress is a fixed pool of lancelsm.max_progress_entries entries.  A
  * checkpoint task claims one when it starts (a backend checkpointing many
- * tables at once claims one per table), updates it after every step and
- * frees it when it ends.  When the pool is full the checkpoint runs without
- * an entry and a counter of skipped entries is incremented.  Each entry has
+ * tables at once claims one per table, up to LSM_CALL_MAX_CLAIMS per
+ * call), updates it after every step and frees it the moment it ends.
+ * When the pool is full, or the call has claimed its share, the
+ * checkpoint runs without an entry and a counter of skipped entries is
+ * incremented.  Each entry records its database and server OIDs.  Each entry has
  * its own spinlock: writers copy a few counters under it and readers copy
  * the entry out, so neither waits for long.  A before_shmem_exit callback
  * frees every entry of the exiting backend, so that a backend terminated
