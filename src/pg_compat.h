@@ -39,6 +39,16 @@
 #define PG_MODULE_MAGIC_EXT(...) PG_MODULE_MAGIC
 #endif
 
+/*
+ * 19 declares get_database_name in utils/lsyscache.h; before, in
+ * commands/dbcommands.h.
+ */
+#if PG_VERSION_NUM < 190000
+#include "commands/dbcommands.h"
+#else
+#include "utils/lsyscache.h"
+#endif
+
 /* fmgr.h declares _PG_init since 16 */
 #if PG_VERSION_NUM < 160000
 extern PGDLLEXPORT void _PG_init(void);

@@ -15,8 +15,9 @@
 #    made-up names answered by another server's endpoint do not evict
 #    this server's entries; a recalled pass duration never puts the first
 #    poll past lancelsm.poll_interval_max.
-# 3. The herd key holds the request target: two servers that differ only
-#    in id_delimiter do not share a run.
+# 3. The herd key holds the request target and every credential: two
+#    servers that differ only in id_delimiter, or only in their client
+#    certificate and key, do not share a run.
 # 4. One call claims at most 32 progress entries and herd runs: the rest
 #    run unlisted (lancelsm_progress_skipped() counts them) and unshared.
 # 5. A database still at 1.2 is served by this library; an old history
@@ -223,6 +224,27 @@ is(wait_for_sql("SELECT count(*) FROM lancelsm_progress WHERE pid = $cpid AND ta
 pin('shared_x', 0);
 is((finish_query($a, $t1))[0], 't|t', 'delimiter: emu\'s run converges by its own polls');
 is((finish_query($c, $t2))[0], 't|t', 'delimiter: emu_dot\'s run converges by its own polls');
+
+# 3b. nor do servers that differ only in their client certificate and key
+# (unused over plain http://, yet part of what a request authenticates with)
+my $pem = $node->data_dir . '/PG_VERSION';
+$other->query_safe(qq{
+	CREATE SERVER emu_cert FOREIGN DATA WRAPPER lancelsm
+	  OPTIONS (database 'mydb', host_override 'http://127.0.0.1:$port',
+	           ssl_cert_file '$pem', ssl_key_file '$pem');
+	CREATE USER MAPPING FOR PUBLIC SERVER emu_cert OPTIONS (api_key '$API_KEY');
+});
+emu('POST', '/_emulator/tables/shared_x/generations', { count => 2 });
+pin('shared_x', 1);
+$t1 = send_query($a, q{SELECT ok, polls > 0 FROM lancelsm_checkpoint('emu', ARRAY['shared_x'])});
+is(wait_for_sql("SELECT count(*) FROM lancelsm_progress WHERE pid = $apid AND target_generations IS NOT NULL", '1'),
+	'1', 'certificate: a run of shared_x on emu is going');
+$t2 = send_query($c, q{SELECT ok, polls > 0 FROM lancelsm_checkpoint('emu_cert', ARRAY['shared_x'])});
+is(wait_for_sql("SELECT count(*) FROM lancelsm_progress WHERE pid = $cpid AND target_generations IS NOT NULL", '1'),
+	'1', 'certificate: emu_cert leads a run of its own');
+pin('shared_x', 0);
+is((finish_query($a, $t1))[0], 't|t', 'certificate: emu\'s run converges by its own polls');
+is((finish_query($c, $t2))[0], 't|t', 'certificate: emu_cert\'s run converges by its own polls');
 
 # 4. one call claims at most 32 progress entries and herd runs
 my @many = map { sprintf('many_%02d', $_) } 1 .. 40;

@@ -48,7 +48,6 @@
 
 #include <unistd.h>
 
-#include "commands/dbcommands.h"
 #include "common/hashfn.h"
 #include "fmgr.h"
 #include "funcapi.h"
@@ -68,6 +67,7 @@
 #include "utils/guc.h"
 #include "utils/timestamp.h"
 #include "utils/tuplestore.h"
+#include "pg_compat.h"
 
 /* Longest table name kept, in bytes with the terminator (clipped). */
 #define PROGRESS_NAME_LEN 256
