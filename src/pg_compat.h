@@ -48,6 +48,16 @@
 #define guc_free(ptr) free(ptr)
 #endif
 
+/*
+ * 19 declares get_database_name in utils/lsyscache.h; before, in
+ * commands/dbcommands.h.
+ */
+#if PG_VERSION_NUM < 190000
+#include "commands/dbcommands.h"
+#else
+#include "utils/lsyscache.h"
+#endif
+
 /* fmgr.h declares _PG_init since 16 */
 #if PG_VERSION_NUM < 160000
 extern PGDLLEXPORT void _PG_init(void);

@@ -108,6 +108,7 @@ typedef struct LsmTaskSnapshot
 	LsmTaskKind kind;
 	bool		trigger_only;
 	const char *server_name;	/* NULL: no server resolved */
+	Oid			serverid;		/* InvalidOid: no server resolved */
 	const char *table_name;
 	const char *wire_table_name;	/* table_name in UTF-8, as sent */
 	const char *phase;			/* as lancelsm_progress shows it */
@@ -129,7 +130,22 @@ extern void lsm_task_set_body(LsmTask *task, const char *body);
 extern void lsm_task_set_trigger_only(LsmTask *task);
 extern void lsm_task_set_failure(LsmTask *task, LsmFailure *failure);
 extern void lsm_task_snapshot(const LsmTask *task, LsmTaskSnapshot *snap);
+/*
+ * The most herd entries and progress entries one call claims: a call over
+ * more tables runs the rest unshared and unlisted, so that no call fills
+ * a registry.  32 is also the most connections a call opens to one
+ * server (src/net/pool.c), so it covers every table a call can have
+ * requests in flight for at once over HTTP/1.1; with the registries'
+ * default 256 entries, eight such calls fit at once.
+ */
+#define LSM_CALL_MAX_CLAIMS 32
+
+/* Told of a task by lsm_task_run_all_notify the moment it finishes. */
+typedef void (*LsmTaskDone) (LsmTask *task, void *arg);
+
 extern void lsm_task_run_all(LsmTask **tasks, int ntasks);
+extern void lsm_task_run_all_notify(LsmTask **tasks, int ntasks,
+									LsmTaskDone done, void *arg);
 
 /* in herd.c */
 /* What a task does about a checkpoint of its table already running. */

@@ -7,13 +7,17 @@
  *
  * A small registry in shared memory (its own segment, HERD_ENTRIES
  * entries under one LWLock) holds one entry per LanceDB table with a
- * checkpoint running in this cluster: the table is its endpoint (base URL,
- * database, database prefix) and its name, and a run is shared by the
- * sessions of any database and role that send the same credentials (a
- * digest of them is part of the entry's key).  A checkpoint that waits for its drain claims its
- * table's entry ("leads a run") just before it starts and publishes its
- * outcome into the entry when it ends; each end broadcasts the entry's
- * condition variable.
+ * checkpoint running in this cluster: the table is the exact request
+ * target (the URL with its ?delimiter=), the database, its prefix, the CA
+ * bundle and the proxy, and a run is shared by the sessions of any
+ * database and role that send the same credentials (a digest of them is
+ * part of the entry's key; no secret is kept in clear).  A checkpoint that
+ * waits for its drain claims its table's entry ("leads a run") just before
+ * it starts and publishes its outcome into the entry the moment its table
+ * finishes -- the task driver reports each finished task to a callback
+ * of this file, so a multi-table call never holds a finished table's run
+ * -- and each end broadcasts the entry's condition variable.  One call
+ * leads at most LSM_CALL_MAX_CLAIMS runs; its other tables run alone.
  *
  * Joining.  A checkpoint converges what was written before it started:
  * its flush seals the memtables, its targets (the watermark, see
@@ -231,30 +235,24 @@ herd_backend_exit(int code, Datum arg)
 }
 
 /*
- * herd_credential: the SHA-256, in hex, of what a request of config c
- * authenticates with (the API key, the bearer token file, the user id
- * and the extra headers), so that a run is shared only among sessions
- * that would send the same credentials: a role whose own key the server
- * would refuse never waits on, or learns the outcome of, another role's
- * run.  The secrets themselves never reach shared memory.  Raises only
- * out of memory (53200).
+ * herd_digest: the SHA-256, in hex, of parts (NULL counts as empty), each
+ * ended by its terminator so that "ab","c" is not "a","bc"; palloc'd.
+ * Raises only out of memory (53200).
  */
 static char *
-herd_credential(const LsmConfig *c)
+herd_digest(const char *const *parts, int nparts)
 {
 	pg_cryptohash_ctx *ctx = pg_cryptohash_create(PG_SHA256);
 	uint8		digest[PG_SHA256_DIGEST_LENGTH];
 	char	   *hex = palloc(2 * PG_SHA256_DIGEST_LENGTH + 1);
-	const char *parts[3] = {c->api_key, c->bearer_token_file, c->user_id};
 	bool		ok = pg_cryptohash_init(ctx) == 0;
 
-	for (int i = 0; i < 3 + c->nheaders && ok; i++)
+	for (int i = 0; i < nparts && ok; i++)
 	{
-		const char *part = i < 3 ? parts[i] : c->header_lines[i - 3];
+		const char *part = parts[i] ? parts[i] : "";
 
-		/* the terminator separates the parts: "ab","c" is not "a","bc" */
-		ok = pg_cryptohash_update(ctx, (const uint8 *) (part ? part : ""),
-								  strlen(part ? part : "") + 1) == 0;
+		ok = pg_cryptohash_update(ctx, (const uint8 *) part,
+								  strlen(part) + 1) == 0;
 	}
 	ok = ok && pg_cryptohash_final(ctx, digest, sizeof(digest)) == 0;
 	pg_cryptohash_free(ctx);
@@ -268,22 +266,56 @@ herd_credential(const LsmConfig *c)
 }
 
 /*
- * herd_key: the registry key of a task's table (the credentials' digest,
- * the endpoint and the name), its hash in *hash; palloc'd.
+ * herd_credential: the digest of everything a request of config c
+ * authenticates with -- the API key, the bearer token file, the client
+ * certificate and key, the proxy user and password, the user id and every
+ * extra header -- so that a run is shared only among sessions that would
+ * send the same credentials: a role whose own credentials the server or
+ * the proxy would refuse never waits on, or learns the outcome of,
+ * another role's run.  The secrets themselves never reach shared memory.
+ * Raises only out of memory (53200).
+ */
+static char *
+herd_credential(const LsmConfig *c)
+{
+	const char *fixed[] = {c->api_key, c->bearer_token_file, c->ssl_cert_file,
+		c->ssl_key_file, c->proxy_user, c->proxy_password, c->user_id};
+	int			nfixed = lengthof(fixed);
+	const char **parts = palloc((nfixed + c->nheaders) * sizeof(char *));
+	char	   *hex;
+
+	memcpy(parts, fixed, sizeof(fixed));
+	for (int i = 0; i < c->nheaders; i++)
+		parts[nfixed + i] = c->header_lines[i];
+	hex = herd_digest(parts, nfixed + c->nheaders);
+	pfree(parts);
+	return hex;
+}
+
+/*
+ * herd_key: the registry key of a task's table, its hash in *hash;
+ * palloc'd.  The key is the credentials' digest and the exact request
+ * target: the table's URL as every request of the checkpoint names it
+ * (base URL, encoded identifier, ?delimiter= when not "$"), the database,
+ * its prefix, the CA bundle and the proxy that carry it, so that two
+ * servers which would address different tables never share a run.
  */
 static char *
 herd_key(const LsmTask *task, uint64 *hash)
 {
 	const LsmConfig *c = task->config;
 	char	   *credential = herd_credential(c);
-	char	   *key = psprintf("%s\x1f%s\x1f%s\x1f%s\x1f%s", credential,
-							   c->base_url,
+	char	   *target = lsm_url_build(c->base_url, c->id_delimiter,
+									   task->wire_table_name, "lsm");
+	char	   *key = psprintf("%s\x1f%s\x1f%s\x1f%s\x1f%s\x1f%s", credential,
+							   target,
 							   c->database ? c->database : "",
 							   c->database_prefix ? c->database_prefix : "",
-							   task->wire_table_name);
+							   c->ssl_ca_file ? c->ssl_ca_file : "",
+							   c->proxy ? c->proxy : "");
 
 	pfree(credential);
-
+	pfree(target);
 	*hash = hash_bytes_extended((const unsigned char *) key, strlen(key), 0);
 	return key;
 }
@@ -349,10 +381,13 @@ herd_may_lead(const LsmTask *task)
  * herd_try: decide what a task does about its table's run, in ticket t
  * (need_at set by the caller): skip, join, wait behind or claim it, or
  * run alone (not a checkpoint that waits for its drain in
- * LSM_HERD_JOIN, the registry full, or a run of this very backend).
+ * LSM_HERD_JOIN, the registry full, a run of this very backend, or
+ * may_claim false: its call has claimed its share of runs).  A claim is
+ * made under the LWLock after every step that may raise an error, and the
+ * caller's error handler ends it (herd_release).
  */
 static void
-herd_try(LsmTask *task, LsmHerdMode mode, HerdTicket *t)
+herd_try(LsmTask *task, LsmHerdMode mode, HerdTicket *t, bool may_claim)
 {
 	uint64		hash;
 	char	   *key = herd_key(task, &hash);
@@ -381,7 +416,7 @@ herd_try(LsmTask *task, LsmHerdMode mode, HerdTicket *t)
 								  e->leader_pid);
 		}
 	}
-	else if (e && herd_may_lead(task))
+	else if (e && herd_may_lead(task) && may_claim)
 		herd_claim(e, clipped, hash, t);
 	LWLockRelease(herd_shared->lock);
 	pfree(key);
@@ -431,36 +466,63 @@ herd_publish(const LsmTask *task, const HerdTicket *t, bool interrupted)
 	herd_end_run(&herd_shared->entries[t->slot], t->run, &out);
 }
 
-/*
- * herd_run_leaders: run the tasks that lead or run alone, concurrently,
- * and publish the outcome of each led run on every path.  Raises only
- * PostgreSQL's own errors (lsm_task_run_all).
- */
-static pg_noinline void
-herd_run_leaders(LsmTask **tasks, const HerdTicket *tickets, int ntasks)
+/* What herd_task_done needs to find a finished task's ticket. */
+typedef struct HerdCall
 {
-	LsmTask   **run = palloc(Max(ntasks, 1) * sizeof(LsmTask *));
+	LsmTask   **tasks;
+	HerdTicket *tickets;
+	int			ntasks;
+} HerdCall;
+
+/*
+ * herd_task_done: a task of the call has finished (LsmTaskDone, called by
+ * the task driver at once): when it leads a run, end the run with its
+ * outcome now, so that the sessions waiting on its table go on while the
+ * call's other tables still run.  Never raises an error.
+ */
+static void
+herd_task_done(LsmTask *task, void *arg)
+{
+	HerdCall   *call = (HerdCall *) arg;
+
+	for (int i = 0; i < call->ntasks; i++)
+		if (call->tasks[i] == task && call->tickets[i].role == HERD_LEAD)
+			herd_publish(task, &call->tickets[i], false);
+}
+
+/*
+ * herd_run_leaders: run the tasks of call that lead or run alone,
+ * concurrently; each led run ends with its table's outcome the moment
+ * that table finishes (herd_task_done).  Raises only PostgreSQL's own
+ * errors (lsm_task_run_all); the caller's error handler ends the runs
+ * still led (herd_release).
+ */
+static void
+herd_run_leaders(HerdCall *call)
+{
+	LsmTask   **run = palloc(Max(call->ntasks, 1) * sizeof(LsmTask *));
 	int			nrun = 0;
 
-	for (int i = 0; i < ntasks; i++)
-		if (tickets[i].role == HERD_ALONE || tickets[i].role == HERD_LEAD)
-			run[nrun++] = tasks[i];
-	PG_TRY();
-	{
-		lsm_task_run_all(run, nrun);
-	}
-	PG_CATCH();
-	{
-		for (int i = 0; i < ntasks; i++)
-			if (tickets[i].role == HERD_LEAD)
-				herd_publish(tasks[i], &tickets[i], true);
-		PG_RE_THROW();
-	}
-	PG_END_TRY();
-	for (int i = 0; i < ntasks; i++)
-		if (tickets[i].role == HERD_LEAD)
-			herd_publish(tasks[i], &tickets[i], false);
+	for (int i = 0; i < call->ntasks; i++)
+		if (call->tickets[i].role == HERD_ALONE ||
+			call->tickets[i].role == HERD_LEAD)
+			run[nrun++] = call->tasks[i];
+	lsm_task_run_all_notify(run, nrun, herd_task_done, call);
 	pfree(run);
+}
+
+/*
+ * herd_release: the statement ends by an error; end every run the call
+ * still leads -- claimed but never started included -- without an
+ * outcome to share.  A run already ended is left as it is.  Never raises
+ * an error (it runs in an error handler).
+ */
+static void
+herd_release(const HerdCall *call)
+{
+	for (int i = 0; i < call->ntasks; i++)
+		if (call->tickets[i].role == HERD_LEAD)
+			herd_publish(call->tasks[i], &call->tickets[i], true);
 }
 
 /*
@@ -549,7 +611,8 @@ herd_adopt(LsmTask *task, const HerdTicket *t, const HerdOutcome *out)
 /*
  * herd_follow: see a task that joins or waits behind a run through: adopt
  * the outcome of the run it joined when that is shared, else try again,
- * leading a run itself when its turn comes.
+ * leading a run itself when its turn comes.  *t is the task's ticket in
+ * call, so that the caller's error handler ends a run it comes to lead.
  */
 static void
 herd_follow(LsmTask *task, HerdTicket *t)
@@ -560,7 +623,9 @@ herd_follow(LsmTask *task, HerdTicket *t)
 
 		if (t->role == HERD_ALONE || t->role == HERD_LEAD)
 		{
-			herd_run_leaders(&task, t, 1);
+			HerdCall	one = {&task, t, 1};
+
+			herd_run_leaders(&one);
 			return;
 		}
 		if (herd_wait(t, &out) && t->role == HERD_JOIN && out.shared)
@@ -568,7 +633,32 @@ herd_follow(LsmTask *task, HerdTicket *t)
 			herd_adopt(task, t, &out);
 			return;
 		}
-		herd_try(task, LSM_HERD_JOIN, t);
+		herd_try(task, LSM_HERD_JOIN, t, true);
+	}
+}
+
+/*
+ * herd_claim_all: decide, in call->tickets, what each task of the call
+ * does about its table's run (herd_try); at most LSM_CALL_MAX_CLAIMS of
+ * them claim a run, the rest that would lead run alone.
+ */
+static void
+herd_claim_all(HerdCall *call, LsmHerdMode mode)
+{
+	int			claims = 0;
+
+	for (int i = 0; i < call->ntasks; i++)
+	{
+		LsmTask    *task = call->tasks[i];
+
+		if (mode == LSM_HERD_JOIN && !herd_may_lead(task))
+			continue;			/* nothing to join: it runs as ever */
+		if (task->phase == LSM_PHASE_DONE || task->config == NULL)
+			continue;
+		herd_try(task, mode, &call->tickets[i],
+				 claims < LSM_CALL_MAX_CLAIMS);
+		if (call->tickets[i].role == HERD_LEAD)
+			claims++;
 	}
 }
 
@@ -580,20 +670,25 @@ herd_follow(LsmTask *task, HerdTicket *t)
  * next: see the header of this file) and leads a run otherwise; with
  * LSM_HERD_SKIP every task whose table has a run going is finished at
  * once as a success with a "skipped" note and no start time
- * (lsm_herd_skipped), and the others lead or run alone.  A joiner ends
- * with no requests of its own (passes and polls 0), the run's failure
- * with a detail naming the leading backend, or success with a note
- * "joined the checkpoint of backend N: P passes, Q polls".  Tasks that
- * run lead first, all concurrently; the joiners wait afterwards, one after
- * the other, so that no backend waits while it leads a run.  Without
- * shared memory, or with lancelsm.share_checkpoints off, this is
- * lsm_task_run_all: the tasks neither join, skip nor lead.  Raises only PostgreSQL's own
- * errors (cancel, statement_timeout: 57014; out of memory).
+ * (lsm_herd_skipped), and the others lead or run alone.  A led run ends
+ * the moment its table finishes, whatever the call's other tables do.  At
+ * most LSM_CALL_MAX_CLAIMS tasks of one call lead; the others that would
+ * run alone.  A joiner ends with no requests of its own (passes and polls
+ * 0), the run's failure with a detail naming the leading backend, or
+ * success with a note "joined the checkpoint of backend N: P passes, Q
+ * polls".  Tasks that run lead first, all concurrently; the joiners wait
+ * afterwards, one after the other, so that no backend waits while it
+ * leads a run.  On any error (cancel, timeout, out of memory, while
+ * claiming too) every run the call claimed and has not ended is ended
+ * without an outcome before the error goes on.  Without shared memory, or
+ * with lancelsm.share_checkpoints off, this is lsm_task_run_all: the tasks
+ * neither join, skip nor lead.  Raises only PostgreSQL's own errors
+ * (cancel, statement_timeout: 57014; out of memory).
  */
 void
 lsm_herd_run_all(LsmTask **tasks, int ntasks, LsmHerdMode mode)
 {
-	HerdTicket *tickets;
+	HerdCall	call;
 	TimestampTz now = GetCurrentTimestamp();
 
 	if (herd_shared == NULL || !lsm_share_checkpoints)
@@ -606,21 +701,30 @@ lsm_herd_run_all(LsmTask **tasks, int ntasks, LsmHerdMode mode)
 		before_shmem_exit(herd_backend_exit, (Datum) 0);
 		herd_exit_registered = true;
 	}
-	tickets = palloc0(Max(ntasks, 1) * sizeof(HerdTicket));
+	call.tasks = tasks;
+	call.ntasks = ntasks;
+	call.tickets = palloc0(Max(ntasks, 1) * sizeof(HerdTicket));
 	for (int i = 0; i < ntasks; i++)
 	{
-		tickets[i].need_at = now;
-		tickets[i].role = HERD_ALONE;
-		if (mode == LSM_HERD_JOIN && !herd_may_lead(tasks[i]))
-			continue;			/* nothing to join: it runs as ever */
-		if (tasks[i]->phase != LSM_PHASE_DONE && tasks[i]->config != NULL)
-			herd_try(tasks[i], mode, &tickets[i]);
+		call.tickets[i].need_at = now;
+		call.tickets[i].role = HERD_ALONE;
 	}
-	herd_run_leaders(tasks, tickets, ntasks);
-	for (int i = 0; i < ntasks; i++)
-		if (tickets[i].role == HERD_JOIN || tickets[i].role == HERD_BEHIND)
-			herd_follow(tasks[i], &tickets[i]);
-	pfree(tickets);
+	PG_TRY();
+	{
+		herd_claim_all(&call, mode);
+		herd_run_leaders(&call);
+		for (int i = 0; i < ntasks; i++)
+			if (call.tickets[i].role == HERD_JOIN ||
+				call.tickets[i].role == HERD_BEHIND)
+				herd_follow(tasks[i], &call.tickets[i]);
+	}
+	PG_CATCH();
+	{
+		herd_release(&call);
+		PG_RE_THROW();
+	}
+	PG_END_TRY();
+	pfree(call.tickets);
 }
 
 /*

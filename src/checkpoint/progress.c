@@ -6,29 +6,37 @@
  *
  * Progress is a fixed pool of lancelsm.max_progress_entries entries.  A
  * checkpoint task claims one when it starts (a backend checkpointing many
- * tables at once claims one per table), updates it after every step and
- * frees it when it ends.  When the pool is full the checkpoint runs without
- * an entry and a counter of skipped entries is incremented.  Each entry has
+ * tables at once claims one per table, up to LSM_CALL_MAX_CLAIMS per
+ * call), updates it after every step and frees it the moment it ends.
+ * When the pool is full, or the call has claimed its share, the
+ * checkpoint runs without an entry and a counter of skipped entries is
+ * incremented.  Each entry records its database and server OIDs.  Each entry has
  * its own spinlock: writers copy a few counters under it and readers copy
  * the entry out, so neither waits for long.  A before_shmem_exit callback
  * frees every entry of the exiting backend, so that a backend terminated
  * mid-checkpoint leaves nothing behind.
  *
- * History keeps the last outcome of each (server, table_name) checkpoint,
- * at most lancelsm.max_history_entries of them (the oldest finished_at is
- * evicted when full), under one LWLock.  A table enters it only through a
- * checkpoint that got a success answer (a flush, compact or stats 2xx),
- * so made-up names cannot evict real tables' outcomes; once in, every
- * later outcome of the table replaces its entry.  Shared memory is not
+ * History keeps the last outcome of each (database, server, table_name)
+ * checkpoint -- the database's and the foreign server's OIDs, never a
+ * name another database could choose -- at most
+ * lancelsm.max_history_entries of them, under one LWLock.  A table enters
+ * it only through a checkpoint that got a success answer (a flush,
+ * compact or stats 2xx); once in, every later outcome of the table
+ * replaces its entry.  When the history is full, a new table evicts the
+ * oldest entry of the (database, server) that holds the most entries --
+ * its own when it holds as many as any other -- so that whoever controls
+ * a server's endpoint (and can answer 2xx for made-up names) evicts only
+ * its own entries once it holds the largest share, never those of a
+ * database or server that holds fewer.  Shared memory is not
  * transactional, so an outcome survives the caller's rollback.  The
  * postmaster dumps the history to pg_stat/lancelsm_history.stat at a clean
  * shutdown and loads (then removes) that file at startup; a crash loses it.
  *
  * Next to the history, the pace keeps what the last checkpoint of each
- * (server, table_name) learnt of its compaction passes' duration
+ * (database, server, table_name) learnt of its compaction passes' duration
  * (src/checkpoint/pace.c), so that the next checkpoint of the table polls right after
- * its first pass ends; up to lancelsm.max_history_entries tables, the least
- * recently stored evicted first, under the same LWLock, not saved at
+ * its first pass ends; up to lancelsm.max_history_entries tables, evicted
+ * as the history is (the oldest of the largest holder), under the same LWLock, not saved at
  * shutdown (a restart only costs a first pass polled the slow way).
  *
  * Text in shared memory (names, messages) is UTF-8, whatever the encoding
@@ -64,17 +72,22 @@
 #include "utils/timestamp.h"
 #include "utils/tuplestore.h"
 #include "wire_text.h"
+#include "pg_compat.h"
 
 /* Longest table name kept, in bytes with the terminator (clipped). */
 #define PROGRESS_NAME_LEN 256
 /* Longest history message kept, in bytes with the terminator (clipped). */
 #define HISTORY_MESSAGE_LEN 512
 #define PROGRESS_PHASE_LEN 16
+/* Distinct (database, server) pairs counted when choosing whom to evict. */
+#define SHARED_MAX_HOLDERS 256
 
 /* The history file, written at shutdown and read (then removed) at start. */
 #define HISTORY_FILE PGSTAT_STAT_PERMANENT_DIRECTORY "/lancelsm_history.stat"
 #define HISTORY_FILE_MAGIC 0x4C534D48	/* "LSMH" */
-#define HISTORY_FILE_VERSION 2
+#define HISTORY_FILE_VERSION 3
+/* Written by lancelsm 1.1 and 1.2: entries keyed by server name. */
+#define HISTORY_FILE_VERSION_NAMES 2
 
 /* Message of a checkpoint that its statement's interruption ended. */
 #define HISTORY_INTERRUPTED_MESSAGE \
@@ -93,21 +106,35 @@ typedef struct ProgressEntry
 	slock_t		mutex;
 	bool		in_use;
 	int			pid;
+	Oid			dbid;			/* the checkpoint's database */
+	Oid			serverid;		/* its foreign server */
 	TimestampTz started_at;
 	char		server[NAMEDATALEN];
 	char		table_name[PROGRESS_NAME_LEN];
 	ProgressCounters counters;
 } ProgressEntry;
 
+/*
+ * What a history or pace entry is found by, and evicted by: the first
+ * member of both.  Protected by the LWLock.
+ */
+typedef struct SharedKey
+{
+	bool		in_use;
+	Oid			dbid;			/* the database that wrote it */
+	Oid			serverid;		/* the foreign server, in that database */
+	uint64		name_hash;		/* of the whole name: clipped ones differ */
+	char		table_name[PROGRESS_NAME_LEN];
+	TimestampTz age;			/* evicted oldest first */
+} SharedKey;
+
 /* The last outcome of one table's checkpoint; protected by the LWLock. */
 typedef struct HistoryEntry
 {
-	bool		in_use;
+	SharedKey	key;			/* age: finished_at */
 	bool		ok;
 	char		sqlstate[6];
-	char		server[NAMEDATALEN];
-	char		table_name[PROGRESS_NAME_LEN];
-	uint64		name_hash;		/* of the whole UTF-8 name: clipped ones differ */
+	char		server[NAMEDATALEN];	/* its name when written */
 	char		message[HISTORY_MESSAGE_LEN];
 	TimestampTz started_at;
 	TimestampTz finished_at;
@@ -117,12 +144,8 @@ typedef struct HistoryEntry
 /* What a table's last checkpoint learnt of its passes; under the LWLock. */
 typedef struct PaceEntry
 {
-	bool		in_use;
-	uint64		name_hash;		/* of the whole UTF-8 table name */
-	char		server[NAMEDATALEN];
-	char		table_name[PROGRESS_NAME_LEN];
+	SharedKey	key;			/* age: when stored */
 	LsmPace		pace;
-	TimestampTz stored_at;
 } PaceEntry;
 
 /* The shared header; the two arrays follow it. */
@@ -264,105 +287,181 @@ pace_shmem_attach(void)
 }
 
 /*
- * pace_find_slot: the pace entry of (server, table_name, name_hash), or
- * with for_store a free one, else the least recently stored one; NULL when
- * there is none.  The caller holds the LWLock (exclusively for_store).
+ * shared_key_at: entry i of an array of entries of stride bytes, each
+ * starting with its SharedKey.
  */
-static PaceEntry *
-pace_find_slot(const char *server, const char *table_name, uint64 name_hash,
-			   bool for_store)
+static inline SharedKey *
+shared_key_at(void *base, Size stride, int i)
 {
-	PaceEntry  *free_slot = NULL;
-	PaceEntry  *oldest = NULL;
-
-	for (int i = 0; i < progress_shared->nhistory; i++)
-	{
-		PaceEntry  *e = &pace_entries[i];
-
-		if (!e->in_use)
-		{
-			if (free_slot == NULL)
-				free_slot = e;
-			continue;
-		}
-		if (e->name_hash == name_hash &&
-			strcmp(e->table_name, table_name) == 0 &&
-			strcmp(e->server, server) == 0)
-			return e;
-		if (oldest == NULL || e->stored_at < oldest->stored_at)
-			oldest = e;
-	}
-	if (!for_store)
-		return NULL;
-	return free_slot ? free_slot : oldest;
+	return (SharedKey *) ((char *) base + stride * i);
 }
 
 /*
- * pace_key: the clipped names and the whole name's hash a pace entry is
- * found by; wire_table_name is UTF-8, server in the database encoding.
+ * shared_key_set: the key of wire_table_name (UTF-8, as sent; clipped, the
+ * whole name's hash tells clipped ones apart) on serverid in this
+ * database.
  */
 static void
-pace_key(const char *server, const char *wire_table_name, char *server_key,
-		 char *table_key, uint64 *name_hash)
+shared_key_set(SharedKey *key, Oid serverid, const char *wire_table_name)
 {
-	progress_clip_copy(server_key, server, NAMEDATALEN);
-	progress_clip_utf8(table_key, wire_table_name, PROGRESS_NAME_LEN);
-	*name_hash = progress_name_hash(wire_table_name);
+	memset(key, 0, sizeof(SharedKey));
+	key->dbid = MyDatabaseId;
+	key->serverid = serverid;
+	key->name_hash = progress_name_hash(wire_table_name);
+	progress_clip_utf8(key->table_name, wire_table_name, PROGRESS_NAME_LEN);
+}
+
+/*
+ * shared_key_same: whether two keys name the same table.
+ */
+static bool
+shared_key_same(const SharedKey *a, const SharedKey *b)
+{
+	return a->dbid == b->dbid && a->serverid == b->serverid &&
+		a->name_hash == b->name_hash &&
+		strcmp(a->table_name, b->table_name) == 0;
+}
+
+/*
+ * shared_same_holder: whether two keys were written for the same
+ * (database, server).
+ */
+static bool
+shared_same_holder(const SharedKey *a, const SharedKey *b)
+{
+	return a->dbid == b->dbid && a->serverid == b->serverid;
+}
+
+/*
+ * shared_victim: the entry a new key evicts from a full array of n
+ * entries: the oldest of the (database, server) holding the most entries,
+ * the new key's own holder when it holds at least as many as any other.
+ * Holders past the first SHARED_MAX_HOLDERS distinct ones are not
+ * counted.  Never raises an error; n > 0.
+ */
+static int
+shared_victim(void *base, Size stride, int n, const SharedKey *key)
+{
+	int			holder_of[SHARED_MAX_HOLDERS];	/* an entry of each holder */
+	int			count[SHARED_MAX_HOLDERS];
+	int			oldest[SHARED_MAX_HOLDERS];
+	int			nholders = 0;
+	int			best = -1;
+	int			own = -1;
+
+	for (int i = 0; i < n; i++)
+	{
+		SharedKey  *k = shared_key_at(base, stride, i);
+		int			h = 0;
+
+		while (h < nholders &&
+			   !shared_same_holder(shared_key_at(base, stride, holder_of[h]), k))
+			h++;
+		if (h == nholders)
+		{
+			if (nholders == SHARED_MAX_HOLDERS)
+				continue;
+			holder_of[nholders] = i;
+			count[nholders] = 0;
+			oldest[nholders] = i;
+			nholders++;
+		}
+		count[h]++;
+		if (k->age < shared_key_at(base, stride, oldest[h])->age)
+			oldest[h] = i;
+	}
+	for (int h = 0; h < nholders; h++)
+	{
+		if (shared_same_holder(shared_key_at(base, stride, holder_of[h]), key))
+			own = h;
+		else if (best < 0 || count[h] > count[best])
+			best = h;
+	}
+	if (own >= 0 && (best < 0 || count[own] >= count[best]))
+		return oldest[own];
+	return oldest[best >= 0 ? best : 0];
+}
+
+/*
+ * shared_find: the entry of key in an array of n entries of stride
+ * bytes; with for_store and none kept, a free one, else the one
+ * shared_victim names; -1 when there is none.  The caller holds the
+ * LWLock (exclusively for_store).
+ */
+static int
+shared_find(void *base, Size stride, int n, const SharedKey *key,
+			bool for_store)
+{
+	int			free_slot = -1;
+
+	for (int i = 0; i < n; i++)
+	{
+		SharedKey  *k = shared_key_at(base, stride, i);
+
+		if (!k->in_use)
+		{
+			if (free_slot < 0)
+				free_slot = i;
+		}
+		else if (shared_key_same(k, key))
+			return i;
+	}
+	if (!for_store || n == 0)
+		return -1;
+	return free_slot >= 0 ? free_slot : shared_victim(base, stride, n, key);
 }
 
 /*
  * lsm_pace_recall: what the last checkpoint of wire_table_name (UTF-8, as
- * sent) on server learnt of its passes, into *pace.  Returns false (pace
- * untouched) when nothing is kept or lancelsm is not preloaded.  Never
- * raises an error.
+ * sent) on foreign server serverid, in this database, learnt of its
+ * passes, into *pace.
+ * Returns false (pace untouched) when nothing is kept or lancelsm is not
+ * preloaded.  Never raises an error.
  */
 bool
-lsm_pace_recall(const char *server, const char *wire_table_name,
-				LsmPace *pace)
+lsm_pace_recall(Oid serverid, const char *wire_table_name, LsmPace *pace)
 {
-	char		server_key[NAMEDATALEN];
-	char		table_key[PROGRESS_NAME_LEN];
-	uint64		name_hash;
-	PaceEntry  *e;
+	SharedKey	key;
+	int			i;
 
 	if (progress_shared == NULL || pace_entries == NULL)
 		return false;
-	pace_key(server, wire_table_name, server_key, table_key, &name_hash);
+	shared_key_set(&key, serverid, wire_table_name);
 	LWLockAcquire(progress_shared->lock, LW_SHARED);
-	e = pace_find_slot(server_key, table_key, name_hash, false);
-	if (e)
-		*pace = e->pace;
+	i = shared_find(pace_entries, sizeof(PaceEntry), progress_shared->nhistory,
+					&key, false);
+	if (i >= 0)
+		*pace = pace_entries[i].pace;
 	LWLockRelease(progress_shared->lock);
-	return e != NULL;
+	return i >= 0;
 }
 
 /*
  * lsm_pace_remember: keep pace, what a checkpoint of wire_table_name
- * (UTF-8, as sent) on server learnt of its passes, for the table's next
- * checkpoint (in any session and database).  A no-op when lancelsm is not
- * preloaded.  Never raises an error.
+ * (UTF-8, as sent) on foreign server serverid learnt of its passes, for
+ * the table's next checkpoint in this database (in any session).  A no-op when lancelsm is
+ * not preloaded.  Never raises an error.
  */
 void
-lsm_pace_remember(const char *server, const char *wire_table_name,
+lsm_pace_remember(Oid serverid, const char *wire_table_name,
 				  const LsmPace *pace)
 {
-	char		server_key[NAMEDATALEN];
-	char		table_key[PROGRESS_NAME_LEN];
-	uint64		name_hash;
-	PaceEntry  *e;
+	SharedKey	key;
+	int			i;
 
-	if (progress_shared == NULL || pace_entries == NULL ||
-		progress_shared->nhistory == 0)
+	if (progress_shared == NULL || pace_entries == NULL)
 		return;
-	pace_key(server, wire_table_name, server_key, table_key, &name_hash);
+	shared_key_set(&key, serverid, wire_table_name);
+	key.in_use = true;
+	key.age = GetCurrentTimestamp();
 	LWLockAcquire(progress_shared->lock, LW_EXCLUSIVE);
-	e = pace_find_slot(server_key, table_key, name_hash, true);
-	e->in_use = true;
-	e->name_hash = name_hash;
-	strlcpy(e->server, server_key, sizeof(e->server));
-	strlcpy(e->table_name, table_key, sizeof(e->table_name));
-	e->pace = *pace;
-	e->stored_at = GetCurrentTimestamp();
+	i = shared_find(pace_entries, sizeof(PaceEntry), progress_shared->nhistory,
+					&key, true);
+	if (i >= 0)
+	{
+		pace_entries[i].key = key;
+		pace_entries[i].pace = *pace;
+	}
 	LWLockRelease(progress_shared->lock);
 }
 
@@ -401,87 +500,63 @@ progress_shmem_first_init(void)
 }
 
 /*
- * history_find_slot: the history entry to (over)write for the server and
- * table of entry (names clipped, so the whole name's hash must match too):
- * the one already kept for them, else (unless existing_only: NULL) a free
- * one, else the one with the oldest finished_at.  The caller holds the
- * LWLock exclusively (or is the postmaster, alone).
- */
-static HistoryEntry *
-history_find_slot(const HistoryEntry *entry, bool existing_only)
-{
-	HistoryEntry *free_slot = NULL;
-	HistoryEntry *oldest = NULL;
-
-	for (int i = 0; i < progress_shared->nhistory; i++)
-	{
-		HistoryEntry *h = &history_entries[i];
-
-		if (!h->in_use)
-		{
-			if (free_slot == NULL)
-				free_slot = h;
-			continue;
-		}
-		if (h->name_hash == entry->name_hash &&
-			strcmp(h->server, entry->server) == 0 &&
-			strcmp(h->table_name, entry->table_name) == 0)
-			return h;
-		if (oldest == NULL || h->finished_at < oldest->finished_at)
-			oldest = h;
-	}
-	if (existing_only)
-		return NULL;
-	return free_slot ? free_slot : oldest;
-}
-
-/*
  * history_store: keep one outcome, replacing the table's previous one;
- * when existing_only, only if the table already has one.  The caller
- * holds the LWLock exclusively (or is the postmaster, alone).
+ * when existing_only, only if the table already has one.  A new table in
+ * a full history evicts as shared_victim says.  The caller holds the
+ * LWLock exclusively (or is the postmaster, alone).
  */
 static void
 history_store(const HistoryEntry *entry, bool existing_only)
 {
-	HistoryEntry *slot;
+	int			i = shared_find(history_entries, sizeof(HistoryEntry),
+								progress_shared->nhistory, &entry->key,
+								!existing_only);
 
-	if (progress_shared->nhistory == 0)
+	if (i < 0)
 		return;
-	slot = history_find_slot(entry, existing_only);
-	if (slot == NULL)
-		return;
-	*slot = *entry;
-	slot->in_use = true;
+	history_entries[i] = *entry;
+	history_entries[i].key.in_use = true;
 }
+
+/* What reading a history file found. */
+typedef enum HistoryRead
+{
+	HISTORY_READ_OK,
+	HISTORY_READ_OLD,			/* an older format: nothing read */
+	HISTORY_READ_BAD			/* truncated or foreign: the rest ignored */
+} HistoryRead;
 
 /*
  * history_read_file: read the entries of an open history file into
- * shared memory.  Returns false when the file is not a history file of
- * this build.
+ * shared memory.  A file of lancelsm 1.2 or older (keyed by server name,
+ * no database) is not read: its entries cannot be given to a database.
  */
-static bool
+static HistoryRead
 history_read_file(FILE *file)
 {
 	HistoryFileHeader header;
 	HistoryEntry entry;
 
 	if (fread(&header, sizeof(header), 1, file) != 1 ||
-		header.magic != HISTORY_FILE_MAGIC ||
-		header.version != HISTORY_FILE_VERSION ||
+		header.magic != HISTORY_FILE_MAGIC)
+		return HISTORY_READ_BAD;
+	if (header.version == HISTORY_FILE_VERSION_NAMES)
+		return HISTORY_READ_OLD;
+	if (header.version != HISTORY_FILE_VERSION ||
 		header.entry_size != sizeof(HistoryEntry))
-		return false;
+		return HISTORY_READ_BAD;
 	for (int i = 0; i < header.count; i++)
 	{
 		if (fread(&entry, sizeof(entry), 1, file) != 1)
-			return false;
+			return HISTORY_READ_BAD;
 		/* never trust a terminator from disk */
 		entry.sqlstate[sizeof(entry.sqlstate) - 1] = '\0';
 		entry.server[sizeof(entry.server) - 1] = '\0';
-		entry.table_name[sizeof(entry.table_name) - 1] = '\0';
+		entry.key.table_name[sizeof(entry.key.table_name) - 1] = '\0';
 		entry.message[sizeof(entry.message) - 1] = '\0';
 		history_store(&entry, false);
 	}
-	return true;
+	return HISTORY_READ_OK;
 }
 
 /*
@@ -503,12 +578,25 @@ history_load(void)
 					 errmsg("could not read file \"%s\": %m", HISTORY_FILE)));
 		return;
 	}
-	if (!history_read_file(file))
-		ereport(LOG,
-				(errcode(ERRCODE_DATA_CORRUPTED),
-				 errmsg("ignoring the rest of lancelsm checkpoint history file \"%s\"",
-						HISTORY_FILE),
-				 errdetail("The file is truncated or was written by another version of lancelsm.")));
+	switch (history_read_file(file))
+	{
+		case HISTORY_READ_OK:
+			break;
+		case HISTORY_READ_OLD:
+			ereport(LOG,
+					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+					 errmsg("discarding lancelsm checkpoint history file \"%s\" of an older format",
+							HISTORY_FILE),
+					 errdetail("It was written by lancelsm 1.2 or older, whose entries do not name their database.")));
+			break;
+		case HISTORY_READ_BAD:
+			ereport(LOG,
+					(errcode(ERRCODE_DATA_CORRUPTED),
+					 errmsg("ignoring the rest of lancelsm checkpoint history file \"%s\"",
+							HISTORY_FILE),
+					 errdetail("The file is truncated or was written by another version of lancelsm.")));
+			break;
+	}
 	FreeFile(file);
 	unlink(HISTORY_FILE);
 }
@@ -527,12 +615,12 @@ history_write_file(FILE *file)
 	header.entry_size = sizeof(HistoryEntry);
 	header.count = 0;
 	for (int i = 0; i < progress_shared->nhistory; i++)
-		if (history_entries[i].in_use)
+		if (history_entries[i].key.in_use)
 			header.count++;
 	if (fwrite(&header, sizeof(header), 1, file) != 1)
 		return false;
 	for (int i = 0; i < progress_shared->nhistory; i++)
-		if (history_entries[i].in_use &&
+		if (history_entries[i].key.in_use &&
 			fwrite(&history_entries[i], sizeof(HistoryEntry), 1, file) != 1)
 			return false;
 	return true;
@@ -699,11 +787,12 @@ progress_reported(const LsmTaskSnapshot *snap)
  * lsm_progress_begin: claim a progress entry for a checkpoint task that
  * is starting (see progress_reported) and return its index, for the
  * caller to keep as the task's progress slot; -1 for none.  When the
- * pool is full the checkpoint runs without one and the skipped counter
- * grows.  A task without a server gets none.
+ * pool is full, or the task is not listed (its call has claimed its
+ * share of entries), the checkpoint runs without one and the skipped
+ * counter grows.  A task without a server gets none.
  */
 int
-lsm_progress_begin(const LsmTaskSnapshot *snap)
+lsm_progress_begin(const LsmTaskSnapshot *snap, bool listed)
 {
 	char		server[NAMEDATALEN];
 	char		table_name[PROGRESS_NAME_LEN];
@@ -719,7 +808,7 @@ lsm_progress_begin(const LsmTaskSnapshot *snap)
 	}
 	progress_clip_copy(server, snap->server_name, sizeof(server));
 	progress_clip_utf8(table_name, snap->wire_table_name, sizeof(table_name));
-	if ((slot = progress_claim_slot()) < 0)
+	if (!listed || (slot = progress_claim_slot()) < 0)
 	{
 		pg_atomic_fetch_add_u64(&progress_shared->skipped, 1);
 		return -1;
@@ -727,6 +816,8 @@ lsm_progress_begin(const LsmTaskSnapshot *snap)
 	e = &progress_entries[slot];
 	SpinLockAcquire(&e->mutex);
 	e->started_at = snap->started_at;
+	e->dbid = MyDatabaseId;
+	e->serverid = snap->serverid;
 	memcpy(e->server, server, sizeof(server));
 	memcpy(e->table_name, table_name, sizeof(table_name));
 	memset(&e->counters, 0, sizeof(e->counters));
@@ -769,13 +860,12 @@ history_entry_fill(HistoryEntry *h, const LsmTaskSnapshot *snap,
 	const LsmFailure *f = finished ? snap->failure : NULL;
 
 	memset(h, 0, sizeof(HistoryEntry));
+	shared_key_set(&h->key, snap->serverid, snap->wire_table_name);
 	progress_clip_copy(h->server, snap->server_name, sizeof(h->server));
-	progress_clip_utf8(h->table_name, snap->wire_table_name,
-					   sizeof(h->table_name));
-	h->name_hash = progress_name_hash(snap->wire_table_name);
 	h->ok = finished && f == NULL;
 	h->started_at = snap->started_at;
 	h->finished_at = finished ? snap->finished_at : GetCurrentTimestamp();
+	h->key.age = h->finished_at;
 	h->passes = snap->counters.passes;
 	if (f)
 	{
@@ -859,17 +949,36 @@ nullable_int8(int64 value, bool *isnull)
 }
 
 /*
- * progress_row: the lancelsm_progress row of one entry (a private copy),
- * LSM_PROGRESS_COLS columns.
+ * database_datum: the name of database dbid as a text datum; NULL (in
+ * *isnull) once the database is dropped.
+ */
+static Datum
+database_datum(Oid dbid, bool *isnull)
+{
+	char	   *name = get_database_name(dbid);
+
+	*isnull = (name == NULL);
+	return name ? CStringGetTextDatum(name) : (Datum) 0;
+}
+
+/*
+ * progress_row: the lancelsm_progress row of one entry (a private copy):
+ * LSM_PROGRESS_COLS_V1_3 columns, or without database (the second) the
+ * LSM_PROGRESS_COLS_V1_2 of a catalog not updated yet.
  */
 static void
-progress_row(ReturnSetInfo *rsinfo, const ProgressEntry *e)
+progress_row(ReturnSetInfo *rsinfo, const ProgressEntry *e, bool with_db)
 {
-	Datum		values[LSM_PROGRESS_COLS];
-	bool		nulls[LSM_PROGRESS_COLS] = {0};
+	Datum		values[LSM_PROGRESS_COLS_V1_3];
+	bool		nulls[LSM_PROGRESS_COLS_V1_3] = {0};
 	int			i = 0;
 
 	values[i++] = Int32GetDatum(e->pid);
+	if (with_db)
+	{
+		values[i] = database_datum(e->dbid, &nulls[i]);
+		i++;
+	}
 	values[i++] = progress_text(e->server);
 	values[i++] = progress_text(e->table_name);
 	values[i++] = CStringGetTextDatum(e->counters.phase);
@@ -887,24 +996,30 @@ progress_row(ReturnSetInfo *rsinfo, const ProgressEntry *e)
 
 /*
  * lancelsm_progress()
- * RETURNS TABLE (pid integer, server text, table_name text, phase text,
+ * RETURNS TABLE (pid integer, database text, server text, table_name text,
+ *   phase text,
  *   target_generations bigint, outstanding_generations bigint,
  *   passes integer, polls integer, retries integer, reissues integer,
  *   started_at timestamptz)
  *
- * One row per checkpoint running in any backend (one per table of a
- * multi-table checkpoint).  Each row is a consistent copy of its entry;
- * the rows are not one snapshot.  Needs shared_preload_libraries (55000
- * otherwise).
+ * One row per checkpoint running in any backend of any database (one
+ * per table of a multi-table checkpoint); database is the name of the
+ * checkpoint's database (NULL once dropped).  Declared by 1.1 and 1.2
+ * without database: this library serves those declarations too.  Each
+ * row is a consistent copy of its entry; the rows are not one snapshot.
+ * Needs shared_preload_libraries (55000 otherwise); 0A000 when declared
+ * with another number of columns.
  */
 PG_FUNCTION_INFO_V1(lancelsm_progress);
 Datum
 lancelsm_progress(PG_FUNCTION_ARGS)
 {
 	ReturnSetInfo *rsinfo;
+	bool		with_db;
 
 	progress_require_shmem(false);
-	rsinfo = lsm_materialize(fcinfo, LSM_PROGRESS_COLS);
+	rsinfo = lsm_materialize_versions(fcinfo, LSM_PROGRESS_COLS_V1_2,
+									  LSM_PROGRESS_COLS_V1_3, &with_db);
 	for (int i = 0; i < progress_shared->nprogress; i++)
 	{
 		ProgressEntry *e = &progress_entries[i];
@@ -914,7 +1029,7 @@ lancelsm_progress(PG_FUNCTION_ARGS)
 		copy = *e;
 		SpinLockRelease(&e->mutex);
 		if (copy.in_use)
-			progress_row(rsinfo, &copy);
+			progress_row(rsinfo, &copy, with_db);
 	}
 	return (Datum) 0;
 }
@@ -923,7 +1038,8 @@ lancelsm_progress(PG_FUNCTION_ARGS)
  * lancelsm_progress_skipped() RETURNS bigint
  *
  * How many checkpoints since server start ran without a progress entry
- * because all lancelsm.max_progress_entries were in use.
+ * because all lancelsm.max_progress_entries were in use, or because
+ * their call had already claimed LSM_CALL_MAX_CLAIMS (32) entries.
  */
 PG_FUNCTION_INFO_V1(lancelsm_progress_skipped);
 Datum
@@ -934,18 +1050,25 @@ lancelsm_progress_skipped(PG_FUNCTION_ARGS)
 }
 
 /*
- * history_row: the lancelsm_checkpoint_history row of one entry,
- * LSM_HISTORY_COLS columns; sqlstate and message are NULL for a success.
+ * history_row: the lancelsm_checkpoint_history row of one entry:
+ * LSM_HISTORY_COLS_V1_3 columns, or without database (the first) the
+ * LSM_HISTORY_COLS_V1_2 of a catalog not updated yet; sqlstate and
+ * message are NULL for a success.
  */
 static void
-history_row(ReturnSetInfo *rsinfo, const HistoryEntry *h)
+history_row(ReturnSetInfo *rsinfo, const HistoryEntry *h, bool with_db)
 {
-	Datum		values[LSM_HISTORY_COLS];
-	bool		nulls[LSM_HISTORY_COLS] = {0};
+	Datum		values[LSM_HISTORY_COLS_V1_3];
+	bool		nulls[LSM_HISTORY_COLS_V1_3] = {0};
 	int			i = 0;
 
+	if (with_db)
+	{
+		values[i] = database_datum(h->key.dbid, &nulls[i]);
+		i++;
+	}
 	values[i++] = progress_text(h->server);
-	values[i++] = progress_text(h->table_name);
+	values[i++] = progress_text(h->key.table_name);
 	values[i++] = TimestampTzGetDatum(h->finished_at);
 	values[i++] = BoolGetDatum(h->ok);
 	nulls[i] = h->ok;
@@ -961,13 +1084,16 @@ history_row(ReturnSetInfo *rsinfo, const HistoryEntry *h)
 
 /*
  * lancelsm_checkpoint_history()
- * RETURNS TABLE (server text, table_name text, finished_at timestamptz,
- *   ok boolean, sqlstate text, message text, elapsed interval,
- *   passes integer)
+ * RETURNS TABLE (database text, server text, table_name text,
+ *   finished_at timestamptz, ok boolean, sqlstate text, message text,
+ *   elapsed interval, passes integer)
  *
- * The last checkpoint outcome of each (server, table_name) kept in shared
- * memory, copied under a shared lock.  Needs shared_preload_libraries
- * (55000 otherwise).
+ * The last checkpoint outcome of each (database, server, table_name) kept
+ * in shared memory, of every database (database: its name, NULL once
+ * dropped), copied under a shared lock.  Declared by 1.1 and 1.2 without
+ * database: this library serves those declarations too.  Needs
+ * shared_preload_libraries (55000 otherwise); 0A000 when declared with
+ * another number of columns.
  */
 PG_FUNCTION_INFO_V1(lancelsm_checkpoint_history);
 Datum
@@ -976,17 +1102,19 @@ lancelsm_checkpoint_history(PG_FUNCTION_ARGS)
 	ReturnSetInfo *rsinfo;
 	HistoryEntry *copy;
 	int			n;
+	bool		with_db;
 
 	progress_require_shmem(true);
-	rsinfo = lsm_materialize(fcinfo, LSM_HISTORY_COLS);
+	rsinfo = lsm_materialize_versions(fcinfo, LSM_HISTORY_COLS_V1_2,
+									  LSM_HISTORY_COLS_V1_3, &with_db);
 	n = progress_shared->nhistory;
 	copy = palloc(mul_size(Max(n, 1), sizeof(HistoryEntry)));
 	LWLockAcquire(progress_shared->lock, LW_SHARED);
 	memcpy(copy, history_entries, mul_size(n, sizeof(HistoryEntry)));
 	LWLockRelease(progress_shared->lock);
 	for (int i = 0; i < n; i++)
-		if (copy[i].in_use)
-			history_row(rsinfo, &copy[i]);
+		if (copy[i].key.in_use)
+			history_row(rsinfo, &copy[i], with_db);
 	pfree(copy);
 	return (Datum) 0;
 }

@@ -20,14 +20,14 @@ extern int	lsm_max_progress_entries;	/* running checkpoints shown */
 extern int	lsm_max_history_entries;	/* tables whose last outcome is kept */
 
 extern void lsm_progress_shmem_init(void);
-extern int	lsm_progress_begin(const LsmTaskSnapshot *snap);
+extern int	lsm_progress_begin(const LsmTaskSnapshot *snap, bool listed);
 extern void lsm_progress_update(const LsmTaskSnapshot *snap);
 extern void lsm_progress_end(const LsmTaskSnapshot *snap,
 							 int interrupted_by);
-/* server: in the database encoding; wire_table_name: UTF-8, as sent */
-extern bool lsm_pace_recall(const char *server, const char *wire_table_name,
+/* wire_table_name: UTF-8, as sent */
+extern bool lsm_pace_recall(Oid serverid, const char *wire_table_name,
 							LsmPace *pace);
-extern void lsm_pace_remember(const char *server, const char *wire_table_name,
+extern void lsm_pace_remember(Oid serverid, const char *wire_table_name,
 							  const LsmPace *pace);
 
 #endif							/* LANCELSM_PROGRESS_H */

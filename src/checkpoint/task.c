@@ -256,6 +256,7 @@ lsm_task_snapshot(const LsmTask *task, LsmTaskSnapshot *snap)
 	snap->kind = task->kind;
 	snap->trigger_only = task->trigger_only;
 	snap->server_name = task->config ? task->config->server_name : NULL;
+	snap->serverid = task->config ? task->config->serverid : InvalidOid;
 	snap->table_name = task->table_name;
 	snap->wire_table_name = task->wire_table_name;
 	snap->phase = task_phase_name(task);
@@ -351,8 +352,8 @@ task_finish(LsmTask *task, LsmFailure *failure)
 	{
 		lsm_watermark_release(&task->watermark);
 		if (task->watermark.pace_learned && !task->watermark.pace_queued)
-			lsm_pace_remember(task->config->server_name,
-							  task->wire_table_name, &task->watermark.pace);
+			lsm_pace_remember(task->config->serverid, task->wire_table_name,
+							  &task->watermark.pace);
 	}
 	lsm_http_release(task->req);
 }
@@ -512,7 +513,7 @@ task_pace_recall(LsmTask *task)
 	LsmWatermark *wm = &task->watermark;
 
 	if (wm->pace.hi_ms == 0 && wm->drain == NULL &&
-		lsm_pace_recall(task->config->server_name, task->wire_table_name,
+		lsm_pace_recall(task->config->serverid, task->wire_table_name,
 						&wm->pace))
 		wm->pace_recalled = true;
 }
@@ -946,15 +947,18 @@ task_progress_end(LsmTask *task, int interrupted_by)
 
 /*
  * task_progress_begin: a task starts; it claims a progress entry when it
- * is a checkpoint that reports progress (progress.c decides).
+ * is a checkpoint that reports progress (progress.c decides) and listed,
+ * i.e. its call has not claimed LSM_CALL_MAX_CLAIMS entries yet.  Returns
+ * whether it holds an entry.
  */
-static void
-task_progress_begin(LsmTask *task)
+static bool
+task_progress_begin(LsmTask *task, bool listed)
 {
 	LsmTaskSnapshot snap;
 
 	lsm_task_snapshot(task, &snap);
-	task->progress_slot = lsm_progress_begin(&snap);
+	task->progress_slot = lsm_progress_begin(&snap, listed);
+	return task->progress_slot >= 0;
 }
 
 /*
@@ -1003,6 +1007,28 @@ task_rethrow_waiting(LsmTask **tasks, int ntasks, MemoryContext cxt)
 }
 
 /*
+ * task_report_done: every task of the call that has finished since the
+ * last look (reported[i] false) ends for progress reporting at once, its
+ * entry freed and its outcome in the history, and is handed to done (when
+ * set), so that a table's outcome is known the moment it finishes, not
+ * when the call's slowest table does.  Neither step raises an error.
+ */
+static void
+task_report_done(LsmTask **tasks, int ntasks, bool *reported,
+				 LsmTaskDone done, void *arg)
+{
+	for (int i = 0; i < ntasks; i++)
+	{
+		if (reported[i] || tasks[i]->phase != LSM_PHASE_DONE)
+			continue;
+		reported[i] = true;
+		task_progress_end(tasks[i], 0);
+		if (done)
+			done(tasks[i], arg);
+	}
+}
+
+/*
  * lsm_task_run_all: run initialised tasks concurrently until each has
  * finished; each task's outcome is in its failure (NULL: success), stats
  * and counters.  Raises only PostgreSQL's own errors (cancel, timeout,
@@ -1011,8 +1037,28 @@ task_rethrow_waiting(LsmTask **tasks, int ntasks, MemoryContext cxt)
 void
 lsm_task_run_all(LsmTask **tasks, int ntasks)
 {
+	lsm_task_run_all_notify(tasks, ntasks, NULL, NULL);
+}
+
+/*
+ * lsm_task_run_all_notify: lsm_task_run_all, calling done(task, arg) once
+ * for each task the moment it finishes (a task finished before the call,
+ * refused before any request, at the first look), from inside the driver
+ * loop: done must not raise an error nor run the driver again.  The first
+ * LSM_CALL_MAX_CLAIMS checkpoints of the call that report progress get a
+ * progress entry each; the rest run unlisted, counted by
+ * lancelsm_progress_skipped().  On an error the tasks not yet handed to
+ * done are not handed to it: the caller's error handler sees them
+ * unfinished.
+ */
+void
+lsm_task_run_all_notify(LsmTask **tasks, int ntasks, LsmTaskDone done,
+						void *arg)
+{
 	TimestampTz deadline = lsm_statement_deadline();
 	MemoryContext cxt = CurrentMemoryContext;
+	bool	   *reported = palloc0(Max(ntasks, 1) * sizeof(bool));
+	int			claims = 0;
 
 	task_share_drains(tasks, ntasks);
 	PG_TRY();
@@ -1022,22 +1068,24 @@ lsm_task_run_all(LsmTask **tasks, int ntasks)
 			if (tasks[i]->phase == LSM_PHASE_DONE)
 				continue;		/* refused before any request */
 			tasks[i]->started_at = GetCurrentTimestamp();
-			task_progress_begin(tasks[i]);
+			if (task_progress_begin(tasks[i], claims < LSM_CALL_MAX_CLAIMS))
+				claims++;
 			task_issue(tasks[i], deadline);
 			task_progress_update(tasks[i]);
 		}
+		task_report_done(tasks, ntasks, reported, done, arg);
 		while (task_count_active(tasks, ntasks) > 0)
 		{
 			TimestampTz wake_at = task_wake_due(tasks, ntasks, deadline);
-			LsmTask    *done = lsm_http_wait(wake_at, deadline);
+			LsmTask    *answered = lsm_http_wait(wake_at, deadline);
 
-			if (done)
+			if (answered)
 			{
-				LsmPaceDrain *drain = done->watermark.drain;
+				LsmPaceDrain *drain = answered->watermark.drain;
 				int64		seen = drain ? drain->last_rank : 0;
 
-				task_on_answer(done, deadline);
-				task_progress_update(done);
+				task_on_answer(answered, deadline);
+				task_progress_update(answered);
 				if (drain && drain->last_rank > seen)
 					task_drain_rewake(tasks, ntasks, drain);
 			}
@@ -1045,6 +1093,7 @@ lsm_task_run_all(LsmTask **tasks, int ntasks)
 				ereport(ERROR,
 						(errcode(ERRCODE_INTERNAL_ERROR),
 						 errmsg_internal("lancelsm task stalled with nothing in flight")));
+			task_report_done(tasks, ntasks, reported, done, arg);
 		}
 	}
 	PG_CATCH();
@@ -1053,12 +1102,12 @@ lsm_task_run_all(LsmTask **tasks, int ntasks)
 
 		lsm_http_abort_all();
 		for (int i = 0; i < ntasks; i++)
-			task_progress_end(tasks[i], sqlerrcode);
+			if (!reported[i])
+				task_progress_end(tasks[i], sqlerrcode);
 		if (sqlerrcode == ERRCODE_QUERY_CANCELED)
 			task_rethrow_waiting(tasks, ntasks, cxt);
 		PG_RE_THROW();
 	}
 	PG_END_TRY();
-	for (int i = 0; i < ntasks; i++)
-		task_progress_end(tasks[i], 0);
+	pfree(reported);
 }

@@ -399,11 +399,15 @@ lsm_watermark_rewake(LsmWatermark *wm, TimestampTz now)
 
 /*
  * lsm_poll_after_trigger: compaction was triggered at now (its answer);
- * the wait before the first poll, in milliseconds (src/checkpoint/pace.c).
+ * the wait before the first poll, in milliseconds (src/checkpoint/pace.c),
+ * never more than lancelsm.poll_interval_max whatever the pace predicts.
  */
 int
 lsm_poll_after_trigger(LsmWatermark *wm, TimestampTz now)
 {
+	int32		cap = Max(lsm_poll_interval_max_ms, lsm_poll_interval_min_ms);
+	int32		wait;
+
 	wm->trigger_answered = true;	/* its pass holds the latch until over */
 	if (poll_interval_fixed())
 	{
@@ -421,10 +425,17 @@ lsm_poll_after_trigger(LsmWatermark *wm, TimestampTz now)
 		wm->drain_poll = false;
 		wm->drain_missed = false;
 	}
-	return poll_wait_until(wm,
+	wait = poll_wait_until(wm,
 						   lsm_pace_first_poll_ms(&wm->pass,
 												  lsm_poll_interval_min_ms),
 						   now);
+	/* whatever was learnt or recalled, jitter included: never later */
+	if (wait > cap)
+	{
+		wm->poll_ms -= wait - cap;
+		wait = cap;
+	}
+	return wait;
 }
 
 /*

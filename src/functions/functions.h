@@ -42,10 +42,13 @@
 /* lancelsm_checkpoint_due: those of lancelsm_checkpoint_all, due, reason,
  * action */
 #define LSM_DUE_COLS (LSM_CHECKPOINT_ALL_COLS + 3)
-/* lancelsm_progress: one row per running checkpoint */
-#define LSM_PROGRESS_COLS 11
-/* lancelsm_checkpoint_history: one row per kept outcome */
-#define LSM_HISTORY_COLS 8
+/* lancelsm_progress: one row per running checkpoint; 1.3 adds database */
+#define LSM_PROGRESS_COLS_V1_2 11
+#define LSM_PROGRESS_COLS_V1_3 12
+/* lancelsm_checkpoint_history: one row per kept outcome; 1.3 adds
+ * database */
+#define LSM_HISTORY_COLS_V1_2 8
+#define LSM_HISTORY_COLS_V1_3 9
 /* lancelsm_write_spec: one row, or none */
 #define LSM_WRITE_SPEC_COLS 5
 
@@ -107,6 +110,9 @@ extern bool lsm_table_summarize(const LsmStats *stats, bool with_rows,
 extern char *lsm_range_detail(const LsmRangeProblem *problem);
 
 extern ReturnSetInfo *lsm_materialize(FunctionCallInfo fcinfo, int ncols);
+extern ReturnSetInfo *lsm_materialize_versions(FunctionCallInfo fcinfo,
+											   int ncols_old, int ncols_new,
+											   bool *is_new);
 extern void lsm_put_row(ReturnSetInfo *rsinfo, Datum *values, bool *nulls,
 						int ncols);
 extern Datum lsm_text_array(char *const *strings, int n,

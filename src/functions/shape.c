@@ -248,15 +248,33 @@ lsm_range_detail(const LsmRangeProblem *problem)
 ReturnSetInfo *
 lsm_materialize(FunctionCallInfo fcinfo, int ncols)
 {
+	bool		is_new;
+
+	return lsm_materialize_versions(fcinfo, ncols, ncols, &is_new);
+}
+
+/*
+ * lsm_materialize_versions: lsm_materialize for a function whose older
+ * extension version declares ncols_old columns and the current one
+ * ncols_new, so that the library serves a catalog not updated yet
+ * (between a package upgrade and ALTER EXTENSION UPDATE); *is_new says
+ * which one the caller fills.  Any other count raises 0A000 as
+ * lsm_materialize does.
+ */
+ReturnSetInfo *
+lsm_materialize_versions(FunctionCallInfo fcinfo, int ncols_old,
+						 int ncols_new, bool *is_new)
+{
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 
 	InitMaterializedSRF(fcinfo, 0);
-	if (rsinfo->setDesc->natts != ncols)
+	*is_new = rsinfo->setDesc->natts == ncols_new;
+	if (!*is_new && rsinfo->setDesc->natts != ncols_old)
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 				 errmsg("lancelsm library does not match the installed extension objects"),
 				 errdetail("The function returns %d columns but is declared with %d.",
-						   ncols, rsinfo->setDesc->natts),
+						   ncols_new, rsinfo->setDesc->natts),
 				 errhint("Run ALTER EXTENSION lancelsm UPDATE.")));
 	return rsinfo;
 }

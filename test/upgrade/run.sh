@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The upgrade chain as a test: in a
 # throwaway cluster (pg_virtualenv), CREATE EXTENSION lancelsm VERSION '1.0'
-# then ALTER EXTENSION lancelsm UPDATE in one database, CREATE EXTENSION
-# lancelsm (the default version) in another, and compare what each holds:
+# then ALTER EXTENSION lancelsm UPDATE in one database, the same from
+# VERSION '1.2' in another, CREATE EXTENSION lancelsm (the default version)
+# in a third, and compare what each updated one holds with it:
 # the \dx+ member list, every member function's definition and ACL, every
 # member relation's columns, indexes, constraints, view definition and ACL, and the
 # extension's version and dumped configuration tables.  Any difference
@@ -62,18 +63,21 @@ SELECT def FROM (
 SQL
 }
 
-createdb upgraded
 createdb fresh
-psql_q -d upgraded -c "CREATE EXTENSION lancelsm VERSION '1.0'" \
-	-c "ALTER EXTENSION lancelsm UPDATE"
 psql_q -d fresh -c "CREATE EXTENSION lancelsm"
-describe upgraded >"$tmp/upgraded.txt"
 describe fresh >"$tmp/fresh.txt"
-if ! diff -u "$tmp/fresh.txt" "$tmp/upgraded.txt"; then
-	echo "upgrade: 1.0 + ALTER EXTENSION UPDATE differs from a fresh install (diff above: - fresh, + upgraded)" >&2
-	exit 1
-fi
-echo "upgrade: 1.0 -> $(psql_q -d upgraded -A -t -c "SELECT extversion FROM pg_extension WHERE extname = 'lancelsm'") matches a fresh install ($(grep -c . "$tmp/fresh.txt") lines compared)"
+# from 1.0 (the first release) and from 1.2 (the last one)
+for from in 1.0 1.2; do
+	createdb "upgraded_$from"
+	psql_q -d "upgraded_$from" -c "CREATE EXTENSION lancelsm VERSION '$from'" \
+		-c "ALTER EXTENSION lancelsm UPDATE"
+	describe "upgraded_$from" >"$tmp/upgraded_$from.txt"
+	if ! diff -u "$tmp/fresh.txt" "$tmp/upgraded_$from.txt"; then
+		echo "upgrade: $from + ALTER EXTENSION UPDATE differs from a fresh install (diff above: - fresh, + upgraded)" >&2
+		exit 1
+	fi
+	echo "upgrade: $from -> $(psql_q -d "upgraded_$from" -A -t -c "SELECT extversion FROM pg_extension WHERE extname = 'lancelsm'") matches a fresh install ($(grep -c . "$tmp/fresh.txt") lines compared)"
+done
 
 # a table declared under 1.1 is kept by the update to 1.2, without thresholds
 createdb kept
