@@ -477,6 +477,8 @@ lsm_fault_from_request(const LsmOutcome *req, LsmFaultMessage what,
 
 	/* redact the body before any excerpt can cut a key in two */
 	redacted.response = fault_redact_body(req, &redacted.response_len);
+	if (req->body_len == req->response_len)
+		redacted.body_len = redacted.response_len;	/* still whole */
 	text = req->transport == LSM_TRANSPORT_OK ?
 		fault_answer_text(&redacted) : fault_transport_text(req);
 	if (retries > 0)
