@@ -127,15 +127,14 @@ http_new_request_id(char *buf)
 }
 
 /*
- * http_forget_attempt: wipe the bearer token copy of req's last attempt
- * and free everything that attempt allocated (its URL, its body), so that
- * nothing of one attempt outlives it however many follow.
+ * http_forget_attempt: free everything req's last attempt allocated (its
+ * URL, its body, the copy of the bearer token it sent, wiped by
+ * http_wipe_token), so that nothing of one attempt outlives it however
+ * many follow.
  */
 static void
 http_forget_attempt(LsmRequest *req)
 {
-	if (req->token)
-		explicit_bzero(req->token, strlen(req->token));
 	req->token = NULL;
 	req->out.bearer_token = NULL;
 	req->url = NULL;
@@ -680,18 +679,37 @@ http_free_curl(LsmRequest *req)
 }
 
 /*
+ * http_wipe_token: memory context reset callback zeroing a token copy
+ * (arg) before its context frees it.
+ */
+static void
+http_wipe_token(void *arg)
+{
+	explicit_bzero(arg, strlen((char *) arg));
+}
+
+/*
  * http_remember_token: keep a copy of the bearer token req is sent with
  * (the one http_header_list() just read), in req's attempt context, so
  * that its failure is redacted of that token even when the file changed
- * in between (src/protocol/fault.c).  Wiped by http_forget_attempt().
+ * in between (src/protocol/fault.c).  A reset callback wipes it whenever
+ * that context is emptied or deleted: at the next attempt, at release, or
+ * with the caller's memory on an error.
  */
 static void
 http_remember_token(LsmRequest *req)
 {
 	const char *token = lsm_bearer_token_peek(req->out.config->bearer_token_file);
+	MemoryContextCallback *wipe;
 
 	if (token != NULL)
+	{
+		wipe = MemoryContextAlloc(req->cxt, sizeof(MemoryContextCallback));
 		req->token = MemoryContextStrdup(req->cxt, token);
+		wipe->func = http_wipe_token;
+		wipe->arg = req->token;
+		MemoryContextRegisterResetCallback(req->cxt, wipe);
+	}
 	req->out.bearer_token = req->token;
 }
 
