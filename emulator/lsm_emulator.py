@@ -887,6 +887,19 @@ def parse_write_spec(body):
             "writer_config_defaults": dict(wcd)}
 
 
+def padded_json(obj, n):
+    """The JSON object obj with a last member "pad", an array of zeros,
+    making the document exactly n bytes (just obj when n is too small):
+    many tiny values, the costliest kind of document to parse."""
+    head = _ser(obj)[:-1] + (", " if obj else "") + '"pad": ['
+    room = n - len(head) - 2
+    if room < 1:
+        return _ser(obj).encode()
+    zeros = (room + 1) // 2
+    return (head + ",".join(["0"] * zeros) + " " * (room - (2 * zeros - 1))
+            + "]}").encode()
+
+
 def oversized_body(n):
     """A body of exactly n bytes: valid JSON when n is large enough."""
     head, tail = '{"lsm_stats": {"buckets": []}, "pad": "', '"}'
@@ -1288,6 +1301,8 @@ class Handler(BaseHTTPRequestHandler):
     # ---- faults ----------------------------------------------------------
 
     def _fault_body(self, f):
+        if "pad_to" in f:
+            return padded_json(f.get("json") or {}, int(f["pad_to"])), "application/json"
         if "body_bytes" in f:
             return oversized_body(int(f["body_bytes"])), "application/json"
         if "json" in f:

@@ -574,6 +574,15 @@ class HttpTest(unittest.TestCase):
         r, _ = self.req("flush_lsm")
         self.assertEqual((r.status, r.getheader("Location")), (302, "http://example.invalid/"))
 
+    def test_fault_pad_to(self):
+        for n in (1000, 1001, 65537):
+            self.ctl("faults", {"route": "flush_lsm", "status": 500, "pad_to": n,
+                                "json": {"code": 20, "error": "big"}})
+            r, data = self.req("flush_lsm")
+            doc = json.loads(data)
+            self.assertEqual((r.status, len(data), doc["code"], doc["error"],
+                              set(doc["pad"])), (500, n, 20, "big", {0}))
+
     def test_fault_mutate_real_answer(self):
         self.ctl("tables/events/write", {"rows": 2})
         self.ctl("faults", {"route": "flush_lsm", "mutate": "not_json"})

@@ -94,11 +94,15 @@ fuzz_string(FuzzInput *in, char *buf, size_t max, bool secret)
 	buf[i] = '\0';
 }
 
-/* Abort when secret (4 bytes or more) is in text. */
+/*
+ * Abort when secret (4 bytes or more) is in text, whole or cut short from
+ * its first 4 bytes on.
+ */
 static void
 fuzz_check_secret(const char *text, const char *secret)
 {
-	if (text != NULL && strlen(secret) >= 4 && strstr(text, secret) != NULL)
+	if (text != NULL && strlen(secret) >= 4 &&
+		memmem(text, strlen(text), secret, 4) != NULL)
 	{
 		fprintf(stderr, "secret \"%s\" left in \"%s\"\n", secret, text);
 		abort();
@@ -173,7 +177,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	memset(&req, 0, sizeof(req));
 	req.route = (LsmRoute) (fuzz_byte(&in) % (LSM_ROUTE_GET_SPEC + 1));
 	req.transport = (LsmTransport) (fuzz_byte(&in) %
-									(LSM_TRANSPORT_HEADER_TOO_LARGE + 1));
+									(LSM_TRANSPORT_HEADERS_TOO_LARGE + 1));
 	req.status = fuzz_byte(&in) % 2 ? 100 + fuzz_byte(&in) * 2 : fuzz_byte(&in) + 400;
 	retries = fuzz_byte(&in) % 10;
 	what = (LsmFaultMessage) (fuzz_byte(&in) % (LSM_FAULT_GET_SPEC + 1));
@@ -198,12 +202,16 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	body[in.size] = '\0';
 	req.response = body;
 	req.response_len = in.size;
+	/* sometimes an error body cut at its first bytes, the rest drained */
+	req.body_len = in.size + (retries % 3 == 0 ? LSM_ERROR_BODY_MAX : 0);
+	/* the token the request was sent with */
+	req.bearer_token = fuzz_token[0] ? fuzz_token : NULL;
 
 	verdict = lsm_fault_verdict(&req);
 	if (verdict < LSM_VERDICT_OK || verdict > LSM_VERDICT_FAIL)
 		abort();
 	f = lsm_fault_from_request(&req, what, table, retries);
-	lsm_fault_redact_config(f, &config);
+	lsm_fault_redact_outcome(f, &req);
 	if (f->message == NULL || f->detail == NULL || f->sqlerrcode == 0)
 		abort();
 	secrets[0] = api_key;

@@ -78,6 +78,7 @@ DROP ROLE lancelsm_co_user;
 -- bearer_token_file: read when the first request needs it, read again
 -- when it changes; the header is "authorization: Bearer <token>"
 SELECT current_setting('data_directory') || '/lancelsm_co_token' AS token_file \gset
+SELECT current_setting('data_directory') || '/global' AS datadir_for_token \gset
 COPY (SELECT 'token-one') TO :'token_file';
 ALTER SERVER co OPTIONS (ADD bearer_token_file :'token_file');
 -- with server-level credentials the mapping may no longer replace the
@@ -109,6 +110,21 @@ COPY (SELECT '') TO :'token_file';
 SELECT emu_try($$SELECT lancelsm_flush('co', 'events')$$);
 COPY (SELECT E'tok\x01en') TO :'token_file';
 SELECT emu_try($$SELECT lancelsm_flush('co', 'events')$$);
+-- a file over the 16384-byte limit: refused from its size, read no
+-- further than the limit (no byte written past the reader's buffer)
+COPY (SELECT repeat('a', 16385)) TO :'token_file';
+SELECT emu_try($$SELECT lancelsm_flush('co', 'events')$$);
+-- ... a token of 16383 bytes and its line end (16384 bytes) is used
+COPY (SELECT repeat('b', 16383)) TO :'token_file';
+SELECT emu_try($$SELECT lancelsm_flush('co', 'events')$$);
+SELECT length(co_headers() ->> 'authorization') AS authorization_length;
+-- a directory, or anything but a regular file, is refused before a read
+ALTER SERVER co OPTIONS (SET bearer_token_file :'datadir_for_token');
+SELECT emu_try($$SELECT lancelsm_flush('co', 'events')$$);
+SELECT count(*) AS requests FROM emu_log() e
+  WHERE e->'headers'->>'authorization' IS DISTINCT FROM 'Bearer ' || repeat('b', 16383);
+ALTER SERVER co OPTIONS (SET bearer_token_file :'token_file');
+SELECT emu('POST', '/_emulator/log/reset');
 -- a missing file
 ALTER SERVER co OPTIONS (SET bearer_token_file '/nonexistent/lancelsm-token');
 SELECT emu_try($$SELECT lancelsm_flush('co', 'events')$$);

@@ -44,13 +44,7 @@ $s->query_safe("SET statement_timeout = '20s'");
 my $client_text = '';    # everything the client was told
 
 # run: one statement in the session; returns (stdout, stderr, SQLSTATE).
-sub run
-{
-	my ($sql) = @_;
-	my ($ms, $out, $err) = timed_query($s, $sql);
-	$client_text .= "$out\n$err\n";
-	return ($out, $err, sqlstate_of($err));
-}
+sub run { return run_sql($s, $_[0], \$client_text); }
 
 sub fault { emu('POST', '/_emulator/faults', $_[0]); }
 

@@ -28,7 +28,7 @@ our @EXPORT = qw(start_emulator emu emu_reset emu_counts wait_for_request
   backend_emulator_sockets backend_tcp_rows $API_KEY
   start_extra_emulator stop_extra_emulator emu_at backend_rss_kb
   reset_peak_rss sqlstate_of setup_node_conf skip_without_pg_cron
-  query_until skip_in_repeat_runs install_lancelsm wait_peer_closed);
+  query_until skip_in_repeat_runs install_lancelsm wait_peer_closed run_sql);
 
 our $API_KEY = 'tap-secret-key';
 
@@ -360,6 +360,18 @@ sub query_until
 		sleep(0.02);
 	}
 	return $out;
+}
+
+# run_sql: one statement in session $s (from open_session); appends what
+# the client was told to the string $told refers to, when given; returns
+# (stdout, stderr, SQLSTATE or '').
+sub run_sql
+{
+	my ($s, $sql, $told) = @_;
+	my ($ms, $out, $err) = timed_query($s, $sql);
+
+	$$told .= "$out\n$err\n" if $told;
+	return ($out, $err, sqlstate_of($err));
 }
 
 # open_session: a background psql session (errors do not stop it, verbose

@@ -338,7 +338,7 @@ task_finish(LsmTask *task, LsmFailure *failure)
 {
 	/* no failure may carry a secret, whatever the server sent */
 	if (failure && task->req)
-		lsm_fault_redact_config(failure, lsm_http_outcome(task->req)->config);
+		lsm_fault_redact_outcome(failure, lsm_http_outcome(task->req));
 	task->phase = LSM_PHASE_DONE;
 	task->failure = failure;
 	task->wake_at = 0;

@@ -70,10 +70,15 @@ struct LsmRequest
 	void	   *owner;			/* caller's cookie, untouched here */
 	size_t		response_cap;
 	bool		header_done;	/* the header's closing blank line came */
+	bool		status_known;	/* error_answer is set (first body bytes) */
+	bool		error_answer;	/* a status outside 2xx: body cut */
+	size_t		header_bytes;	/* header line bytes so far */
+	bool		headers_capped; /* they passed LSM_HEADERS_MAX */
 	CURL	   *easy;			/* while in flight */
 	struct curl_slist *headers; /* while in flight */
 	char	   *url;
-	MemoryContext cxt;
+	char	   *token;			/* copy of the bearer token sent, or NULL */
+	MemoryContext cxt;			/* this attempt's memory: URL, body, token */
 	LsmSocketGate gate;			/* its sockets' callbacks (src/net/socket.c) */
 };
 
@@ -123,23 +128,53 @@ http_new_request_id(char *buf)
 }
 
 /*
+ * http_forget_attempt: free everything req's last attempt allocated (its
+ * URL, its body, the copy of the bearer token it sent, wiped by
+ * http_wipe_token), so that nothing of one attempt outlives it however
+ * many follow.
+ */
+static void
+http_forget_attempt(LsmRequest *req)
+{
+	req->token = NULL;
+	req->out.bearer_token = NULL;
+	req->url = NULL;
+	req->out.response = NULL;
+	req->out.response_len = 0;
+	req->out.body_len = 0;
+	req->response_cap = 0;
+	MemoryContextReset(req->cxt);
+}
+
+/*
  * lsm_http_prepare: fill req for one attempt of a route on a table, on
  * behalf of owner (returned by lsm_http_wait() when it finishes), and
  * return it; req NULL: a new request.
  *
  * config, table_name and body must outlive the request.  Every call draws
  * a fresh x-request-id and clears the previous outcome; the request must
- * not be in flight.  Allocates in CurrentMemoryContext, which must also
- * outlive the request (the response body is read into it).  Errors:
- * XX000 when no random request id can be drawn.
+ * not be in flight.  The request itself is allocated in
+ * CurrentMemoryContext, which must outlive it; what one attempt needs
+ * (URL, response body, the copy of the bearer token sent) lives in a
+ * child context of its own, emptied when the next attempt is prepared and
+ * when the request is released.  Errors: XX000 when no random request id
+ * can be drawn.
  */
 LsmRequest *
 lsm_http_prepare(LsmRequest *req, const LsmConfig *config, LsmRoute route,
 				 const char *table_name, const char *body, void *owner)
 {
+	MemoryContext oldcxt;
+
 	if (req == NULL)
+	{
 		req = palloc0(sizeof(LsmRequest));
+		req->cxt = AllocSetContextCreate(CurrentMemoryContext,
+										 "lancelsm request",
+										 ALLOCSET_SMALL_SIZES);
+	}
 	Assert(req->easy == NULL);
+	http_forget_attempt(req);
 	req->owner = owner;
 	req->out.config = config;
 	req->out.route = route;
@@ -150,16 +185,14 @@ lsm_http_prepare(LsmRequest *req, const LsmConfig *config, LsmRoute route,
 	req->out.status = 0;
 	req->out.curl_error[0] = '\0';
 	req->header_done = false;
-	if (req->out.response)
-		pfree(req->out.response);
-	req->out.response = NULL;
-	req->out.response_len = 0;
-	req->response_cap = 0;
-	if (req->url)
-		pfree(req->url);
+	req->status_known = false;
+	req->error_answer = false;
+	req->header_bytes = 0;
+	req->headers_capped = false;
+	oldcxt = MemoryContextSwitchTo(req->cxt);
 	req->url = lsm_url_build(config->base_url, config->id_delimiter,
 							 table_name, http_route_path(route));
-	req->cxt = CurrentMemoryContext;
+	MemoryContextSwitchTo(oldcxt);
 	return req;
 }
 
@@ -203,23 +236,56 @@ http_grow_buffer(LsmRequest *req, size_t newcap)
 }
 
 /*
- * http_write_cb: curl's body callback.  Appends to req->out.response, enforcing
- * lancelsm.max_response_size while reading.  Never raises: on the cap or
- * out of memory it records why and returns 0, which makes curl abort the
- * transfer with CURLE_WRITE_ERROR.
+ * http_body_keep: how many of the next n body bytes req keeps.  All of a
+ * 2xx answer's body; of any other status's (an error body), only up to
+ * LSM_ERROR_BODY_MAX bytes in all, the rest dropped as it arrives: only
+ * its "code" and "error" are ever read, and a huge error body must cost
+ * neither its size in memory nor many times that in a JSON tree.  The
+ * status is asked of libcurl when the first body bytes arrive (the final
+ * answer's: interim and proxy answers have no body here).  Never raises.
+ */
+static size_t
+http_body_keep(LsmRequest *req, size_t n)
+{
+	if (!req->status_known)
+	{
+		long		status = 0;
+
+		curl_easy_getinfo(req->easy, CURLINFO_RESPONSE_CODE, &status);
+		req->error_answer = (status < 200 || status > 299);
+		req->status_known = true;
+	}
+	if (!req->error_answer)
+		return n;
+	if (req->out.response_len >= LSM_ERROR_BODY_MAX)
+		return 0;
+	return Min(n, LSM_ERROR_BODY_MAX - req->out.response_len);
+}
+
+/*
+ * http_write_cb: curl's body callback.  Counts the body against
+ * lancelsm.max_response_size while reading, and appends what
+ * http_body_keep() keeps to req->out.response.  Never raises: on the cap
+ * or out of memory it records why and returns 0, which makes curl abort
+ * the transfer with CURLE_WRITE_ERROR.
  */
 static size_t
 http_write_cb(char *data, size_t size, size_t nmemb, void *userdata)
 {
 	LsmRequest *req = (LsmRequest *) userdata;
-	size_t		n = size * nmemb;
 	size_t		cap_bytes = (size_t) lsm_max_response_size_kb * 1024;
+	size_t		total = size * nmemb;
+	size_t		n;
 
-	if (n > cap_bytes || req->out.response_len > cap_bytes - n)
+	if (total > cap_bytes || req->out.body_len > cap_bytes - total)
 	{
 		req->out.transport = LSM_TRANSPORT_TOO_LARGE;
 		return 0;
 	}
+	req->out.body_len += total;
+	n = http_body_keep(req, total);
+	if (n == 0)
+		return total;
 	if (req->out.response_len + n + 1 > req->response_cap)
 	{
 		size_t		newcap = Max(req->response_cap * 2, req->out.response_len + n + 1);
@@ -239,15 +305,35 @@ http_write_cb(char *data, size_t size, size_t nmemb, void *userdata)
 	memcpy(req->out.response + req->out.response_len, data, n);
 	req->out.response_len += n;
 	req->out.response[req->out.response_len] = '\0';
-	return n;
+	return total;
 }
 
 static void http_free_headers(struct curl_slist *list);
 
 /*
+ * http_headers_within_cap: count n more header bytes of req; false, with
+ * req->headers_capped set, once they pass LSM_HEADERS_MAX in all.  This
+ * bounds what a server can make a backend read before any body, whatever
+ * the libcurl build: libcurl limits each header line, but before 8.3.0
+ * (CVE-2023-38039) not their total.  Never raises.
+ */
+static bool
+http_headers_within_cap(LsmRequest *req, size_t n)
+{
+	if (n > LSM_HEADERS_MAX || req->header_bytes > LSM_HEADERS_MAX - n)
+	{
+		req->headers_capped = true;
+		return false;
+	}
+	req->header_bytes += n;
+	return true;
+}
+
+/*
  * http_header_cb: curl's header callback, called once per complete header
- * line; notes when the blank line that ends the header arrives.  Never
- * raises.
+ * line; notes when the blank line that ends the header arrives, and
+ * returns 0 (curl then aborts with CURLE_WRITE_ERROR) once the lines pass
+ * LSM_HEADERS_MAX.  Never raises.
  */
 static size_t
 http_header_cb(char *data, size_t size, size_t nmemb, void *userdata)
@@ -255,6 +341,8 @@ http_header_cb(char *data, size_t size, size_t nmemb, void *userdata)
 	LsmRequest *req = (LsmRequest *) userdata;
 	size_t		n = size * nmemb;
 
+	if (!http_headers_within_cap(req, n))
+		return 0;
 	if ((n == 2 && data[0] == '\r' && data[1] == '\n') ||
 		(n == 1 && data[0] == '\n'))
 		req->header_done = true;
@@ -576,6 +664,41 @@ http_free_curl(LsmRequest *req)
 }
 
 /*
+ * http_wipe_token: memory context reset callback zeroing a token copy
+ * (arg) before its context frees it.
+ */
+static void
+http_wipe_token(void *arg)
+{
+	explicit_bzero(arg, strlen((char *) arg));
+}
+
+/*
+ * http_remember_token: keep a copy of the bearer token req is sent with
+ * (the one http_header_list() just read), in req's attempt context, so
+ * that its failure is redacted of that token even when the file changed
+ * in between (src/protocol/fault.c).  A reset callback wipes it whenever
+ * that context is emptied or deleted: at the next attempt, at release, or
+ * with the caller's memory on an error.
+ */
+static void
+http_remember_token(LsmRequest *req)
+{
+	const char *token = lsm_bearer_token_peek(req->out.config->bearer_token_file);
+	MemoryContextCallback *wipe;
+
+	if (token != NULL)
+	{
+		wipe = MemoryContextAlloc(req->cxt, sizeof(MemoryContextCallback));
+		req->token = MemoryContextStrdup(req->cxt, token);
+		wipe->func = http_wipe_token;
+		wipe->arg = req->token;
+		MemoryContextRegisterResetCallback(req->cxt, wipe);
+	}
+	req->out.bearer_token = req->token;
+}
+
+/*
  * lsm_http_start: put a prepared request in flight on the connection pool
  * of its server and user mapping.  The transfer gives up by itself at
  * deadline (0: none) as a backstop to statement_timeout, which is not
@@ -592,6 +715,7 @@ lsm_http_start(LsmRequest *req, TimestampTz deadline)
 
 	Assert(req->easy == NULL && req->out.transport == LSM_TRANSPORT_PENDING);
 	req->headers = http_header_list(req);
+	http_remember_token(req);
 	easy = curl_easy_init();
 	req->easy = easy;
 	if (req->headers == NULL || easy == NULL)
@@ -675,6 +799,8 @@ http_classify(const LsmRequest *req, CURLcode code, TimestampTz deadline)
 	if (req->out.transport == LSM_TRANSPORT_TOO_LARGE ||
 		code == CURLE_FILESIZE_EXCEEDED)
 		return LSM_TRANSPORT_TOO_LARGE;
+	if (req->headers_capped)
+		return LSM_TRANSPORT_HEADERS_TOO_LARGE;
 	if (code == CURLE_OK)
 		return LSM_TRANSPORT_OK;
 	if (http_proxy_refused(req))
@@ -755,9 +881,10 @@ lsm_http_outcome(const LsmRequest *req)
 }
 
 /*
- * lsm_http_release: free what a request still holds.  Safe on a request
- * that is in flight (it is aborted), finished or never started, and on
- * NULL (never prepared).
+ * lsm_http_release: free what a request still holds: its curl objects and
+ * its attempt's memory (the request itself stays, ready to be prepared
+ * again).  Safe on a request that is in flight (it is aborted), finished
+ * or never started, and on NULL (never prepared).
  */
 void
 lsm_http_release(LsmRequest *req)
@@ -767,11 +894,7 @@ lsm_http_release(LsmRequest *req)
 	if (req->easy)
 		lsm_pool_remove(req->easy);
 	http_free_curl(req);
-	if (req->out.response)
-		pfree(req->out.response);
-	req->out.response = NULL;
-	req->out.response_len = 0;
-	req->response_cap = 0;
+	http_forget_attempt(req);
 }
 
 

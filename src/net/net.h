@@ -69,6 +69,21 @@ typedef struct LsmConfig
 #define LSM_REQUEST_ID_LEN 36
 #define LSM_CURL_ERROR_LEN 256	/* CURL_ERROR_SIZE */
 
+/*
+ * Most bytes of an error answer's body kept (a status outside 2xx); the
+ * rest is read and dropped.  An error body says what went wrong in its
+ * "code" and "error" members only, so nothing past this is worth the
+ * memory of parsing it (README.md, "Limits").
+ */
+#define LSM_ERROR_BODY_MAX (64 * 1024)
+
+/*
+ * Most bytes of response header lines accepted per attempt, interim and
+ * proxy answers included, whatever libcurl's own limits are (README.md,
+ * "Limits").
+ */
+#define LSM_HEADERS_MAX (256 * 1024)
+
 /* The LSM routes (docs/protocol.md, "Maintenance routes"). */
 typedef enum LsmRoute
 {
@@ -94,7 +109,8 @@ typedef enum LsmTransport
 	LSM_TRANSPORT_READ_TIMEOUT, /* the server was silent for read_timeout */
 	LSM_TRANSPORT_HEADER_TOO_LARGE,	/* the header passed libcurl's limit */
 	LSM_TRANSPORT_NO_DESCRIPTOR,	/* no file descriptor left for a socket */
-	LSM_TRANSPORT_DENIED		/* lancelsm.allowed_endpoints refused it */
+	LSM_TRANSPORT_DENIED,		/* lancelsm.allowed_endpoints refused it */
+	LSM_TRANSPORT_HEADERS_TOO_LARGE /* the header lines passed LSM_HEADERS_MAX */
 } LsmTransport;
 
 /*
@@ -112,6 +128,11 @@ typedef struct LsmOutcome
 	char		curl_error[LSM_CURL_ERROR_LEN];
 	char	   *response;		/* NUL-terminated; response_len bytes */
 	size_t		response_len;
+	size_t		body_len;		/* bytes of body the server sent: more than
+								 * response_len when an error body was cut
+								 * at LSM_ERROR_BODY_MAX */
+	const char *bearer_token;	/* the bearer token this attempt was sent
+								 * with, NULL if none; wiped at its end */
 } LsmOutcome;
 
 /* in http.c */

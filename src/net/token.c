@@ -8,7 +8,9 @@
  * helper) rewrites the file before they do, and every request attempt
  * checks the file's identity (device, inode, size, modification time in
  * nanoseconds) with one stat() before building its headers.  A changed
- * file is read again; an unchanged one costs no read.  Writers should
+ * file is read again: opened without blocking, checked with fstat() to be
+ * a regular file of at most TOKEN_MAX_BYTES, and its identity cached from
+ * that fstat(); an unchanged one costs no read.  Writers should
  * replace the file atomically (write a temporary file, then rename it).
  *
  * The token is a secret: the cached copy lives in TopMemoryContext and is
@@ -20,7 +22,9 @@
  */
 #include "postgres.h"
 
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "storage/fd.h"
 #include "net/net.h"
@@ -71,33 +75,76 @@ token_same_file(const char *path, const struct stat *st)
 }
 
 /*
+ * token_open: open path for reading without blocking (O_NONBLOCK: a FIFO
+ * or a device in the file's place must not hold the backend, where
+ * neither cancel nor terminate would reach it), fstat() the descriptor
+ * and refuse anything but a regular file of at most TOKEN_MAX_BYTES.  The
+ * descriptor (a transient file: closed at transaction end if an error
+ * comes first), with its identity in *st; -1 with *problem set to a
+ * sentence when it cannot be used.
+ */
+static int
+token_open(const char *path, struct stat *st, char **problem)
+{
+	int			fd = OpenTransientFile(path, O_RDONLY | O_NONBLOCK | PG_BINARY);
+
+	if (fd < 0)
+	{
+		*problem = psprintf("Could not open bearer token file \"%s\": %m.", path);
+		return -1;
+	}
+	if (fstat(fd, st) != 0)
+		*problem = psprintf("Could not read bearer token file \"%s\": %m.", path);
+	else if (!S_ISREG(st->st_mode))
+		*problem = psprintf("Bearer token file \"%s\" is not a regular file.", path);
+	else if (st->st_size > TOKEN_MAX_BYTES)
+		*problem = psprintf("Bearer token file \"%s\" is larger than %d bytes.",
+							path, TOKEN_MAX_BYTES);
+	else
+		return fd;
+	CloseTransientFile(fd);
+	return -1;
+}
+
+/*
  * token_read: the token in path, in TopMemoryContext: the file's content
- * without trailing blanks and line ends.  NULL, with *problem set to a
- * sentence that never quotes the content, when the file cannot be read,
- * is larger than TOKEN_MAX_BYTES, empty, or holds control characters.
+ * without trailing blanks and line ends; the identity of the file it was
+ * read from in *st (from the descriptor read, so that the cache never
+ * pairs one file's token with another's identity).  NULL, with *problem
+ * set to a sentence that never quotes the content, when the file cannot
+ * be opened or read, is no regular file, is larger than TOKEN_MAX_BYTES
+ * (also when it grew past that since its fstat), empty, or holds control
+ * characters.
  */
 static char *
-token_read(const char *path, char **problem)
+token_read(const char *path, struct stat *st, char **problem)
 {
 	char		buf[TOKEN_MAX_BYTES + 1];
-	FILE	   *file = AllocateFile(path, "r");
+	int			fd = token_open(path, st, problem);
+	ssize_t		got;
 	size_t		len;
 	char	   *token;
 
-	if (file == NULL)
-	{
-		*problem = psprintf("Could not open bearer token file \"%s\": %m.", path);
+	if (fd < 0)
 		return NULL;
-	}
-	len = fread(buf, 1, sizeof(buf), file);
-	if (ferror(file))
+	/* one byte more than the limit: a file that grew since is refused */
+	got = read(fd, buf, sizeof(buf));
+	if (got < 0)
 	{
 		*problem = psprintf("Could not read bearer token file \"%s\": %m.", path);
 		explicit_bzero(buf, sizeof(buf));
-		FreeFile(file);
+		CloseTransientFile(fd);
 		return NULL;
 	}
-	FreeFile(file);
+	CloseTransientFile(fd);
+	len = (size_t) got;
+	if (len > TOKEN_MAX_BYTES)
+	{
+		explicit_bzero(buf, sizeof(buf));
+		*problem = psprintf("Bearer token file \"%s\" is larger than %d bytes.",
+							path, TOKEN_MAX_BYTES);
+		return NULL;
+	}
 	while (len > 0 && strchr(" \t\r\n", buf[len - 1]) != NULL)
 		len--;
 	buf[len] = '\0';
@@ -137,7 +184,7 @@ lsm_bearer_token_try(const char *path, char **problem)
 	if (token_same_file(path, &st))
 		return token_cache.token;
 	token_forget();
-	token_cache.token = token_read(path, problem);
+	token_cache.token = token_read(path, &st, problem);
 	if (token_cache.token == NULL)
 		return NULL;
 	token_cache.path = MemoryContextStrdup(TopMemoryContext, path);

@@ -32,7 +32,11 @@
 /* The error-body code a draining node puts on its 503 answers. */
 #define LSM_CODE_DRAINING 19
 
-/* Shortest API key redacted from failures (lsm_fault_redact). */
+/*
+ * Shortest secret redacted from failures (lsm_fault_redact), and the
+ * shortest piece of a secret, from its first byte on, that is redacted
+ * where it appears cut short.
+ */
 #define FAULT_REDACT_MIN 4
 
 static char *fault_redact_one(char *body, size_t *len, const char *secret);
@@ -72,6 +76,21 @@ StaticAssertDecl(lengthof(fault_messages) == LSM_FAULT_HEADER_OVERRIDE + 1,
 				 "every LsmFaultMessage has its errmsg");
 
 /*
+ * fault_decode_error: decode the error body of an answer into *body;
+ * false when there is none, or when the body was longer than the
+ * LSM_ERROR_BODY_MAX bytes kept of it (a JSON document cut short is no
+ * JSON; its beginning is never guessed at).
+ */
+static bool
+fault_decode_error(const LsmOutcome *req, LsmErrorBody *body)
+{
+	memset(body, 0, sizeof(*body));
+	if (req->body_len > req->response_len)
+		return false;
+	return lsm_json_decode_error(req->response, req->response_len, body);
+}
+
+/*
  * fault_is_draining: whether a 503 answer carries the draining code.
  */
 static bool
@@ -79,8 +98,7 @@ fault_is_draining(const LsmOutcome *req)
 {
 	LsmErrorBody body;
 
-	if (req->status != 503 ||
-		!lsm_json_decode_error(req->response, req->response_len, &body))
+	if (req->status != 503 || !fault_decode_error(req, &body))
 		return false;
 	return body.has_code && body.code == LSM_CODE_DRAINING;
 }
@@ -120,6 +138,7 @@ fault_sqlstate(const LsmOutcome *req)
 		case LSM_TRANSPORT_FAILED:
 		case LSM_TRANSPORT_READ_TIMEOUT:
 		case LSM_TRANSPORT_HEADER_TOO_LARGE:
+		case LSM_TRANSPORT_HEADERS_TOO_LARGE:
 			return ERRCODE_CONNECTION_FAILURE;
 		case LSM_TRANSPORT_PROTOCOL:
 			return ERRCODE_PROTOCOL_VIOLATION;
@@ -242,8 +261,10 @@ fault_answer_text(const LsmOutcome *req)
 {
 	LsmErrorBody body;
 
-	if (lsm_json_decode_error(req->response, req->response_len, &body) &&
-		body.message)
+	if (req->body_len > req->response_len)
+		return psprintf("The server answered HTTP status %ld with a %zu-byte body, longer than the %d kB of an error body that are read; it was not decoded.",
+						req->status, req->body_len, LSM_ERROR_BODY_MAX / 1024);
+	if (fault_decode_error(req, &body) && body.message)
 	{
 		if (body.has_code)
 			return psprintf("The server answered HTTP status %ld, code %lld: %s.",
@@ -288,6 +309,9 @@ fault_transport_text(const LsmOutcome *req)
 		case LSM_TRANSPORT_DENIED:
 			return psprintf("The endpoint %s is not allowed by lancelsm.allowed_endpoints.",
 							req->curl_error);
+		case LSM_TRANSPORT_HEADERS_TOO_LARGE:
+			return psprintf("The server's response header lines are larger than %d kB in all.",
+							LSM_HEADERS_MAX / 1024);
 		default:
 			return psprintf("The exchange with the server failed: %s.",
 							req->curl_error);
@@ -323,25 +347,26 @@ lsm_fault_new(int sqlerrcode, char *detail, char *hint,
 }
 
 /*
- * fault_secrets: the secrets of config that no failure may carry, into
- * a palloc'd NULL-terminated array: the API key, the user mapping's extra
- * header values and the bearer token last read.  Entries may be NULL or
- * short; callers skip those.
+ * fault_secrets: the secrets no failure may carry, into a palloc'd array
+ * of *n entries: those of config (the API key, the user mapping's secret
+ * values: extra headers, proxy password), the bearer token a request was
+ * sent with (sent; NULL: none) and the one last read from config's file.
+ * Entries may be NULL or short; callers skip those.
  */
 static const char **
-fault_secrets(const LsmConfig *config)
+fault_secrets(const LsmConfig *config, const char *sent, int *n)
 {
 	const char **secrets;
-	int			n = 0;
 
+	*n = 0;
+	secrets = palloc0(((config ? config->nsecrets : 0) + 3) * sizeof(char *));
+	secrets[(*n)++] = sent;
 	if (config == NULL)
-		return palloc0(sizeof(char *));
-	secrets = palloc0((config->nsecrets + 3) * sizeof(char *));
-	if (config->api_key)
-		secrets[n++] = config->api_key;
+		return secrets;
+	secrets[(*n)++] = config->api_key;
 	for (int i = 0; i < config->nsecrets; i++)
-		secrets[n++] = config->secrets[i];
-	secrets[n++] = lsm_bearer_token_peek(config->bearer_token_file);
+		secrets[(*n)++] = config->secrets[i];
+	secrets[(*n)++] = lsm_bearer_token_peek(config->bearer_token_file);
 	return secrets;
 }
 
@@ -355,20 +380,40 @@ fault_secrets(const LsmConfig *config)
 static char *
 fault_redact_body(const LsmOutcome *req, size_t *len)
 {
-	const char **secrets = fault_secrets(req->config);
+	int			n;
+	const char **secrets = fault_secrets(req->config, req->bearer_token, &n);
 	char	   *body = req->response;
 
 	*len = req->response_len;
-	for (int i = 0; body != NULL && secrets[i] != NULL; i++)
-		body = fault_redact_one(body, len, secrets[i]);
+	for (int i = 0; body != NULL && i < n; i++)
+		if (secrets[i] != NULL)
+			body = fault_redact_one(body, len, secrets[i]);
 	pfree(secrets);
 	return body;
 }
 
 /*
- * fault_redact_one: body (len bytes) with every occurrence of secret
- * replaced by "***", its new length in *len; body itself when secret is
- * shorter than FAULT_REDACT_MIN or absent.
+ * fault_secret_at: how many bytes at p (avail of them) match secret
+ * (slen bytes) from its first byte on.
+ */
+static size_t
+fault_secret_at(const char *p, size_t avail, const char *secret, size_t slen)
+{
+	size_t		n = 0;
+
+	while (n < avail && n < slen && p[n] == secret[n])
+		n++;
+	return n;
+}
+
+/*
+ * fault_redact_one: body (len bytes, binary-safe) with every piece of
+ * secret replaced by "***", its new length in *len; body itself when
+ * there is none.  A piece is the whole secret or any part of it from its
+ * first byte on, FAULT_REDACT_MIN bytes or more: a server, a gateway or a
+ * decoder's excerpt that cuts an echoed key short still shows none of it
+ * past its first FAULT_REDACT_MIN - 1 bytes.  Secrets shorter than
+ * FAULT_REDACT_MIN are left alone (lsm_fault_redact).
  */
 static char *
 fault_redact_one(char *body, size_t *len, const char *secret)
@@ -379,14 +424,15 @@ fault_redact_one(char *body, size_t *len, const char *secret)
 	const char *hit;
 	StringInfoData buf;
 
-	if (slen < FAULT_REDACT_MIN || memmem(p, end - p, secret, slen) == NULL)
+	if (slen < FAULT_REDACT_MIN ||
+		memmem(p, end - p, secret, FAULT_REDACT_MIN) == NULL)
 		return body;
 	initStringInfo(&buf);
-	while ((hit = memmem(p, end - p, secret, slen)) != NULL)
+	while ((hit = memmem(p, end - p, secret, FAULT_REDACT_MIN)) != NULL)
 	{
 		appendBinaryStringInfo(&buf, p, hit - p);
 		appendStringInfoString(&buf, "***");
-		p = hit + slen;
+		p = hit + fault_secret_at(hit, end - hit, secret, slen);
 	}
 	appendBinaryStringInfo(&buf, p, end - p);
 	*len = buf.len;
@@ -394,16 +440,22 @@ fault_redact_one(char *body, size_t *len, const char *secret)
 }
 
 /*
- * lsm_fault_redact_config: remove every secret of config (the API key,
- * the user mapping's extra header values, the bearer token) from a
- * failure, as lsm_fault_redact does for one.
+ * lsm_fault_redact_outcome: remove every secret a request was sent with
+ * from a failure, as lsm_fault_redact does for one: those of its config
+ * (the API key, the user mapping's secret values), the bearer token that
+ * attempt sent, and the one read last from the same file (the failure may
+ * stem from an earlier attempt).  req NULL: nothing to do.
  */
 void
-lsm_fault_redact_config(LsmFailure *failure, const LsmConfig *config)
+lsm_fault_redact_outcome(LsmFailure *failure, const LsmOutcome *req)
 {
-	const char **secrets = fault_secrets(config);
+	int			n;
+	const char **secrets;
 
-	for (int i = 0; secrets[i] != NULL; i++)
+	if (req == NULL)
+		return;
+	secrets = fault_secrets(req->config, req->bearer_token, &n);
+	for (int i = 0; i < n; i++)
 		lsm_fault_redact(failure, secrets[i]);
 	pfree(secrets);
 }
@@ -426,6 +478,8 @@ lsm_fault_from_request(const LsmOutcome *req, LsmFaultMessage what,
 
 	/* redact the body before any excerpt can cut a key in two */
 	redacted.response = fault_redact_body(req, &redacted.response_len);
+	if (req->body_len == req->response_len)
+		redacted.body_len = redacted.response_len;	/* still whole */
 	text = req->transport == LSM_TRANSPORT_OK ?
 		fault_answer_text(&redacted) : fault_transport_text(req);
 	/* the server's text is UTF-8; escaped where this database cannot hold it */
@@ -441,38 +495,34 @@ lsm_fault_from_request(const LsmOutcome *req, LsmFaultMessage what,
 }
 
 /*
- * fault_redact_text: text with every occurrence of secret replaced by
- * "***"; text itself (may be NULL) when it holds none, else a new palloc'd
- * copy, the old one wiped and freed.
+ * fault_redact_text: text with every piece of secret replaced by "***"
+ * as fault_redact_one does; text itself (may be NULL) when it holds none,
+ * else a new palloc'd copy, the old one wiped and freed.
  */
 static char *
 fault_redact_text(char *text, const char *secret)
 {
-	size_t		slen = strlen(secret);
-	StringInfoData buf;
-	const char *p;
-	const char *hit;
+	size_t		len;
+	char	   *redacted;
 
-	if (text == NULL || strstr(text, secret) == NULL)
+	if (text == NULL)
+		return NULL;
+	len = strlen(text);
+	redacted = fault_redact_one(text, &len, secret);
+	if (redacted == text)
 		return text;
-	initStringInfo(&buf);
-	for (p = text; (hit = strstr(p, secret)) != NULL; p = hit + slen)
-	{
-		appendBinaryStringInfo(&buf, p, hit - p);
-		appendStringInfoString(&buf, "***");
-	}
-	appendStringInfoString(&buf, p);
 	explicit_bzero(text, strlen(text));
 	pfree(text);
-	return buf.data;
+	return redacted;
 }
 
 /*
  * lsm_fault_redact: remove the API key (secret; NULL or empty: nothing to
  * do) from a failure's message, the arguments of its errmsg, its detail
- * and its hint.  The server's own text and a decoder's quote of the body
- * land in the detail, and a hostile or confused server may echo the key
- * it was sent.  Keys shorter than FAULT_REDACT_MIN bytes are left alone:
+ * and its hint, whole or cut short (fault_redact_one).  The server's own
+ * text and a decoder's quote of the body land in the detail, and a
+ * hostile or confused server may echo the key it was sent, or a gateway
+ * part of it.  Keys shorter than FAULT_REDACT_MIN bytes are left alone:
  * replacing every "k" or "ab" would garble the message's own words, and
  * such a key protects nothing.
  */

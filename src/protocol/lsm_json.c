@@ -26,20 +26,21 @@
 /* Longest error message kept from an error body, in bytes. */
 #define LSM_JSON_MAX_MESSAGE 1024
 
-static char *lsm_json_copy_message(const char *str, size_t len);
+static void lsm_json_copy_message(const char *str, size_t len, char *copy);
 
 /*
  * lsm_json_copy_message: copy an error message of len bytes (it may contain
- * NUL) for the user: truncated at the first NUL, and cut to
- * LSM_JSON_MAX_MESSAGE bytes on a UTF-8 character boundary with "..." appended
- * when longer.
+ * NUL) for the user into copy (LSM_JSON_MAX_MESSAGE + 4 bytes): truncated
+ * at the first NUL, and cut to LSM_JSON_MAX_MESSAGE bytes on a UTF-8
+ * character boundary with "..." appended when longer.  Allocates nothing,
+ * so that it can run while a jansson tree is held (palloc may raise, and
+ * the tree, malloc'd, would leak).
  */
-static char *
-lsm_json_copy_message(const char *str, size_t len)
+static void
+lsm_json_copy_message(const char *str, size_t len, char *copy)
 {
 	const char *nul = memchr(str, '\0', len);
 	bool		cut = false;
-	char	   *copy;
 
 	if (nul != NULL)
 		len = nul - str;
@@ -51,21 +52,23 @@ lsm_json_copy_message(const char *str, size_t len)
 			len--;
 		cut = true;
 	}
-	copy = palloc(len + (cut ? 4 : 1));
 	memcpy(copy, str, len);
 	if (cut)
 		memcpy(copy + len, "...", 4);
 	else
 		copy[len] = '\0';
-	return copy;
 }
 
 /*
  * lsm_json_decode_error: best-effort decode of an error body {"code": <int>,
- * "error": "<message>"} (see lsm_json.h).  Returns true when body is a JSON
- * object carrying an integer "code" or a string "error" (or both); otherwise
- * returns false with *out zeroed (has_code = false, message = NULL).  Never
- * fails hard.
+ * "error": "<message>"} (see lsm_json.h); only those two members are read.
+ * Returns true when body is a JSON object carrying an integer "code" or a
+ * string "error" (or both); otherwise returns false with *out zeroed
+ * (has_code = false, message = NULL).  Never fails hard.  The caller
+ * bounds len (LSM_ERROR_BODY_MAX): jansson's tree takes many times the
+ * text's size.  Nothing is allocated while the tree is held, so that it
+ * is freed on every path, out of memory included (json_loadb frees its
+ * own partial tree when malloc fails).
  */
 bool
 lsm_json_decode_error(const char *body, size_t len, LsmErrorBody *out)
@@ -73,6 +76,8 @@ lsm_json_decode_error(const char *body, size_t len, LsmErrorBody *out)
 	json_t	   *root;
 	json_t	   *code;
 	json_t	   *message;
+	char		copy[LSM_JSON_MAX_MESSAGE + 4];
+	bool		has_message = false;
 
 	memset(out, 0, sizeof(*out));
 	if (body == NULL || len == 0)
@@ -90,10 +95,18 @@ lsm_json_decode_error(const char *body, size_t len, LsmErrorBody *out)
 			out->code = (int64_t) json_integer_value(code);
 		}
 		if (json_is_string(message))
-			out->message = lsm_json_copy_message(json_string_value(message),
-												 json_string_length(message));
+		{
+			lsm_json_copy_message(json_string_value(message),
+								  json_string_length(message), copy);
+			has_message = true;
+		}
 	}
 	json_decref(root);
+	if (has_message)
+	{
+		out->message = pstrdup(copy);
+		explicit_bzero(copy, sizeof(copy));
+	}
 	return out->has_code || out->message != NULL;
 }
 
