@@ -856,12 +856,14 @@ http_classify(const LsmRequest *req, CURLcode code, TimestampTz deadline)
 static void
 http_finished(LsmRequest *req, CURLcode code, TimestampTz deadline)
 {
+	LsmTransport refusal;
+
 	curl_easy_getinfo(req->easy, CURLINFO_RESPONSE_CODE, &req->out.status);
-	req->out.transport = lsm_socket_refusal(&req->gate, code,
-											req->out.curl_error,
-											LSM_CURL_ERROR_LEN);
-	if (req->out.transport == LSM_TRANSPORT_PENDING)
-		req->out.transport = http_classify(req, code, deadline);
+	/* the write callback may have recorded why it stopped the body */
+	refusal = lsm_socket_refusal(&req->gate, code, req->out.curl_error,
+								 LSM_CURL_ERROR_LEN);
+	req->out.transport = refusal != LSM_TRANSPORT_PENDING ? refusal :
+		http_classify(req, code, deadline);
 	if (req->out.curl_error[0] == '\0' && code != CURLE_OK)
 		strlcpy(req->out.curl_error, curl_easy_strerror(code), LSM_CURL_ERROR_LEN);
 	if (req->out.transport != LSM_TRANSPORT_OK)
