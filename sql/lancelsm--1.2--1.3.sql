@@ -24,6 +24,8 @@ RETURNS TABLE (
     server pg_catalog.text,
     table_name pg_catalog.text,
     phase pg_catalog.text,
+    waiting_bucket pg_catalog.text,
+    waiting_bucket_status pg_catalog.text,
     target_generations pg_catalog.int8,
     outstanding_generations pg_catalog.int8,
     passes pg_catalog.int4,

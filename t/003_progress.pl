@@ -2,7 +2,8 @@
 # lancelsm in shared_preload_libraries.
 #
 # While a checkpoint waits on a pinned compaction latch, another session
-# sees exactly its row (pid, server, table, phase, target); afterwards the
+# sees exactly its row (pid, server, table, phase, target), and, waiting on
+# a Sealed bucket, that bucket and its status; afterwards the
 # row is gone and the history holds the outcome: ok with its passes, a
 # rolled-back transaction's checkpoint, a cancel (57014).  A table the
 # server does not know (404, HV00R) is not recorded: 100 made-up names
@@ -88,6 +89,31 @@ is($node->safe_psql('postgres',
 		'SELECT elapsed > interval \'0\' AND finished_at <= now() '
 		  . 'FROM lancelsm_checkpoint_history'),
 	't', 'finished: elapsed and finished_at are set');
+
+# 1b. a checkpoint waiting on a bucket that is not Active (Sealed: a drop
+#     in flight) names the bucket and its status in its progress row
+emu('POST', '/_emulator/tables/events/generations',
+	{ count => 2, buckets => ['b0'] });
+emu('POST', '/_emulator/tables/events/bucket',
+	{ bucket => 'b0', status => 'Sealed' });
+pin('events', 1);
+$token = send_query($s, "SELECT lancelsm_checkpoint('emu', 'events')");
+is(wait_for_sql(
+		'SELECT count(*) FROM lancelsm_progress WHERE waiting_bucket IS NOT NULL',
+		'1'),
+	'1', 'Sealed: the running checkpoint names the bucket it waits on');
+is($other->query_safe(
+		'SELECT pid, waiting_bucket, waiting_bucket_status, target_generations '
+		  . 'FROM lancelsm_progress'),
+	"$pid|b0|Sealed|2",
+	'Sealed: exactly one row, with the bucket, its status and the target');
+pin('events', 0);
+($out, $err) = finish_query($s, $token);
+is($err, '', 'Sealed: the checkpoint succeeded once the latch was free');
+is($other->query_safe('SELECT count(*) FROM lancelsm_progress'),
+	'0', 'Sealed: no progress row left');
+emu('POST', '/_emulator/tables/events/bucket',
+	{ bucket => 'b0', status => 'Active' });
 
 # 2. a checkpoint in a transaction that rolls back stays in the history
 $node->safe_psql('postgres', 'SELECT lancelsm_checkpoint_history_reset()');

@@ -112,6 +112,9 @@ typedef struct LsmTaskSnapshot
 	const char *table_name;
 	const char *wire_table_name;	/* table_name in UTF-8, as sent */
 	const char *phase;			/* as lancelsm_progress shows it */
+	const char *waiting_bucket; /* a bucket that is not Active holding
+								 * outstanding L0, UTF-8; "": none */
+	const char *waiting_status; /* its status, as the server sent it */
 	bool		finished;		/* its phase is done */
 	const LsmFailure *failure;	/* once finished: NULL on success */
 	bool		answered;		/* the server knew the table (a 2xx) */

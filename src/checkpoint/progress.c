@@ -97,6 +97,8 @@
 typedef struct ProgressCounters
 {
 	char		phase[PROGRESS_PHASE_LEN];
+	char		waiting_bucket[LSM_WATERMARK_NAME_LEN]; /* UTF-8; "": none */
+	char		waiting_status[LSM_WATERMARK_NAME_LEN];
 	LsmTaskCounters counts;
 } ProgressCounters;
 
@@ -768,6 +770,10 @@ static void
 progress_counters(const LsmTaskSnapshot *snap, ProgressCounters *c)
 {
 	strlcpy(c->phase, snap->phase, sizeof(c->phase));
+	progress_clip_utf8(c->waiting_bucket, snap->waiting_bucket,
+					   sizeof(c->waiting_bucket));
+	progress_clip_utf8(c->waiting_status, snap->waiting_status,
+					   sizeof(c->waiting_status));
 	c->counts = snap->counters;
 }
 
@@ -982,6 +988,17 @@ progress_row(ReturnSetInfo *rsinfo, const ProgressEntry *e, bool with_db)
 	values[i++] = progress_text(e->server);
 	values[i++] = progress_text(e->table_name);
 	values[i++] = CStringGetTextDatum(e->counters.phase);
+	if (with_db)
+	{
+		nulls[i] = (e->counters.waiting_bucket[0] == '\0');
+		values[i] = nulls[i] ? (Datum) 0 :
+			progress_text(e->counters.waiting_bucket);
+		i++;
+		nulls[i] = nulls[i - 1];
+		values[i] = nulls[i] ? (Datum) 0 :
+			progress_text(e->counters.waiting_status);
+		i++;
+	}
 	values[i] = nullable_int8(e->counters.counts.target, &nulls[i]);
 	i++;
 	values[i] = nullable_int8(e->counters.counts.outstanding, &nulls[i]);
@@ -997,15 +1014,19 @@ progress_row(ReturnSetInfo *rsinfo, const ProgressEntry *e, bool with_db)
 /*
  * lancelsm_progress()
  * RETURNS TABLE (pid integer, database text, server text, table_name text,
- *   phase text,
+ *   phase text, waiting_bucket text, waiting_bucket_status text,
  *   target_generations bigint, outstanding_generations bigint,
  *   passes integer, polls integer, retries integer, reissues integer,
  *   started_at timestamptz)
  *
  * One row per checkpoint running in any backend of any database (one
  * per table of a multi-table checkpoint); database is the name of the
- * checkpoint's database (NULL once dropped).  Declared by 1.1 and 1.2
- * without database: this library serves those declarations too.  Each
+ * checkpoint's database (NULL once dropped).  waiting_bucket and
+ * waiting_bucket_status name a bucket whose status is not Active (a
+ * Sealed bucket: a drop in flight) that still holds L0 the checkpoint
+ * waits for, as of its last poll; NULL when there is none.  Declared by
+ * 1.1 and 1.2 without database and the waiting columns: this library
+ * serves those declarations too.  Each
  * row is a consistent copy of its entry; the rows are not one snapshot.
  * Needs shared_preload_libraries (55000 otherwise); 0A000 when declared
  * with another number of columns.

@@ -44,7 +44,7 @@
 #define LSM_DUE_COLS (LSM_CHECKPOINT_ALL_COLS + 3)
 /* lancelsm_progress: one row per running checkpoint; 1.3 adds database */
 #define LSM_PROGRESS_COLS_V1_2 11
-#define LSM_PROGRESS_COLS_V1_3 12
+#define LSM_PROGRESS_COLS_V1_3 14
 /* lancelsm_checkpoint_history: one row per kept outcome; 1.3 adds
  * database */
 #define LSM_HISTORY_COLS_V1_2 8
