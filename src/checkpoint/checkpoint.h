@@ -5,7 +5,8 @@
  *		SQL-level operation on one table (flush, compact, read stats,
  *		checkpoint, the write spec), run as a state machine so that any
  *		number of them progress concurrently on the shared HTTP client;
- *		herds of sessions checkpointing one table; the folder's set-up.
+ *		herds of sessions checkpointing one table; copies of the progress
+ *		and history kept in shared memory; the folder's set-up.
  *
  * The other headers of src/checkpoint/ are private to it; this one
  * includes checkpoint/watermark.h for the LsmWatermark a task embeds.
@@ -161,6 +162,56 @@ typedef enum LsmHerdMode
 extern void lsm_herd_shmem_init(void);
 extern void lsm_herd_run_all(LsmTask **tasks, int ntasks, LsmHerdMode mode);
 extern bool lsm_herd_skipped(const LsmTask *task);
+
+/* in progress.c */
+/* The longest strings progress and history keep, in bytes with the
+ * terminator (longer ones are clipped at a character boundary). */
+#define LSM_PROGRESS_NAME_LEN 256	/* a table name */
+#define LSM_HISTORY_MESSAGE_LEN 512 /* a history message */
+#define LSM_PROGRESS_PHASE_LEN 16	/* a phase */
+
+/*
+ * A copy of one running checkpoint's progress entry, as lancelsm_progress
+ * shows it.  The names are UTF-8, as shared memory keeps them whatever the
+ * encoding of the database that wrote them: a reader converts them to its
+ * own (wire_text.h).
+ */
+typedef struct LsmProgressCopy
+{
+	int			pid;
+	Oid			dbid;			/* the checkpoint's database */
+	TimestampTz started_at;
+	char		server[NAMEDATALEN];
+	char		table_name[LSM_PROGRESS_NAME_LEN];
+	char		phase[LSM_PROGRESS_PHASE_LEN];	/* ASCII */
+	char		waiting_bucket[LSM_WATERMARK_NAME_LEN]; /* "": none */
+	char		waiting_status[LSM_WATERMARK_NAME_LEN];
+	LsmTaskCounters counts;
+} LsmProgressCopy;
+
+/*
+ * A copy of one history entry: the last outcome of one table's
+ * checkpoint.  Strings are UTF-8, as in LsmProgressCopy; sqlstate and
+ * message are "" for a success.
+ */
+typedef struct LsmHistoryCopy
+{
+	Oid			dbid;			/* the database that wrote it */
+	bool		ok;
+	char		sqlstate[6];
+	char		server[NAMEDATALEN];	/* its name when written */
+	char		table_name[LSM_PROGRESS_NAME_LEN];
+	char		message[LSM_HISTORY_MESSAGE_LEN];
+	TimestampTz started_at;
+	TimestampTz finished_at;
+	int32		passes;
+} LsmHistoryCopy;
+
+extern bool lsm_progress_available(void);
+extern LsmProgressCopy *lsm_progress_copy(int *n);
+extern uint64 lsm_progress_skipped_count(void);
+extern LsmHistoryCopy *lsm_history_copy(int *n);
+extern void lsm_history_reset(void);
 
 /* in shmem.c */
 extern void lsm_checkpoint_init(void);

@@ -74,11 +74,6 @@
 #include "wire_text.h"
 #include "pg_compat.h"
 
-/* Longest table name kept, in bytes with the terminator (clipped). */
-#define PROGRESS_NAME_LEN 256
-/* Longest history message kept, in bytes with the terminator (clipped). */
-#define HISTORY_MESSAGE_LEN 512
-#define PROGRESS_PHASE_LEN 16
 /* Distinct (database, server) pairs counted when choosing whom to evict. */
 #define SHARED_MAX_HOLDERS 256
 
@@ -96,7 +91,7 @@
 /* What a running checkpoint reports after each step. */
 typedef struct ProgressCounters
 {
-	char		phase[PROGRESS_PHASE_LEN];
+	char		phase[LSM_PROGRESS_PHASE_LEN];
 	char		waiting_bucket[LSM_WATERMARK_NAME_LEN]; /* UTF-8; "": none */
 	char		waiting_status[LSM_WATERMARK_NAME_LEN];
 	LsmTaskCounters counts;
@@ -112,7 +107,7 @@ typedef struct ProgressEntry
 	Oid			serverid;		/* its foreign server */
 	TimestampTz started_at;
 	char		server[NAMEDATALEN];
-	char		table_name[PROGRESS_NAME_LEN];
+	char		table_name[LSM_PROGRESS_NAME_LEN];
 	ProgressCounters counters;
 } ProgressEntry;
 
@@ -126,7 +121,7 @@ typedef struct SharedKey
 	Oid			dbid;			/* the database that wrote it */
 	Oid			serverid;		/* the foreign server, in that database */
 	uint64		name_hash;		/* of the whole name: clipped ones differ */
-	char		table_name[PROGRESS_NAME_LEN];
+	char		table_name[LSM_PROGRESS_NAME_LEN];
 	TimestampTz age;			/* evicted oldest first */
 } SharedKey;
 
@@ -137,7 +132,7 @@ typedef struct HistoryEntry
 	bool		ok;
 	char		sqlstate[6];
 	char		server[NAMEDATALEN];	/* its name when written */
-	char		message[HISTORY_MESSAGE_LEN];
+	char		message[LSM_HISTORY_MESSAGE_LEN];
 	TimestampTz started_at;
 	TimestampTz finished_at;
 	int32		passes;
@@ -310,7 +305,8 @@ shared_key_set(SharedKey *key, Oid serverid, const char *wire_table_name)
 	key->dbid = MyDatabaseId;
 	key->serverid = serverid;
 	key->name_hash = progress_name_hash(wire_table_name);
-	progress_clip_utf8(key->table_name, wire_table_name, PROGRESS_NAME_LEN);
+	progress_clip_utf8(key->table_name, wire_table_name,
+					   LSM_PROGRESS_NAME_LEN);
 }
 
 /*
@@ -801,7 +797,7 @@ int
 lsm_progress_begin(const LsmTaskSnapshot *snap, bool listed)
 {
 	char		server[NAMEDATALEN];
-	char		table_name[PROGRESS_NAME_LEN];
+	char		table_name[LSM_PROGRESS_NAME_LEN];
 	ProgressEntry *e;
 	int			slot;
 
@@ -920,6 +916,130 @@ lsm_progress_end(const LsmTaskSnapshot *snap, int interrupted_by)
 	history_entry_fill(&entry, snap, interrupted_by);
 	LWLockAcquire(progress_shared->lock, LW_EXCLUSIVE);
 	history_store(&entry, !snap->answered);
+	LWLockRelease(progress_shared->lock);
+}
+
+/*
+ * lsm_progress_available: whether progress and history are kept, that is
+ * whether lancelsm was loaded by shared_preload_libraries.  The functions
+ * below return nothing (and change nothing) when it was not; the SQL
+ * functions of the views (src/functions/monitoring.c) raise their error
+ * instead.  Never raises an error.
+ */
+bool
+lsm_progress_available(void)
+{
+	return progress_shared != NULL;
+}
+
+/*
+ * lsm_progress_copy: a copy of every progress entry in use, in the order
+ * of the pool, in a palloc'd array; *n is set to their count (the array
+ * has at least one element, even when *n is 0).  Each entry is copied
+ * under its own spinlock, so each is consistent; together they are not
+ * one snapshot.  The strings stay UTF-8.  Raises only out of memory.
+ */
+LsmProgressCopy *
+lsm_progress_copy(int *n)
+{
+	int			nprogress = progress_shared ? progress_shared->nprogress : 0;
+	LsmProgressCopy *rows = palloc(mul_size(Max(nprogress, 1),
+											sizeof(LsmProgressCopy)));
+
+	*n = 0;
+	for (int i = 0; i < nprogress; i++)
+	{
+		ProgressEntry *e = &progress_entries[i];
+		ProgressEntry copy;
+		LsmProgressCopy *row;
+
+		SpinLockAcquire(&e->mutex);
+		copy = *e;
+		SpinLockRelease(&e->mutex);
+		if (!copy.in_use)
+			continue;
+		row = &rows[(*n)++];
+		row->pid = copy.pid;
+		row->dbid = copy.dbid;
+		row->started_at = copy.started_at;
+		memcpy(row->server, copy.server, sizeof(row->server));
+		memcpy(row->table_name, copy.table_name, sizeof(row->table_name));
+		memcpy(row->phase, copy.counters.phase, sizeof(row->phase));
+		memcpy(row->waiting_bucket, copy.counters.waiting_bucket,
+			   sizeof(row->waiting_bucket));
+		memcpy(row->waiting_status, copy.counters.waiting_status,
+			   sizeof(row->waiting_status));
+		row->counts = copy.counters.counts;
+	}
+	return rows;
+}
+
+/*
+ * lsm_progress_skipped_count: how many checkpoints since server start ran
+ * without a progress entry (see lsm_progress_begin); 0 when lancelsm is
+ * not preloaded.  Never raises an error.
+ */
+uint64
+lsm_progress_skipped_count(void)
+{
+	if (progress_shared == NULL)
+		return 0;
+	return pg_atomic_read_u64(&progress_shared->skipped);
+}
+
+/*
+ * lsm_history_copy: a copy of every history entry kept, in the order of
+ * the array, in a palloc'd array; *n is set to their count (the array has
+ * at least one element, even when *n is 0).  Copied under a shared
+ * LWLock, so together they are one snapshot.  The strings stay UTF-8.
+ * Raises only out of memory (before taking the lock).
+ */
+LsmHistoryCopy *
+lsm_history_copy(int *n)
+{
+	int			nhistory = progress_shared ? progress_shared->nhistory : 0;
+	LsmHistoryCopy *rows = palloc(mul_size(Max(nhistory, 1),
+										   sizeof(LsmHistoryCopy)));
+
+	*n = 0;
+	if (progress_shared == NULL)
+		return rows;
+	LWLockAcquire(progress_shared->lock, LW_SHARED);
+	for (int i = 0; i < nhistory; i++)
+	{
+		const HistoryEntry *h = &history_entries[i];
+		LsmHistoryCopy *row;
+
+		if (!h->key.in_use)
+			continue;
+		row = &rows[(*n)++];
+		row->dbid = h->key.dbid;
+		row->ok = h->ok;
+		memcpy(row->sqlstate, h->sqlstate, sizeof(row->sqlstate));
+		memcpy(row->server, h->server, sizeof(row->server));
+		memcpy(row->table_name, h->key.table_name, sizeof(row->table_name));
+		memcpy(row->message, h->message, sizeof(row->message));
+		row->started_at = h->started_at;
+		row->finished_at = h->finished_at;
+		row->passes = h->passes;
+	}
+	LWLockRelease(progress_shared->lock);
+	return rows;
+}
+
+/*
+ * lsm_history_reset: forget every kept checkpoint outcome (not the pace
+ * entries), under the LWLock held exclusively.  A no-op when lancelsm is
+ * not preloaded.  Never raises an error.
+ */
+void
+lsm_history_reset(void)
+{
+	if (progress_shared == NULL)
+		return;
+	LWLockAcquire(progress_shared->lock, LW_EXCLUSIVE);
+	memset(history_entries, 0,
+		   mul_size(progress_shared->nhistory, sizeof(HistoryEntry)));
 	LWLockRelease(progress_shared->lock);
 }
 
