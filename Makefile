@@ -28,6 +28,7 @@ OBJS = \
 	src/functions/stats.o \
 	src/functions/shape.o \
 	src/functions/declared.o \
+	src/functions/monitoring.o \
 	src/functions/write_spec.o \
 	src/net/token.o \
 	src/functions/due.o \

@@ -1,8 +1,10 @@
 /*-------------------------------------------------------------------------
  *
  * progress.c
- *		Checkpoint progress and history in shared memory: the SQL functions
- *		behind the lancelsm_progress and lancelsm_checkpoint_history views.
+ *		Checkpoint progress and history in shared memory, and the copies of
+ *		them that the SQL functions of the lancelsm_progress and
+ *		lancelsm_checkpoint_history views read (src/functions/monitoring.c,
+ *		through checkpoint.h).
  *
  * Progress is a fixed pool of lancelsm.max_progress_entries entries.  A
  * checkpoint task claims one when it starts (a backend checkpointing many
@@ -40,12 +42,14 @@
  * shutdown (a restart only costs a first pass polled the slow way).
  *
  * Text in shared memory (names, messages) is UTF-8, whatever the encoding
- * of the database that wrote it; each reader converts it to its own
- * (src/wire_text.c), escaping what that encoding cannot hold, so that no
- * database can break another's view with a name.
+ * of the database that wrote it; the copies handed out keep it so, and
+ * each reader converts it to its own (src/wire_text.c, in
+ * src/functions/monitoring.c), escaping what that encoding cannot hold, so
+ * that no database can break another's view with a name.
  *
  * All of this needs lancelsm in shared_preload_libraries.  Without it the
- * task hooks are no-ops and the SQL functions raise an error saying so.
+ * task hooks are no-ops, lsm_progress_available says so and the SQL
+ * functions raise an error saying so.
  *
  *-------------------------------------------------------------------------
  */
@@ -54,23 +58,18 @@
 #include <unistd.h>
 
 #include "common/hashfn.h"
-#include "fmgr.h"
-#include "funcapi.h"
 #include "mb/pg_wchar.h"
 #include "miscadmin.h"
 #include "pgstat.h"
 #include "port/atomics.h"
 #include "checkpoint/progress.h"
-#include "functions/functions.h"
 #include "storage/fd.h"
 #include "storage/ipc.h"
 #include "storage/lwlock.h"
 #include "storage/shmem.h"
 #include "storage/spin.h"
-#include "utils/builtins.h"
 #include "utils/guc.h"
 #include "utils/timestamp.h"
-#include "utils/tuplestore.h"
 #include "wire_text.h"
 #include "pg_compat.h"
 
@@ -195,7 +194,7 @@ progress_clip_utf8(char *dst, const char *utf8, int size)
  * progress_clip_copy: copy src (database encoding) into dst of size bytes
  * as UTF-8, clipped at a character boundary so that it fits with its
  * terminator: shared memory holds UTF-8, which every database's reader
- * converts (progress_text).  What UTF-8 cannot hold is escaped.  Never
+ * converts (src/functions/monitoring.c).  What UTF-8 cannot hold is escaped.  Never
  * raises an error but out of memory.
  */
 static void
@@ -218,18 +217,6 @@ progress_name_hash(const char *wire_table_name)
 {
 	return hash_bytes_extended((const unsigned char *) wire_table_name,
 							   strlen(wire_table_name), 0);
-}
-
-/*
- * progress_text: a text datum of a string of shared memory (UTF-8) in
- * this database's encoding, what it cannot hold escaped.
- */
-static Datum
-progress_text(const char *utf8)
-{
-	bool		lossless;
-
-	return CStringGetTextDatum(lsm_text_from_wire_quiet(utf8, &lossless));
 }
 
 /*
@@ -1041,239 +1028,4 @@ lsm_history_reset(void)
 	memset(history_entries, 0,
 		   mul_size(progress_shared->nhistory, sizeof(HistoryEntry)));
 	LWLockRelease(progress_shared->lock);
-}
-
-/*
- * progress_require_shmem: raise the "not available" error when lancelsm
- * was not loaded by shared_preload_libraries; history selects the
- * message of the history functions.
- */
-static void
-progress_require_shmem(bool history)
-{
-	if (progress_shared != NULL)
-		return;
-	if (history)
-		ereport(ERROR,
-				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-				 errmsg("lancelsm checkpoint history is not available"),
-				 errhint("Add lancelsm to shared_preload_libraries and restart the server.")));
-	ereport(ERROR,
-			(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-			 errmsg("lancelsm progress reporting is not available"),
-			 errhint("Add lancelsm to shared_preload_libraries and restart the server.")));
-}
-
-/*
- * nullable_int8: an int64 datum, NULL when negative.
- */
-static Datum
-nullable_int8(int64 value, bool *isnull)
-{
-	*isnull = (value < 0);
-	return Int64GetDatum(value);
-}
-
-/*
- * database_datum: the name of database dbid as a text datum; NULL (in
- * *isnull) once the database is dropped.
- */
-static Datum
-database_datum(Oid dbid, bool *isnull)
-{
-	char	   *name = get_database_name(dbid);
-
-	*isnull = (name == NULL);
-	return name ? CStringGetTextDatum(name) : (Datum) 0;
-}
-
-/*
- * progress_row: the lancelsm_progress row of one entry (a private copy):
- * LSM_PROGRESS_COLS_V1_3 columns, or without database (the second) the
- * LSM_PROGRESS_COLS_V1_2 of a catalog not updated yet.
- */
-static void
-progress_row(ReturnSetInfo *rsinfo, const ProgressEntry *e, bool with_db)
-{
-	Datum		values[LSM_PROGRESS_COLS_V1_3];
-	bool		nulls[LSM_PROGRESS_COLS_V1_3] = {0};
-	int			i = 0;
-
-	values[i++] = Int32GetDatum(e->pid);
-	if (with_db)
-	{
-		values[i] = database_datum(e->dbid, &nulls[i]);
-		i++;
-	}
-	values[i++] = progress_text(e->server);
-	values[i++] = progress_text(e->table_name);
-	values[i++] = CStringGetTextDatum(e->counters.phase);
-	if (with_db)
-	{
-		nulls[i] = (e->counters.waiting_bucket[0] == '\0');
-		values[i] = nulls[i] ? (Datum) 0 :
-			progress_text(e->counters.waiting_bucket);
-		i++;
-		nulls[i] = nulls[i - 1];
-		values[i] = nulls[i] ? (Datum) 0 :
-			progress_text(e->counters.waiting_status);
-		i++;
-	}
-	values[i] = nullable_int8(e->counters.counts.target, &nulls[i]);
-	i++;
-	values[i] = nullable_int8(e->counters.counts.outstanding, &nulls[i]);
-	i++;
-	values[i++] = Int32GetDatum(e->counters.counts.passes);
-	values[i++] = Int32GetDatum(e->counters.counts.polls);
-	values[i++] = Int32GetDatum(e->counters.counts.retries);
-	values[i++] = Int32GetDatum(e->counters.counts.reissues);
-	values[i++] = TimestampTzGetDatum(e->started_at);
-	lsm_put_row(rsinfo, values, nulls, i);
-}
-
-/*
- * lancelsm_progress()
- * RETURNS TABLE (pid integer, database text, server text, table_name text,
- *   phase text, waiting_bucket text, waiting_bucket_status text,
- *   target_generations bigint, outstanding_generations bigint,
- *   passes integer, polls integer, retries integer, reissues integer,
- *   started_at timestamptz)
- *
- * One row per checkpoint running in any backend of any database (one
- * per table of a multi-table checkpoint); database is the name of the
- * checkpoint's database (NULL once dropped).  waiting_bucket and
- * waiting_bucket_status name a bucket whose status is not Active (a
- * Sealed bucket: a drop in flight) that still holds L0 the checkpoint
- * waits for, as of its last poll; NULL when there is none.  Declared by
- * 1.1 and 1.2 without database and the waiting columns: this library
- * serves those declarations too.  Each
- * row is a consistent copy of its entry; the rows are not one snapshot.
- * Needs shared_preload_libraries (55000 otherwise); 0A000 when declared
- * with another number of columns.
- */
-PG_FUNCTION_INFO_V1(lancelsm_progress);
-Datum
-lancelsm_progress(PG_FUNCTION_ARGS)
-{
-	ReturnSetInfo *rsinfo;
-	bool		with_db;
-
-	progress_require_shmem(false);
-	rsinfo = lsm_materialize_versions(fcinfo, LSM_PROGRESS_COLS_V1_2,
-									  LSM_PROGRESS_COLS_V1_3, &with_db);
-	for (int i = 0; i < progress_shared->nprogress; i++)
-	{
-		ProgressEntry *e = &progress_entries[i];
-		ProgressEntry copy;
-
-		SpinLockAcquire(&e->mutex);
-		copy = *e;
-		SpinLockRelease(&e->mutex);
-		if (copy.in_use)
-			progress_row(rsinfo, &copy, with_db);
-	}
-	return (Datum) 0;
-}
-
-/*
- * lancelsm_progress_skipped() RETURNS bigint
- *
- * How many checkpoints since server start ran without a progress entry
- * because all lancelsm.max_progress_entries were in use, or because
- * their call had already claimed LSM_CALL_MAX_CLAIMS (32) entries.
- */
-PG_FUNCTION_INFO_V1(lancelsm_progress_skipped);
-Datum
-lancelsm_progress_skipped(PG_FUNCTION_ARGS)
-{
-	progress_require_shmem(false);
-	PG_RETURN_INT64((int64) pg_atomic_read_u64(&progress_shared->skipped));
-}
-
-/*
- * history_row: the lancelsm_checkpoint_history row of one entry:
- * LSM_HISTORY_COLS_V1_3 columns, or without database (the first) the
- * LSM_HISTORY_COLS_V1_2 of a catalog not updated yet; sqlstate and
- * message are NULL for a success.
- */
-static void
-history_row(ReturnSetInfo *rsinfo, const HistoryEntry *h, bool with_db)
-{
-	Datum		values[LSM_HISTORY_COLS_V1_3];
-	bool		nulls[LSM_HISTORY_COLS_V1_3] = {0};
-	int			i = 0;
-
-	if (with_db)
-	{
-		values[i] = database_datum(h->key.dbid, &nulls[i]);
-		i++;
-	}
-	values[i++] = progress_text(h->server);
-	values[i++] = progress_text(h->key.table_name);
-	values[i++] = TimestampTzGetDatum(h->finished_at);
-	values[i++] = BoolGetDatum(h->ok);
-	nulls[i] = h->ok;
-	values[i++] = CStringGetTextDatum(h->sqlstate);
-	nulls[i] = h->ok;
-	values[i++] = progress_text(h->message);
-	values[i++] = DirectFunctionCall2(timestamp_mi,
-									  TimestampTzGetDatum(h->finished_at),
-									  TimestampTzGetDatum(h->started_at));
-	values[i++] = Int32GetDatum(h->passes);
-	lsm_put_row(rsinfo, values, nulls, i);
-}
-
-/*
- * lancelsm_checkpoint_history()
- * RETURNS TABLE (database text, server text, table_name text,
- *   finished_at timestamptz, ok boolean, sqlstate text, message text,
- *   elapsed interval, passes integer)
- *
- * The last checkpoint outcome of each (database, server, table_name) kept
- * in shared memory, of every database (database: its name, NULL once
- * dropped), copied under a shared lock.  Declared by 1.1 and 1.2 without
- * database: this library serves those declarations too.  Needs
- * shared_preload_libraries (55000 otherwise); 0A000 when declared with
- * another number of columns.
- */
-PG_FUNCTION_INFO_V1(lancelsm_checkpoint_history);
-Datum
-lancelsm_checkpoint_history(PG_FUNCTION_ARGS)
-{
-	ReturnSetInfo *rsinfo;
-	HistoryEntry *copy;
-	int			n;
-	bool		with_db;
-
-	progress_require_shmem(true);
-	rsinfo = lsm_materialize_versions(fcinfo, LSM_HISTORY_COLS_V1_2,
-									  LSM_HISTORY_COLS_V1_3, &with_db);
-	n = progress_shared->nhistory;
-	copy = palloc(mul_size(Max(n, 1), sizeof(HistoryEntry)));
-	LWLockAcquire(progress_shared->lock, LW_SHARED);
-	memcpy(copy, history_entries, mul_size(n, sizeof(HistoryEntry)));
-	LWLockRelease(progress_shared->lock);
-	for (int i = 0; i < n; i++)
-		if (copy[i].key.in_use)
-			history_row(rsinfo, &copy[i], with_db);
-	pfree(copy);
-	return (Datum) 0;
-}
-
-/*
- * lancelsm_checkpoint_history_reset() RETURNS void
- *
- * Forgets every kept checkpoint outcome.  EXECUTE is revoked from PUBLIC
- * by the extension script.
- */
-PG_FUNCTION_INFO_V1(lancelsm_checkpoint_history_reset);
-Datum
-lancelsm_checkpoint_history_reset(PG_FUNCTION_ARGS)
-{
-	progress_require_shmem(true);
-	LWLockAcquire(progress_shared->lock, LW_EXCLUSIVE);
-	memset(history_entries, 0,
-		   mul_size(progress_shared->nhistory, sizeof(HistoryEntry)));
-	LWLockRelease(progress_shared->lock);
-	PG_RETURN_VOID();
 }

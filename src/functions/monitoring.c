@@ -1,0 +1,273 @@
+/*-------------------------------------------------------------------------
+ *
+ * monitoring.c
+ *		The SQL functions of the progress and history views, lancelsm_progress
+ *		and lancelsm_checkpoint_history: lancelsm_progress(),
+ *		lancelsm_progress_skipped(), lancelsm_checkpoint_history() and
+ *		lancelsm_checkpoint_history_reset().
+ *
+ * What they show is kept in shared memory by src/checkpoint/progress.c,
+ * which hands out copies (checkpoint.h, "in progress.c") taken under its
+ * locks; this file only turns those copies into rows.  Text in shared
+ * memory is UTF-8, whatever the encoding of the database that wrote it;
+ * it is converted here to this database's encoding (src/wire_text.c),
+ * what that encoding cannot hold escaped, so that no database can break
+ * another's view with a name.
+ *
+ * The views serve the catalogs of 1.1 and 1.2 (without the database
+ * column, and for progress without the waiting bucket) and of 1.3, told
+ * apart by their column count (lsm_materialize_versions).  All of this
+ * needs lancelsm in shared_preload_libraries: without it each function
+ * raises 55000 saying so.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "checkpoint/checkpoint.h"
+#include "fmgr.h"
+#include "funcapi.h"
+#include "functions/functions.h"
+#include "utils/builtins.h"
+#include "utils/timestamp.h"
+#include "wire_text.h"
+#include "pg_compat.h"
+
+/*
+ * monitoring_text: a text datum of a string of shared memory (UTF-8) in
+ * this database's encoding, what it cannot hold escaped.
+ */
+static Datum
+monitoring_text(const char *utf8)
+{
+	bool		lossless;
+
+	return CStringGetTextDatum(lsm_text_from_wire_quiet(utf8, &lossless));
+}
+
+
+/*
+ * monitoring_require_shmem: raise the "not available" error (55000) when
+ * lancelsm was not loaded by shared_preload_libraries; history selects
+ * the message of the history functions.
+ */
+static void
+monitoring_require_shmem(bool history)
+{
+	if (lsm_progress_available())
+		return;
+	if (history)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("lancelsm checkpoint history is not available"),
+				 errhint("Add lancelsm to shared_preload_libraries and restart the server.")));
+	ereport(ERROR,
+			(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+			 errmsg("lancelsm progress reporting is not available"),
+			 errhint("Add lancelsm to shared_preload_libraries and restart the server.")));
+}
+
+/*
+ * nullable_int8: an int64 datum, NULL when negative.
+ */
+static Datum
+nullable_int8(int64 value, bool *isnull)
+{
+	*isnull = (value < 0);
+	return Int64GetDatum(value);
+}
+
+/*
+ * database_datum: the name of database dbid as a text datum; NULL (in
+ * *isnull) once the database is dropped.
+ */
+static Datum
+database_datum(Oid dbid, bool *isnull)
+{
+	char	   *name = get_database_name(dbid);
+
+	*isnull = (name == NULL);
+	return name ? CStringGetTextDatum(name) : (Datum) 0;
+}
+
+/*
+ * progress_row: the lancelsm_progress row of one entry (a copy):
+ * LSM_PROGRESS_COLS_V1_3 columns, or without database (the second) and
+ * the waiting columns the LSM_PROGRESS_COLS_V1_2 of a catalog not updated
+ * yet.
+ */
+static void
+progress_row(ReturnSetInfo *rsinfo, const LsmProgressCopy *e, bool with_db)
+{
+	Datum		values[LSM_PROGRESS_COLS_V1_3];
+	bool		nulls[LSM_PROGRESS_COLS_V1_3] = {0};
+	int			i = 0;
+
+	values[i++] = Int32GetDatum(e->pid);
+	if (with_db)
+	{
+		values[i] = database_datum(e->dbid, &nulls[i]);
+		i++;
+	}
+	values[i++] = monitoring_text(e->server);
+	values[i++] = monitoring_text(e->table_name);
+	values[i++] = CStringGetTextDatum(e->phase);
+	if (with_db)
+	{
+		nulls[i] = (e->waiting_bucket[0] == '\0');
+		values[i] = nulls[i] ? (Datum) 0 :
+			monitoring_text(e->waiting_bucket);
+		i++;
+		nulls[i] = nulls[i - 1];
+		values[i] = nulls[i] ? (Datum) 0 :
+			monitoring_text(e->waiting_status);
+		i++;
+	}
+	values[i] = nullable_int8(e->counts.target, &nulls[i]);
+	i++;
+	values[i] = nullable_int8(e->counts.outstanding, &nulls[i]);
+	i++;
+	values[i++] = Int32GetDatum(e->counts.passes);
+	values[i++] = Int32GetDatum(e->counts.polls);
+	values[i++] = Int32GetDatum(e->counts.retries);
+	values[i++] = Int32GetDatum(e->counts.reissues);
+	values[i++] = TimestampTzGetDatum(e->started_at);
+	lsm_put_row(rsinfo, values, nulls, i);
+}
+
+/*
+ * lancelsm_progress()
+ * RETURNS TABLE (pid integer, database text, server text, table_name text,
+ *   phase text, waiting_bucket text, waiting_bucket_status text,
+ *   target_generations bigint, outstanding_generations bigint,
+ *   passes integer, polls integer, retries integer, reissues integer,
+ *   started_at timestamptz)
+ *
+ * No arguments.  One row per checkpoint running in any backend of any database (one
+ * per table of a multi-table checkpoint); database is the name of the
+ * checkpoint's database (NULL once dropped).  waiting_bucket and
+ * waiting_bucket_status name a bucket whose status is not Active (a
+ * Sealed bucket: a drop in flight) that still holds L0 the checkpoint
+ * waits for, as of its last poll; NULL when there is none.  Declared by
+ * 1.1 and 1.2 without database and the waiting columns: this library
+ * serves those declarations too.  Each
+ * row is a consistent copy of its entry; the rows are not one snapshot.
+ * Needs shared_preload_libraries (55000 otherwise); 0A000 when declared
+ * with another number of columns.
+ */
+PG_FUNCTION_INFO_V1(lancelsm_progress);
+Datum
+lancelsm_progress(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo;
+	LsmProgressCopy *copy;
+	int			n;
+	bool		with_db;
+
+	monitoring_require_shmem(false);
+	rsinfo = lsm_materialize_versions(fcinfo, LSM_PROGRESS_COLS_V1_2,
+									  LSM_PROGRESS_COLS_V1_3, &with_db);
+	copy = lsm_progress_copy(&n);
+	for (int i = 0; i < n; i++)
+		progress_row(rsinfo, &copy[i], with_db);
+	pfree(copy);
+	return (Datum) 0;
+}
+
+/*
+ * lancelsm_progress_skipped() RETURNS bigint
+ *
+ * No arguments.  How many checkpoints since server start ran without a
+ * progress entry because all lancelsm.max_progress_entries were in use,
+ * or because their call had already claimed LSM_CALL_MAX_CLAIMS (32)
+ * entries.  Needs shared_preload_libraries (55000 otherwise).
+ */
+PG_FUNCTION_INFO_V1(lancelsm_progress_skipped);
+Datum
+lancelsm_progress_skipped(PG_FUNCTION_ARGS)
+{
+	monitoring_require_shmem(false);
+	PG_RETURN_INT64((int64) lsm_progress_skipped_count());
+}
+
+/*
+ * history_row: the lancelsm_checkpoint_history row of one entry:
+ * LSM_HISTORY_COLS_V1_3 columns, or without database (the first) the
+ * LSM_HISTORY_COLS_V1_2 of a catalog not updated yet; sqlstate and
+ * message are NULL for a success.
+ */
+static void
+history_row(ReturnSetInfo *rsinfo, const LsmHistoryCopy *h, bool with_db)
+{
+	Datum		values[LSM_HISTORY_COLS_V1_3];
+	bool		nulls[LSM_HISTORY_COLS_V1_3] = {0};
+	int			i = 0;
+
+	if (with_db)
+	{
+		values[i] = database_datum(h->dbid, &nulls[i]);
+		i++;
+	}
+	values[i++] = monitoring_text(h->server);
+	values[i++] = monitoring_text(h->table_name);
+	values[i++] = TimestampTzGetDatum(h->finished_at);
+	values[i++] = BoolGetDatum(h->ok);
+	nulls[i] = h->ok;
+	values[i++] = CStringGetTextDatum(h->sqlstate);
+	nulls[i] = h->ok;
+	values[i++] = monitoring_text(h->message);
+	values[i++] = DirectFunctionCall2(timestamp_mi,
+									  TimestampTzGetDatum(h->finished_at),
+									  TimestampTzGetDatum(h->started_at));
+	values[i++] = Int32GetDatum(h->passes);
+	lsm_put_row(rsinfo, values, nulls, i);
+}
+
+/*
+ * lancelsm_checkpoint_history()
+ * RETURNS TABLE (database text, server text, table_name text,
+ *   finished_at timestamptz, ok boolean, sqlstate text, message text,
+ *   elapsed interval, passes integer)
+ *
+ * No arguments.  The last checkpoint outcome of each (database, server, table_name) kept
+ * in shared memory, of every database (database: its name, NULL once
+ * dropped), copied under a shared lock.  Declared by 1.1 and 1.2 without
+ * database: this library serves those declarations too.  Needs
+ * shared_preload_libraries (55000 otherwise); 0A000 when declared with
+ * another number of columns.
+ */
+PG_FUNCTION_INFO_V1(lancelsm_checkpoint_history);
+Datum
+lancelsm_checkpoint_history(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo;
+	LsmHistoryCopy *copy;
+	int			n;
+	bool		with_db;
+
+	monitoring_require_shmem(true);
+	rsinfo = lsm_materialize_versions(fcinfo, LSM_HISTORY_COLS_V1_2,
+									  LSM_HISTORY_COLS_V1_3, &with_db);
+	copy = lsm_history_copy(&n);
+	for (int i = 0; i < n; i++)
+		history_row(rsinfo, &copy[i], with_db);
+	pfree(copy);
+	return (Datum) 0;
+}
+
+/*
+ * lancelsm_checkpoint_history_reset() RETURNS void
+ *
+ * No arguments.  Forgets every kept checkpoint outcome (of every
+ * database).  EXECUTE is revoked from PUBLIC by the extension script
+ * (42501 for a role not granted it).  Needs shared_preload_libraries
+ * (55000 otherwise).
+ */
+PG_FUNCTION_INFO_V1(lancelsm_checkpoint_history_reset);
+Datum
+lancelsm_checkpoint_history_reset(PG_FUNCTION_ARGS)
+{
+	monitoring_require_shmem(true);
+	lsm_history_reset();
+	PG_RETURN_VOID();
+}
