@@ -18,19 +18,10 @@
 #      no two .c files each including the other's private header;
 #   7. README.md's "Layout" section names every file of src/.
 # Prints each breach and a summary (files, include lines, depth of the
-# include graph); exits 1 on any breach.
-#
-# Known exception, to go when progress.c is reworked: checkpoint/progress.c
-# holds the SQL functions of the lancelsm_progress and
-# lancelsm_checkpoint_history views, so it includes functions/functions.h,
-# funcapi.h and PG_FUNCTION_INFO_V1 (EXCEPTIONS below).
+# include graph); exits 1 on any breach.  There are no exceptions.
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 cd "$here/src"
-
-EXCEPTIONS="checkpoint/progress.c:functions/functions.h
-checkpoint/progress.c:funcapi.h
-checkpoint/progress.c:PG_FUNCTION_INFO_V1"
 
 files=$(find . -name '*.[ch]' | sed 's|^\./||' | LC_ALL=C sort)
 
@@ -49,12 +40,10 @@ done)
 
 printf '%s\n' "$files" >"${TMPDIR:-/tmp}/check-layers.$$.files"
 trap 'rm -f "${TMPDIR:-/tmp}/check-layers.$$".*' EXIT
-printf '%s\n' "$EXCEPTIONS" >"${TMPDIR:-/tmp}/check-layers.$$.exceptions"
 
 # rules 1-3 and 6 (header cycles), and the graph's depth
 summary=$( { printf '%s\n' "$includes"; } | awk -F'\t' \
-	-v filelist="${TMPDIR:-/tmp}/check-layers.$$.files" \
-	-v exceptions="${TMPDIR:-/tmp}/check-layers.$$.exceptions" '
+	-v filelist="${TMPDIR:-/tmp}/check-layers.$$.files" '
 function folder(p) { return index(p, "/") ? substr(p, 1, index(p, "/") - 1) : "" }
 function base(p) { sub(/.*\//, "", p); return p }
 function rank(p,   d) {
@@ -80,7 +69,6 @@ function depth(p,   i, d, best) {
 }
 BEGIN {
 	while ((getline line < filelist) > 0) { known[line] = 1; byname[base(line)] = byname[base(line)] " " line }
-	while ((getline line < exceptions) > 0) excepted[line] = 1
 	bad = 0
 }
 {
@@ -96,7 +84,7 @@ BEGIN {
 	} else next
 	nlines++
 	nout[f]++; out[f, nout[f]] = target
-	if (rank(target) > rank(f) && !((f ":" target) in excepted)) {
+	if (rank(target) > rank(f)) {
 		printf "check-layers: %s includes %s, a header of a layer above its own\n", f, target
 		bad = 1
 	}
@@ -116,12 +104,11 @@ read -r nlines maxdepth bad <<<"$(tail -n 1 <<<"$summary")"
 head -n -1 <<<"$summary" | grep . || true
 
 breach() { echo "check-layers: $*"; bad=1; }
-excepted() { grep -qxF "$1:$2" <<<"$EXCEPTIONS"; }
 
 # rule 4: what only one folder may use
 for f in $files; do
 	d=${f%%/*}; [ "$d" = "$f" ] && d=""
-	if grep -q 'PG_FUNCTION_INFO_V1' "$f" && [ "$d" != functions ] && ! excepted "$f" PG_FUNCTION_INFO_V1; then
+	if grep -q 'PG_FUNCTION_INFO_V1' "$f" && [ "$d" != functions ]; then
 		breach "$f uses PG_FUNCTION_INFO_V1: SQL functions live in functions/"
 	fi
 done
@@ -129,7 +116,7 @@ while IFS=$'\t' read -r f h; do
 	[ -n "$f" ] || continue
 	d=${f%%/*}; [ "$d" = "$f" ] && d=""
 	case "$h" in
-	funcapi.h) [ "$d" = functions ] || excepted "$f" funcapi.h ||
+	funcapi.h) [ "$d" = functions ] ||
 		breach "$f includes funcapi.h: only functions/ may" ;;
 	esac
 done <<<"$includes"
