@@ -28,8 +28,9 @@
  * lancelsm_flush(server text, table_name text) RETURNS void
  *
  * Seals every bucket's active memtable of the table into a new L0
- * generation (POST /v1/table/{id}/flush_lsm/, expects 202).  Retries 429
- * and 503 within lancelsm.retry_budget.  Errors: see README.md "Errors"
+ * generation (POST /v1/table/{id}/flush_lsm/; any 2xx succeeds, its body
+ * unread).  Retries 429 and 503 (a draining node's too) within
+ * lancelsm.retry_budget.  Errors: see README.md "Errors"
  * (HV00R no such table, HV00N unreachable, 28000/42501 key refused,
  * 53000 contention past the budget, 57P03 draining, 57014 timeout/cancel).
  * Protocol: docs/protocol.md, "Maintenance routes".
@@ -47,8 +48,8 @@ lancelsm_flush(PG_FUNCTION_ARGS)
  * lancelsm_compact(server text, table_name text) RETURNS void
  *
  * Dispatches one background compaction pass per bucket the server can
- * latch (POST /v1/table/{id}/compact_lsm/, expects 202) and returns at
- * once, without waiting for the merge.  429 (no bucket could be latched)
+ * latch (POST /v1/table/{id}/compact_lsm/; any 2xx succeeds, its body
+ * unread) and returns at once, without waiting for the merge.  429 (no bucket could be latched)
  * is retried within lancelsm.retry_budget, then raised as 53000; 421 (no
  * claim) raises 55P03.  Other errors as lancelsm_flush.
  */

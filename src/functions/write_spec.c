@@ -255,7 +255,7 @@ spec_check_target(FunctionCallInfo fcinfo)
  *   writer_config_defaults jsonb DEFAULT '{}') RETURNS void
  *
  * Installs the table's LSM write spec, which turns its LSM write path on
- * (POST /v1/table/{id}/set_lsm_write_spec/, expects 200; its body is
+ * (POST /v1/table/{id}/set_lsm_write_spec/, any 2xx succeeds; its body is
  * ignored).  sharding is 'bucket' (with sharding_column, the table's
  * unenforced primary key, and num_buckets, 1 to 1024), 'identity' (with
  * sharding_column) or 'unsharded' (neither).  maintained_indexes NULL
@@ -294,8 +294,8 @@ lancelsm_set_write_spec(PG_FUNCTION_ARGS)
  * lancelsm_unset_write_spec(server text, table_name text) RETURNS void
  *
  * Removes the table's LSM write spec, which turns its LSM write path off
- * (POST /v1/table/{id}/unset_lsm_write_spec/, no body, expects 200).  The
- * server refuses when no spec is set: 400, raised as 55000.  Retries 429
+ * (POST /v1/table/{id}/unset_lsm_write_spec/, no body; any 2xx
+ * succeeds).  The server refuses when no spec is set: 400, raised as 55000.  Retries 429
  * and 503 (answered before the server acted) within
  * lancelsm.retry_budget, on a fresh connection; nothing else, since a
  * second unset after one that worked would fail.  Other errors as
@@ -340,7 +340,7 @@ spec_defaults_jsonb(const LsmWriteSpec *spec)
  *   maintained_indexes text[], writer_config_defaults jsonb)
  *
  * Reads the table's LSM write spec (POST
- * /v1/table/{id}/get_lsm_write_spec/, expects 200): one row, or none when
+ * /v1/table/{id}/get_lsm_write_spec/, any 2xx): one row, or none when
  * the LSM write path is off ("lsm_write_spec": null).  sharding_column is
  * NULL for 'unsharded', num_buckets NULL unless 'bucket';
  * maintained_indexes is the concrete list the server resolved.  The
