@@ -344,8 +344,8 @@ sub setup_node_conf
 	return $node;
 }
 
-# query_until: run $sql in session $s until it returns $want (at most
-# 10 s); returns the last answer.
+# query_until: run $sql in session $s until it returns $want, a string or
+# a Regexp to match (at most 10 s); returns the last answer.
 sub query_until
 {
 	my ($s, $sql, $want) = @_;
@@ -356,7 +356,7 @@ sub query_until
 	{
 		$out = $s->query_safe($sql);
 		chomp $out;
-		return $out if $out eq $want;
+		return $out if (ref $want ? $out =~ $want : $out eq $want);
 		sleep(0.02);
 	}
 	return $out;
