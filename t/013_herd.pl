@@ -213,9 +213,10 @@ my $second = wait_for_sql(
 	"SELECT count(*) FROM lancelsm_progress WHERE pid IN ($pid[1], $pid[2]) AND target_generations IS NOT NULL",
 	'1');
 is($second, '1', 'failure: one of the two leads the next run');
-my $lpid = $other->query_safe(
-	'SELECT pid FROM lancelsm_progress WHERE target_generations IS NOT NULL');
-chomp $lpid;
+my $lpid = wait_for_sql(
+	"SELECT pid FROM lancelsm_progress WHERE pid IN ($pid[1], $pid[2]) "
+	  . 'AND target_generations IS NOT NULL',
+	qr/^\d+$/);
 my ($L, $J) = $lpid == $pid[1] ? (1, 2) : (2, 1);
 is(waiting(1, $lpid), '1', 'failure: the other one joined it and waits');
 emu('POST', '/_emulator/faults',
@@ -240,9 +241,10 @@ is(wait_for_sql(
 		"SELECT count(*) FROM lancelsm_progress WHERE pid IN ($pid[1], $pid[2]) AND target_generations IS NOT NULL",
 		'1'),
 	'1', 'takeover: one of the two leads the next run');
-$lpid = $other->query_safe(
-	'SELECT pid FROM lancelsm_progress WHERE target_generations IS NOT NULL');
-chomp $lpid;
+$lpid = wait_for_sql(
+	"SELECT pid FROM lancelsm_progress WHERE pid IN ($pid[1], $pid[2]) "
+	  . 'AND target_generations IS NOT NULL',
+	qr/^\d+$/);
 ($L, $J) = $lpid == $pid[1] ? (1, 2) : (2, 1);
 is(waiting(1, $lpid), '1', 'takeover: the other one joined it');
 $other->query_safe("SELECT pg_cancel_backend($lpid)");
