@@ -15,6 +15,22 @@
 # routes, all tables), L0 generations created (seals, by flush or
 # auto-seal), the largest L0 seen on each hot table (polled every 100 ms),
 # and the ratios all / due.
+#
+# Then "many": lancelsm_checkpoint_due() once over BENCH_TABLES declared
+# tables (default 10,000; emulator tables k1..kN of 1 bucket and 1 L0
+# generation, BENCH_PERMITS compaction permits, 50), BENCH_DUE_HOT of them
+# due (default 100, every N/HOT-th: max_l0_generations 0, so the action is
+# one compaction trigger) and the others quiet (max_l0_generations 1).
+# Reported: stats reads per quiet table (min, max; goal exactly 1), the
+# due tables' requests by route, rows not ok, elapsed inside the backend
+# against what the emulator needs for the same requests at its own rate
+# (bench/util.py rate, 32 keep-alive clients, measured in the same run;
+# goal <= 1.2 x), backend CPU, and the peak growth of the backend's
+# private memory (RssAnon, sampled every 10 ms; goal <= 40 MB) with the
+# shared memory it touched (RssShmem) beside it.
+# BENCH_DUE_SCENARIOS="ticks many" (default) picks the scenarios;
+# BENCH_DUE_PERF=1 profiles the backend during the call (perf record -g)
+# and prints the symbols with the most self time.
 # Run as root: bash bench/due.sh   (bench/run.sh runs every bench)
 source "$(dirname "$0")/lib.sh"
 if [ -z "${BENCH_INNER:-}" ]; then BENCH_NO_SDK=1 outer_run "$bench/due.sh"; exit; fi
@@ -71,6 +87,77 @@ strategy() {
 
 ratio() { python3 -c "print('%.1f' % ($1 / $2) if $2 else 'inf')"; }
 
+# many: the scenario "many" above; prints its result lines
+many() {
+	local n=${BENCH_TABLES:-10000} hotn=${BENCH_DUE_HOT:-100} permits=${BENCH_PERMITS:-50}
+	local step=$((n / hotn)) rate
+	report "== checkpoint_due over $n declared tables — $(date -u +%F\ %H:%M)Z, $(nproc) CPUs" \
+		"scenario: $n tables of 1 bucket and 1 L0 generation, $hotn due (max_l0_generations 0: compact) and $((n - hotn)) quiet (max_l0_generations 1), pool $permits"
+	pyutil tables "$EMU" "$n" "$permits"
+	{
+		echo "DELETE FROM lancelsm_table;"
+		for i in $(seq 1 "$n"); do
+			echo "SELECT lancelsm_add_table('lance', 'k$i', max_l0_generations => $((i % step == 0 ? 0 : 1)));"
+		done
+	} | psqlq -o /dev/null
+	rate=$(pyutil rate "$EMU" "$BENCH_KEY" 32 3 "$n")
+	ctl POST log/reset >/dev/null
+	rm -f "$out/many.stop" "$out/many.ready"
+	cat >"$out/many.sql" <<SQL
+SET statement_timeout = '600s';
+SELECT pg_backend_pid() \\g $out/many.pid
+SELECT lancelsm_checkpoint('lance', ARRAY[]::text[]);
+\\! python3 $bench/util.py peak \$(cat $out/many.pid) $out/many.stop $out/many.ready > $out/many.peak & while [ ! -e $out/many.ready ]; do sleep 0.01; done
+\\! python3 $bench/util.py cpu \$(cat $out/many.pid) > $out/many.cpu0; if [ "${BENCH_DUE_PERF:-0}" = 1 ]; then perf record -q -g -p \$(cat $out/many.pid) -o $out/many.perf.data 2>/dev/null & echo \$! > $out/many.perfpid; sleep 0.5; fi
+WITH c AS MATERIALIZED (SELECT * FROM lancelsm_checkpoint_due()) SELECT 'result', count(*) FILTER (WHERE NOT ok), count(*) FILTER (WHERE due), count(*) FILTER (WHERE action <> 'none'), round(extract(epoch FROM clock_timestamp() - statement_timestamp()) * 1000) FROM c;
+\\! python3 $bench/util.py cpu \$(cat $out/many.pid) > $out/many.cpu1; touch $out/many.stop; [ ! -e $out/many.perfpid ] || kill -INT \$(cat $out/many.perfpid)
+SELECT 'skipped', lancelsm_progress_skipped();
+SELECT 'history', count(*) FROM lancelsm_checkpoint_history;
+SQL
+	psqlq -At -F ' ' -f "$out/many.sql" >"$out/many.out" 2>"$out/many.err" ||
+		report "many: psql failed: $(head -3 "$out/many.err" | tr '\n' ' ')"
+	touch "$out/many.stop"
+	for _ in $(seq 1 200); do [ -s "$out/many.peak" ] && break; sleep 0.05; done
+	ctl GET log >"$out/many.log.json"
+	if [ -e "$out/many.perfpid" ]; then
+		while kill -0 "$(cat "$out/many.perfpid")" 2>/dev/null; do sleep 0.1; done
+		report "  perf (BENCH_DUE_PERF=1), self time by symbol:"
+		perf report -q -i "$out/many.perf.data" --no-children --stdio -g none --percent-limit 2 2>/dev/null |
+			grep -v '^$' | head -25 | tee -a "$BENCH_WORK/results.txt"
+	fi
+	python3 - "$out" "$n" "$step" "$rate" <<'PY' | tee -a "$BENCH_WORK/results.txt"
+import collections, json, sys
+out, n, step, rate = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), float(sys.argv[4])
+rows = {l.split()[0]: l.split()[1:] for l in open(f"{out}/many.out") if l.strip()}
+notok, due, acted, ms = rows["result"]
+reqs = json.load(open(f"{out}/many.log.json"))["requests"]
+hot = {f"k{i}" for i in range(step, n + 1, step)}
+quiet = collections.Counter({f"k{i}": 0 for i in range(1, n + 1) if f"k{i}" not in hot})
+routes = collections.Counter()
+for r in reqs:
+    if r["table"] in hot:
+        routes[r["route"]] += 1
+    elif r["table"] in quiet and r["route"] == "get_lsm_stats":
+        quiet[r["table"]] += 1
+c0, c1 = (int(open(f"{out}/many.cpu{i}").read().split()[0]) for i in (0, 1))
+a0, a1, s0, s1, samples = map(int, open(f"{out}/many.peak").read().split())
+need_ms = len(reqs) / rate * 1000
+print(f"checkpoint_due: {ms} ms = {float(ms) / need_ms:.2f} x what the emulator needs for its {len(reqs)} requests "
+      f"at its own {rate:.0f} req/s ({need_ms:.0f} ms; goal <= 1.2); rows not ok {notok}, due {due}, acted on {acted}")
+print(f"  stats reads per quiet table: min {min(quiet.values())} max {max(quiet.values())} (goal exactly 1); "
+      f"due tables' requests: {', '.join(f'{k} {v}' for k, v in sorted(routes.items()))}")
+print(f"  backend CPU {(c1 - c0) / 1000:.0f} ms; private memory (RssAnon) {a0 / 1024:.1f} MB, peak +{(a1 - a0) / 1024:.1f} MB "
+      f"(goal <= 40); shared memory touched (RssShmem) {s0 / 1024:.1f} -> peak {s1 / 1024:.1f} MB; {samples} samples; "
+      f"progress entries skipped so far {rows.get('skipped', ['?'])[0]}, history rows {rows.get('history', ['?'])[0]}")
+PY
+}
+
+scenarios=${BENCH_DUE_SCENARIOS:-ticks many}
+if [[ " $scenarios " != *" ticks "* ]]; then
+	[[ " $scenarios " == *" many "* ]] && many
+	exit 0
+fi
+
 report "== checkpoint when due — $(date -u +%F\ %H:%M)Z, $(nproc) CPUs" \
 	"scenario: 2 hot tables (2 buckets, 100 rows/s) + 18 quiet (1 bucket, 0.5 rows/s), $ticks ticks of ${tick_s} s (1 tick = 1 simulated minute), --pass-ms 300, pool 2"
 read -r a_req a_gen a_h1 a_h2 a_bad a_s <<<"$(strategy all lancelsm_checkpoint_all)"
@@ -86,3 +173,4 @@ report "checkpoint_all every tick: requests $a_req, L0 generations created $a_ge
 	"checkpoint_due every tick: requests $d_req, L0 generations created $d_gen, largest L0 hot1 $d_h1 / hot2 $d_h2, rows not ok $d_bad, ${d_s} s" \
 	"  due's requests by table kind and route: $actions" \
 	"ratios all / due: requests $(ratio "$a_req" "$d_req")x, L0 generations $(ratio "$a_gen" "$d_gen")x, largest L0 hot1 $(ratio "$a_h1" "$d_h1")x, hot2 $(ratio "$a_h2" "$d_h2")x"
+[[ " $scenarios " == *" many "* ]] && many
