@@ -15,6 +15,35 @@
 # routes, all tables), L0 generations created (seals, by flush or
 # auto-seal), the largest L0 seen on each hot table (polled every 100 ms),
 # and the ratios all / due.
+#
+# Then "many": lancelsm_checkpoint_due() once over BENCH_TABLES declared
+# tables (default 10,000; emulator tables k1..kN of 1 bucket and 1 L0
+# generation, BENCH_PERMITS compaction permits, 50), BENCH_DUE_HOT of them
+# due (default 100, every N/HOT-th) and the others quiet
+# (max_l0_generations 1).  Of the due tables, the odd ones have
+# max_l0_generations 0 (action: one compaction trigger) and the even ones
+# max_checkpoint_age 1 second, overdue by the time the call runs (action:
+# a trigger-only checkpoint, which claims a progress entry, up to 32 per
+# call, and writes the history).
+# Reported: stats reads per quiet table (min, max; goal exactly 1), the
+# due tables' requests by route, rows not ok, elapsed inside the backend
+# against what the emulator needs for the same requests at its own rate
+# (bench/util.py rate, 32 keep-alive clients, measured in the same run;
+# goal <= 1.2 x), backend CPU, and the peak growth of the backend's
+# private memory (RssAnon, sampled every 10 ms; goal <= 40 MB) with the
+# shared memory it touched (RssShmem) beside it, the progress entries the
+# call skipped and the history rows, and the shared memory lancelsm
+# allocated (pg_shmem_allocations) with the settings that size it.
+# Then, with BENCH_DUE_HISTORY=1 (off by default: it takes minutes at
+# 10,000 tables), lancelsm_checkpoint_all() once over the
+# same declared tables with passes of 20 ms, for progress and history at
+# that scale: the progress entries the call skipped (goal: all but 32),
+# the history rows (goal: min(tables, lancelsm.max_history_entries)) and
+# the shared memory the backend touched (RssShmem).  BENCH_PG_OPTS=
+# "lancelsm.max_history_entries=10000" sizes the history for all.
+# BENCH_DUE_SCENARIOS="ticks many" (default) picks the scenarios;
+# BENCH_DUE_PERF=1 profiles the backend during the call (perf record -g)
+# and prints the symbols with the most self time.
 # Run as root: bash bench/due.sh   (bench/run.sh runs every bench)
 source "$(dirname "$0")/lib.sh"
 if [ -z "${BENCH_INNER:-}" ]; then BENCH_NO_SDK=1 outer_run "$bench/due.sh"; exit; fi
@@ -71,6 +100,129 @@ strategy() {
 
 ratio() { python3 -c "print('%.1f' % ($1 / $2) if $2 else 'inf')"; }
 
+# many: the scenario "many" above; prints its result lines
+many() {
+	local n=${BENCH_TABLES:-10000} hotn=${BENCH_DUE_HOT:-100} permits=${BENCH_PERMITS:-50}
+	local step=$((n / hotn)) rate
+	report "== checkpoint_due over $n declared tables — $(date -u +%F\ %H:%M)Z, $(nproc) CPUs" \
+		"scenario: $n tables of 1 bucket and 1 L0 generation, $hotn due (half max_l0_generations 0: compact, half max_checkpoint_age 1 s: checkpoint) and $((n - hotn)) quiet (max_l0_generations 1), pool $permits"
+	pyutil tables "$EMU" "$n" "$permits"
+	{
+		echo "DELETE FROM lancelsm_table;"
+		for i in $(seq 1 "$n"); do
+			if ((i % step != 0)); then
+				echo "SELECT lancelsm_add_table('lance', 'k$i', max_l0_generations => 1);"
+			elif ((i / step % 2)); then
+				echo "SELECT lancelsm_add_table('lance', 'k$i', max_l0_generations => 0);"
+			else
+				echo "SELECT lancelsm_add_table('lance', 'k$i', max_l0_generations => 1, max_checkpoint_age => '1 second');"
+			fi
+		done
+	} | psqlq -o /dev/null
+	rate=$(pyutil rate "$EMU" "$BENCH_KEY" 32 3 "$n")
+	ctl POST log/reset >/dev/null
+	rm -f "$out/many.stop" "$out/many.ready"
+	cat >"$out/many.sql" <<SQL
+SET statement_timeout = '600s';
+SELECT pg_backend_pid() \\g $out/many.pid
+SELECT lancelsm_checkpoint('lance', ARRAY[]::text[]);
+SELECT lancelsm_checkpoint_history_reset();
+SELECT 'skipped0', lancelsm_progress_skipped();
+\\! python3 $bench/util.py peak \$(cat $out/many.pid) $out/many.stop $out/many.ready > $out/many.peak & while [ ! -e $out/many.ready ]; do sleep 0.01; done
+\\! python3 $bench/util.py cpu \$(cat $out/many.pid) > $out/many.cpu0; if [ "${BENCH_DUE_PERF:-0}" = 1 ]; then perf record -q -g -p \$(cat $out/many.pid) -o $out/many.perf.data 2>/dev/null & echo \$! > $out/many.perfpid; sleep 0.5; fi
+WITH c AS MATERIALIZED (SELECT * FROM lancelsm_checkpoint_due()) SELECT 'result', count(*) FILTER (WHERE NOT ok), count(*) FILTER (WHERE due), count(*) FILTER (WHERE action <> 'none'), round(extract(epoch FROM clock_timestamp() - statement_timestamp()) * 1000) FROM c;
+\\! python3 $bench/util.py cpu \$(cat $out/many.pid) > $out/many.cpu1; touch $out/many.stop; [ ! -e $out/many.perfpid ] || kill -INT \$(cat $out/many.perfpid)
+SELECT 'skipped', lancelsm_progress_skipped();
+SELECT 'history', count(*) FROM lancelsm_checkpoint_history;
+SELECT 'shmem', name, allocated_size FROM pg_shmem_allocations WHERE name LIKE 'lancelsm%' ORDER BY name COLLATE "C";
+SELECT 'setting', name, setting FROM pg_settings WHERE name IN ('lancelsm.max_progress_entries', 'lancelsm.max_history_entries') ORDER BY name COLLATE "C";
+SQL
+	psqlq -At -F ' ' -f "$out/many.sql" >"$out/many.out" 2>"$out/many.err" ||
+		report "many: psql failed: $(head -3 "$out/many.err" | tr '\n' ' ')"
+	touch "$out/many.stop"
+	for _ in $(seq 1 200); do [ -s "$out/many.peak" ] && break; sleep 0.05; done
+	ctl GET log >"$out/many.log.json"
+	if [ -e "$out/many.perfpid" ]; then
+		while kill -0 "$(cat "$out/many.perfpid")" 2>/dev/null; do sleep 0.1; done
+		report "  perf (BENCH_DUE_PERF=1), self time by symbol:"
+		perf report -q -i "$out/many.perf.data" --no-children --stdio -g none --percent-limit 2 2>/dev/null |
+			grep -v '^$' | head -25 | tee -a "$BENCH_WORK/results.txt"
+	fi
+	python3 - "$out" "$n" "$step" "$rate" <<'PY' | tee -a "$BENCH_WORK/results.txt"
+import collections, json, sys
+out, n, step, rate = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), float(sys.argv[4])
+lines = [l.split() for l in open(f"{out}/many.out") if l.strip()]
+rows = {l[0]: l[1:] for l in lines}
+shmem = ", ".join(f"{' '.join(l[1:-1])} {int(l[-1])} B" for l in lines if l[0] == "shmem")
+settings = ", ".join(f"{l[1]} {l[2]}" for l in lines if l[0] == "setting")
+notok, due, acted, ms = rows["result"]
+reqs = json.load(open(f"{out}/many.log.json"))["requests"]
+hot = {f"k{i}" for i in range(step, n + 1, step)}
+quiet = collections.Counter({f"k{i}": 0 for i in range(1, n + 1) if f"k{i}" not in hot})
+routes = collections.Counter()
+for r in reqs:
+    if r["table"] in hot:
+        routes[r["route"]] += 1
+    elif r["table"] in quiet and r["route"] == "get_lsm_stats":
+        quiet[r["table"]] += 1
+c0, c1 = (int(open(f"{out}/many.cpu{i}").read().split()[0]) for i in (0, 1))
+a0, a1, s0, s1, samples = map(int, open(f"{out}/many.peak").read().split())
+need_ms = len(reqs) / rate * 1000
+print(f"checkpoint_due: {ms} ms = {float(ms) / need_ms:.2f} x what the emulator needs for its {len(reqs)} requests "
+      f"at its own {rate:.0f} req/s ({need_ms:.0f} ms; goal <= 1.2); rows not ok {notok}, due {due}, acted on {acted}")
+print(f"  stats reads per quiet table: min {min(quiet.values())} max {max(quiet.values())} (goal exactly 1); "
+      f"due tables' requests: {', '.join(f'{k} {v}' for k, v in sorted(routes.items()))}")
+print(f"  backend CPU {(c1 - c0) / 1000:.0f} ms; private memory (RssAnon) {a0 / 1024:.1f} MB, peak +{(a1 - a0) / 1024:.1f} MB "
+      f"(goal <= 40); shared memory touched (RssShmem) {s0 / 1024:.1f} -> peak {s1 / 1024:.1f} MB; {samples} samples")
+print(f"  progress entries the call skipped {int(rows['skipped'][0]) - int(rows['skipped0'][0])}, history rows {rows['history'][0]}; "
+      f"requests on {len({r['conn'] for r in reqs})} connections over {(max(r['time'] for r in reqs) - min(r['time'] for r in reqs)) * 1000:.0f} ms")
+print(f"  lancelsm shared memory: {shmem} ({settings})")
+PY
+}
+
+# many_history: checkpoint_all over the tables "many" declared (see above)
+many_history() {
+	local n=${BENCH_TABLES:-10000}
+	ctl POST config '{"pass_ms": 20}' >/dev/null
+	rm -f "$out/hist.stop" "$out/hist.ready"
+	cat >"$out/hist.sql" <<SQL
+SET statement_timeout = '600s';
+SELECT pg_backend_pid() \\g $out/hist.pid
+SELECT lancelsm_checkpoint_history_reset();
+SELECT 'skipped0', lancelsm_progress_skipped();
+\\! python3 $bench/util.py peak \$(cat $out/hist.pid) $out/hist.stop $out/hist.ready > $out/hist.peak & while [ ! -e $out/hist.ready ]; do sleep 0.01; done
+WITH c AS MATERIALIZED (SELECT * FROM lancelsm_checkpoint_all()) SELECT 'result', count(*) FILTER (WHERE NOT ok), round(extract(epoch FROM clock_timestamp() - statement_timestamp()) * 1000) FROM c;
+\\! touch $out/hist.stop
+SELECT 'skipped', lancelsm_progress_skipped();
+SELECT 'history', count(*), count(*) FILTER (WHERE ok) FROM lancelsm_checkpoint_history;
+SELECT 'max', current_setting('lancelsm.max_history_entries');
+SQL
+	psqlq -At -F ' ' -f "$out/hist.sql" >"$out/hist.out" 2>"$out/hist.err" ||
+		report "history: psql failed: $(head -3 "$out/hist.err" | tr '\n' ' ')"
+	touch "$out/hist.stop"
+	for _ in $(seq 1 200); do [ -s "$out/hist.peak" ] && break; sleep 0.05; done
+	python3 - "$out" "$n" <<'PY' | tee -a "$BENCH_WORK/results.txt"
+import sys
+out, n = sys.argv[1], int(sys.argv[2])
+rows = {l.split()[0]: l.split()[1:] for l in open(f"{out}/hist.out") if l.strip()}
+a0, a1, s0, s1, samples = map(int, open(f"{out}/hist.peak").read().split())
+skipped = int(rows["skipped"][0]) - int(rows["skipped0"][0])
+print(f"checkpoint_all over the same {n} tables (20 ms passes): {rows['result'][1]} ms, rows not ok {rows['result'][0]}; "
+      f"progress entries skipped {skipped} (all but {n - skipped}); history rows {rows['history'][0]} ({rows['history'][1]} ok) "
+      f"with lancelsm.max_history_entries {rows['max'][0]}; RssShmem {s0 / 1024:.1f} -> peak {s1 / 1024:.1f} MB, "
+      f"RssAnon peak +{(a1 - a0) / 1024:.1f} MB")
+PY
+}
+
+scenarios=${BENCH_DUE_SCENARIOS:-ticks many}
+if [[ " $scenarios " != *" ticks "* ]]; then
+	if [[ " $scenarios " == *" many "* ]]; then
+		many
+		[ "${BENCH_DUE_HISTORY:-0}" = 0 ] || many_history
+	fi
+	exit 0
+fi
+
 report "== checkpoint when due — $(date -u +%F\ %H:%M)Z, $(nproc) CPUs" \
 	"scenario: 2 hot tables (2 buckets, 100 rows/s) + 18 quiet (1 bucket, 0.5 rows/s), $ticks ticks of ${tick_s} s (1 tick = 1 simulated minute), --pass-ms 300, pool 2"
 read -r a_req a_gen a_h1 a_h2 a_bad a_s <<<"$(strategy all lancelsm_checkpoint_all)"
@@ -86,3 +238,7 @@ report "checkpoint_all every tick: requests $a_req, L0 generations created $a_ge
 	"checkpoint_due every tick: requests $d_req, L0 generations created $d_gen, largest L0 hot1 $d_h1 / hot2 $d_h2, rows not ok $d_bad, ${d_s} s" \
 	"  due's requests by table kind and route: $actions" \
 	"ratios all / due: requests $(ratio "$a_req" "$d_req")x, L0 generations $(ratio "$a_gen" "$d_gen")x, largest L0 hot1 $(ratio "$a_h1" "$d_h1")x, hot2 $(ratio "$a_h2" "$d_h2")x"
+if [[ " $scenarios " == *" many "* ]]; then
+	many
+	[ "${BENCH_DUE_HISTORY:-0}" = 0 ] || many_history
+fi

@@ -43,6 +43,9 @@ outer_run() {
 	# BENCH_PRELOAD=1 (default) loads the library at server start, so a
 	# build that defines PGC_POSTMASTER settings (shared memory) also works
 	[ "${BENCH_PRELOAD:-1}" = 1 ] && preload="-o shared_preload_libraries=${BENCH_SO:-lancelsm}"
+	# BENCH_PG_OPTS="name=value ...": more server settings (server start
+	# ones included, e.g. lancelsm.max_history_entries=10000)
+	for o in ${BENCH_PG_OPTS:-}; do preload+=" -o $o"; done
 	# a port of our own: other sessions may run pg_virtualenv at the same time
 	pgport=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 	# su without --login and pg_virtualenv keep the environment: every

@@ -7,6 +7,11 @@
   gaps ROUTE < log.json       ms between consecutive requests of ROUTE
   cpu PID                     "<utime+stime µs> <schedstat on-cpu ns>" of a process
   hwm PID                     "<VmHWM kB> <VmRSS kB>"
+  peak PID STOP READY         sample /proc/PID/status every 10 ms until file
+                              STOP exists (at most 15 min), creating file
+                              READY after the first sample; print "<RssAnon
+                              kB> <peak RssAnon kB> <RssShmem kB> <peak
+                              RssShmem kB> <samples>" (first and peak values)
   get KEY < json              a top-level field of a JSON object
   l0max URL STOP TABLE...     poll the emulator every 100 ms until file STOP
                               exists (at most 15 min); print "TABLE MAX" per
@@ -154,6 +159,24 @@ def main(argv):
                 if k in ("VmHWM", "VmRSS"):
                     vals[k] = v.split()[0]
         print(vals["VmHWM"], vals["VmRSS"])
+    elif cmd == "peak":
+        first, peak, n = None, None, 0
+        until = time.monotonic() + 900
+        while not (first and os.path.exists(argv[3])) and time.monotonic() < until:
+            try:
+                with open(f"/proc/{argv[2]}/status") as f:
+                    v = {k: int(val.split()[0]) for k, _, val in
+                         (line.partition(":") for line in f) if k in ("RssAnon", "RssShmem")}
+            except FileNotFoundError:
+                break
+            s = (v["RssAnon"], v["RssShmem"])
+            if first is None:
+                first = s
+                open(argv[4], "w").close()
+            peak = tuple(max(a, b) for a, b in zip(peak or s, s))
+            n += 1
+            time.sleep(0.01)
+        print(first[0], peak[0], first[1], peak[1], n)
     elif cmd == "get":
         v = json.load(sys.stdin)
         for k in argv[2].split("."):

@@ -326,44 +326,77 @@ declared_read(FunctionCallInfo fcinfo, bool with_limits, DeclaredSet *set)
 }
 
 /*
- * lsm_declared_prepare: read the declared tables (with their thresholds
- * when with_limits) and initialise one task of the given kind per table.
- * Each distinct server is resolved once, without raising; a table whose
- * server is unusable (42704, 42809, 42501) or whose name is refused
- * (22023) gets a task already finished with that failure.  The caller
- * runs the tasks and must call lsm_declared_wipe on every path.  Not
- * inlined: its locals must stay out of the caller's PG_TRY frame
- * (-Wclobbered).
+ * lsm_declared_resolve: read the declared tables (with their thresholds
+ * when with_limits) and resolve each distinct server once, without
+ * raising: set->table_configs holds each table's server (NULL where it
+ * is unusable) and set->refusals the failure of a table whose server is
+ * unusable (42704, 42809, 42501) or whose name is refused (22023), NULL
+ * for the others.  No task is made (set->tasks is NULL): the caller makes
+ * them with lsm_declared_task_init, all at once or a range at a time, and
+ * must call lsm_declared_wipe on every path.  Errors: 42501 without
+ * SELECT on lancelsm_table.
  */
 pg_noinline void
-lsm_declared_prepare(FunctionCallInfo fcinfo, LsmTaskKind kind,
-					 bool with_limits, DeclaredSet *set)
+lsm_declared_resolve(FunctionCallInfo fcinfo, bool with_limits,
+					 DeclaredSet *set)
 {
 	LsmConfig  *config = NULL;
 	LsmFailure *server_failure = NULL;
+	int			n;
 
 	declared_read(fcinfo, with_limits, set);
+	n = Max(set->ntables, 1);
+	set->tasks = NULL;
 	set->summaries = NULL;
 	set->nconfigs = 0;
-	set->configs = palloc(Max(set->ntables, 1) * sizeof(LsmConfig *));
-	set->tasks = palloc(Max(set->ntables, 1) * sizeof(LsmTask *));
+	set->configs = palloc(n * sizeof(LsmConfig *));
+	set->table_configs = palloc(n * sizeof(LsmConfig *));
+	set->refusals = palloc(n * sizeof(LsmFailure *));
 	for (int i = 0; i < set->ntables; i++)
 	{
-		LsmTask    *task = palloc(sizeof(LsmTask));
-		LsmFailure *failure;
-
 		if (i == 0 || strcmp(set->servers[i], set->servers[i - 1]) != 0)
 		{
 			config = lsm_config_try_resolve(set->servers[i], &server_failure);
 			if (config != NULL)
 				set->configs[set->nconfigs++] = config;
 		}
-		lsm_task_init(task, kind, config, set->names[i], false);
-		failure = server_failure ? server_failure :
+		set->table_configs[i] = config;
+		set->refusals[i] = server_failure ? server_failure :
 			lsm_table_name_problem(set->names[i]);
-		if (failure != NULL)
-			lsm_task_set_failure(task, failure);
-		set->tasks[i] = task;
+	}
+}
+
+/*
+ * lsm_declared_task_init: initialise task as one task of the given kind
+ * on table t of a resolved set (lsm_declared_resolve); a table whose
+ * server or name was refused gets a task already finished with that
+ * failure.  What the task allocates goes to CurrentMemoryContext.
+ */
+void
+lsm_declared_task_init(const DeclaredSet *set, int t, LsmTaskKind kind,
+					   LsmTask *task)
+{
+	lsm_task_init(task, kind, set->table_configs[t], set->names[t], false);
+	if (set->refusals[t] != NULL)
+		lsm_task_set_failure(task, set->refusals[t]);
+}
+
+/*
+ * lsm_declared_prepare: lsm_declared_resolve, then one task of the given
+ * kind per table in set->tasks.  The caller runs the tasks and must call
+ * lsm_declared_wipe on every path.  Not inlined: its locals must stay out
+ * of the caller's PG_TRY frame (-Wclobbered).
+ */
+pg_noinline void
+lsm_declared_prepare(FunctionCallInfo fcinfo, LsmTaskKind kind,
+					 bool with_limits, DeclaredSet *set)
+{
+	lsm_declared_resolve(fcinfo, with_limits, set);
+	set->tasks = palloc(Max(set->ntables, 1) * sizeof(LsmTask *));
+	for (int i = 0; i < set->ntables; i++)
+	{
+		set->tasks[i] = palloc(sizeof(LsmTask));
+		lsm_declared_task_init(set, i, kind, set->tasks[i]);
 	}
 }
 
@@ -379,32 +412,41 @@ lsm_declared_wipe(DeclaredSet *set)
 }
 
 /*
+ * lsm_declared_summarize_task: after a stats task has finished, the
+ * summary of its table's buckets and totals into *summary (valid where
+ * the task has no failure; what it points to is allocated in
+ * CurrentMemoryContext).  A table whose numbers leave the bigint range
+ * gets that as its task's failure, 22003 with a detail naming the value:
+ * a row of that table, never an error of the call.  Raises only out of
+ * memory.
+ */
+void
+lsm_declared_summarize_task(LsmTask *task, LsmTableSummary *summary)
+{
+	LsmRangeProblem problem;
+
+	if (task->failure != NULL ||
+		lsm_table_summarize(task->stats, task->include_generation_rows,
+							summary, &problem))
+		return;
+	lsm_task_set_failure(task,
+						 lsm_fault_new(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE,
+									   lsm_range_detail(&problem), NULL,
+									   LSM_FAULT_READ_STATS,
+									   task->table_name));
+}
+
+/*
  * lsm_declared_summarize: after the stats tasks of the set have finished,
- * the summary of each table's buckets and totals into set->summaries
- * (palloc'd, one per table; valid where the task has no failure).  A
- * table whose numbers leave the bigint range gets that as its task's
- * failure, 22003 with a detail naming the value: a row of that table,
- * never an error of the call.  Raises only out of memory.
+ * lsm_declared_summarize_task for each into set->summaries (palloc'd, one
+ * per table).  Raises only out of memory.
  */
 void
 lsm_declared_summarize(DeclaredSet *set)
 {
 	set->summaries = palloc0(Max(set->ntables, 1) * sizeof(LsmTableSummary));
 	for (int t = 0; t < set->ntables; t++)
-	{
-		LsmTask    *task = set->tasks[t];
-		LsmRangeProblem problem;
-
-		if (task->failure != NULL ||
-			lsm_table_summarize(task->stats, task->include_generation_rows,
-								&set->summaries[t], &problem))
-			continue;
-		lsm_task_set_failure(task,
-							 lsm_fault_new(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE,
-										   lsm_range_detail(&problem), NULL,
-										   LSM_FAULT_READ_STATS,
-										   task->table_name));
-	}
+		lsm_declared_summarize_task(set->tasks[t], &set->summaries[t]);
 }
 
 /*

@@ -24,7 +24,9 @@ typedef struct DeclaredSet
 	int			ntables;
 	char	  **servers;		/* server of each table */
 	char	  **names;			/* its table_name */
-	LsmTask   **tasks;			/* its task, finished after declared_run */
+	LsmTask   **tasks;			/* its task (NULL: lsm_declared_resolve only) */
+	LsmConfig **table_configs;	/* its server; NULL: unusable */
+	LsmFailure **refusals;		/* why its server or name is refused, or NULL */
 	int			nconfigs;
 	LsmConfig **configs;		/* the resolved servers: wipe when done */
 	/* only when read with thresholds (NULL otherwise), per table: */
@@ -35,9 +37,15 @@ typedef struct DeclaredSet
 	LsmTableSummary *summaries; /* valid where its task has no failure */
 } DeclaredSet;
 
+extern void lsm_declared_resolve(FunctionCallInfo fcinfo, bool with_limits,
+								 DeclaredSet *set);
+extern void lsm_declared_task_init(const DeclaredSet *set, int t,
+								   LsmTaskKind kind, LsmTask *task);
 extern void lsm_declared_prepare(FunctionCallInfo fcinfo, LsmTaskKind kind,
 								 bool with_limits, DeclaredSet *set);
 extern void lsm_declared_wipe(DeclaredSet *set);
+extern void lsm_declared_summarize_task(LsmTask *task,
+										LsmTableSummary *summary);
 extern void lsm_declared_summarize(DeclaredSet *set);
 extern void lsm_declared_record(FunctionCallInfo fcinfo,
 								const DeclaredSet *set, LsmTask **tasks);

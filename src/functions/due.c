@@ -4,8 +4,9 @@
  *		lancelsm_checkpoint_due(): keep every declared table within its
  *		thresholds, acting only where one is exceeded.
  *
- * One call reads the stats of every declared table concurrently (the
- * machinery of lancelsm_table_stats, src/functions/declared.c), decides for each
+ * One call reads the stats of every declared table, DUE_CHUNK tables at a
+ * time and each chunk concurrently (the machinery of lancelsm_table_stats,
+ * src/functions/declared.c), decides for each
  * table whether it is due and what cures it (src/functions/threshold.c), then runs
  * exactly those actions concurrently under the statement's deadline:
  *
@@ -33,6 +34,14 @@
 #include "settings.h"
 #include "utils/builtins.h"
 #include "utils/tuplestore.h"
+
+/*
+ * Tables whose stats one call reads at a time (due_read_all): enough to
+ * keep every connection of the pool (32 per server) busy for 16 rounds,
+ * so that the wait for a chunk's slowest read costs little, and few
+ * enough that a chunk's requests and answers stay a few MB.
+ */
+#define DUE_CHUNK 512
 
 /* What one call decided for each declared table. */
 typedef struct DuePlan
@@ -81,34 +90,102 @@ due_plan_alloc(const DeclaredSet *set, DuePlan *plan)
 }
 
 /*
- * due_decide: after the stats tasks of the set have finished and been
- * summarized (lsm_declared_summarize: a number out of range for bigint
- * is the table's failure), decide the action of every table and prepare
- * one task per due table, on the configuration its stats read used.
+ * due_failure_copy: a deep copy of failure in CurrentMemoryContext (NULL
+ * for NULL), to outlive the memory of the stats read that made it.
+ */
+static LsmFailure *
+due_failure_copy(const LsmFailure *failure)
+{
+	LsmFailure *copy;
+
+	if (failure == NULL)
+		return NULL;
+	copy = palloc(sizeof(LsmFailure));
+	*copy = *failure;
+	for (int a = 0; a < LSM_FAULT_MAX_ARGS; a++)
+		copy->args[a] = failure->args[a] ? pstrdup(failure->args[a]) : NULL;
+	copy->message = failure->message ? pstrdup(failure->message) : NULL;
+	copy->detail = failure->detail ? pstrdup(failure->detail) : NULL;
+	copy->hint = failure->hint ? pstrdup(failure->hint) : NULL;
+	return copy;
+}
+
+/*
+ * due_decide: table t's stats task has finished: summarize it (a number
+ * out of range for bigint is the table's failure) and decide its action
+ * in CurrentMemoryContext (the stats read's, reset after), then keep in
+ * outer what the call needs of it later: its failure, its reason and,
+ * for a due table, one action task on the configuration its stats read
+ * used.
  */
 static void
-due_decide(const DeclaredSet *set, DuePlan *plan)
+due_decide(const DeclaredSet *set, DuePlan *plan, int t, LsmTask *stats,
+		   MemoryContext outer)
 {
-	for (int i = 0; i < set->ntables; i++)
-	{
-		const LsmTask *stats = set->tasks[i];
-		LsmTask    *act;
+	LsmTableSummary summary;
+	char	   *reason = NULL;
+	MemoryContext old;
+	LsmTask    *act;
 
-		plan->failures[i] = stats->failure;
-		if (plan->failures[i] != NULL)
-			continue;
-		plan->actions[i] = lsm_due_evaluate(&set->limits[i],
-											&set->summaries[i],
-											&plan->reasons[i]);
-		if (plan->actions[i] == LSM_DUE_NONE)
-			continue;
+	lsm_declared_summarize_task(stats, &summary);
+	if (stats->failure == NULL)
+		plan->actions[t] = lsm_due_evaluate(&set->limits[t], &summary,
+											&reason);
+	old = MemoryContextSwitchTo(outer);
+	plan->failures[t] = due_failure_copy(stats->failure);
+	plan->reasons[t] = reason ? pstrdup(reason) : NULL;
+	if (plan->actions[t] != LSM_DUE_NONE)
+	{
 		act = palloc(sizeof(LsmTask));
-		lsm_task_init(act, due_task_kind(plan->actions[i]), stats->config,
-					  stats->table_name, false);
+		lsm_task_init(act, due_task_kind(plan->actions[t]), stats->config,
+					  set->names[t], false);
 		lsm_task_set_trigger_only(act);
-		plan->acts[i] = act;
+		plan->acts[t] = act;
 		plan->run[plan->nrun++] = act;
 	}
+	MemoryContextSwitchTo(old);
+}
+
+/*
+ * due_read_all: read the stats of every table of the set and decide its
+ * action, DUE_CHUNK tables at a time: the reads of one chunk run
+ * concurrently through the connection pool, and all that they allocate
+ * (tasks, requests, decoded answers, summaries) is freed before the next
+ * chunk starts, so that the call's memory grows with the tables by the
+ * few pointers of the plan only, and the driver's scans over its tasks
+ * stay DUE_CHUNK long.  Each table is read exactly once.  Raises only
+ * PostgreSQL's own errors (cancel, statement_timeout: 57014, out of
+ * memory).
+ */
+static void
+due_read_all(const DeclaredSet *set, DuePlan *plan)
+{
+	MemoryContext outer = CurrentMemoryContext;
+	MemoryContext chunk_cxt = AllocSetContextCreate(outer,
+													"lancelsm due stats",
+													ALLOCSET_DEFAULT_SIZES);
+	LsmTask   **tasks = palloc(DUE_CHUNK * sizeof(LsmTask *));
+	LsmTask    *slots = palloc(DUE_CHUNK * sizeof(LsmTask));
+
+	for (int from = 0; from < set->ntables; from += DUE_CHUNK)
+	{
+		int			k = Min(DUE_CHUNK, set->ntables - from);
+
+		MemoryContextSwitchTo(chunk_cxt);
+		for (int j = 0; j < k; j++)
+		{
+			tasks[j] = &slots[j];
+			lsm_declared_task_init(set, from + j, LSM_TASK_STATS, tasks[j]);
+		}
+		lsm_task_run_all(tasks, k);
+		for (int j = 0; j < k; j++)
+			due_decide(set, plan, from + j, tasks[j], outer);
+		MemoryContextSwitchTo(outer);
+		MemoryContextReset(chunk_cxt);
+	}
+	MemoryContextDelete(chunk_cxt);
+	pfree(slots);
+	pfree(tasks);
 }
 
 /*
@@ -153,8 +230,10 @@ due_row(ReturnSetInfo *rsinfo, const DeclaredSet *set, const DuePlan *plan,
  *   message text, elapsed interval, passes integer, polls integer,
  *   due boolean, reason text, action text)
  *
- * Reads the stats of every declared table concurrently (one get_lsm_stats
- * request each), then acts concurrently on exactly the tables past a
+ * Reads the stats of every declared table (one get_lsm_stats request
+ * each, 512 tables at a time, concurrently within each batch, so that
+ * the call's memory stays about 0.7 kB per table over one batch), then
+ * acts concurrently on exactly the tables past a
  * threshold, each with the action its thresholds map to (compact, flush
  * or checkpoint, see src/functions/threshold.c), without waiting for compaction to
  * drain.  One row per declared table, in (server, table_name) order under
@@ -181,13 +260,11 @@ lancelsm_checkpoint_due(PG_FUNCTION_ARGS)
 	DeclaredSet set;
 	DuePlan		plan;
 
-	lsm_declared_prepare(fcinfo, LSM_TASK_STATS, true, &set);
+	lsm_declared_resolve(fcinfo, true, &set);
 	due_plan_alloc(&set, &plan);
 	PG_TRY();
 	{
-		lsm_task_run_all(set.tasks, set.ntables);
-		lsm_declared_summarize(&set);
-		due_decide(&set, &plan);
+		due_read_all(&set, &plan);
 		lsm_herd_run_all(plan.run, plan.nrun, LSM_HERD_SKIP);
 	}
 	PG_FINALLY();
