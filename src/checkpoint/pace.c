@@ -92,7 +92,7 @@ lsm_pace_pass_start(LsmPacePass *pass, const LsmPace *known, bool hedge)
 
 /*
  * pace_inside: the next poll inside the bracket after a poll at from_ms
- * (before hi; at or below lo: none inside yet): the middle of what is
+ * (before hi; below lo: none inside yet): the middle of what is
  * left of the bracket while that is wider than split tolerances, else its
  * end.
  */
