@@ -12,6 +12,6 @@ if [ -z "${BENCH_INNER:-}" ]; then outer_run "$bench/run.sh"; exit; fi
 
 lib=${BENCH_SO:-$(pg_config --pkglibdir)/lancelsm.so}
 report "lancelsm bench — $(date -u +%FT%TZ), library $lib (sha256 $(sha256sum "$lib" | cut -c1-12), built $(date -u -r "$lib" +%FT%TZ)), tree $(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo '?')"
-for s in convergence floor thousand many reuse decode concurrency due herd; do
+for s in convergence floor polls thousand many reuse decode concurrency due herd; do
 	bash "$bench/$s.sh" || report "== $s: the script failed (exit $?)"
 done

@@ -8,8 +8,11 @@
  * brackets its duration between the last poll that saw it running (lo)
  * and the poll that saw it over (hi), in milliseconds from the answer to
  * the compact trigger.  The next pass is then polled inside that bracket:
- * at its middle while the bracket is wider than the tolerance (so it
- * narrows pass after pass, by halves), at its end once it is narrow.  A
+ * first at its middle while the bracket is wider than twice the tolerance
+ * (so it narrows pass after pass, by halves), at its end once it is
+ * narrow; a pass still running at that first poll is polled at the middle
+ * of what is left only while that is wider than four times the tolerance,
+ * else at the end (see PACE_AGAIN_SPLIT).  A
  * pass seen over at the first poll widens the bracket downwards by its
  * width, so that passes that get shorter are found out in a few passes.  A pass still
  * running at hi is longer than predicted: the schedule falls back to a
@@ -77,17 +80,29 @@ lsm_pace_pass_start(LsmPacePass *pass, const LsmPace *known, bool hedge)
 }
 
 /*
+ * A pass that outlasts the first poll inside its bracket is polled again
+ * at the middle of what is left only while that is wider than
+ * PACE_AGAIN_SPLIT tolerances, else at the end.  Halving down to two
+ * tolerances, as the first poll does, narrows into the run-to-run spread
+ * of the pass durations, where a poll sees the pass still running about
+ * half the time and costs the pass a third poll for a few milliseconds.
+ */
+#define PACE_FIRST_SPLIT 2
+#define PACE_AGAIN_SPLIT 4
+
+/*
  * pace_inside: the next poll inside the bracket after a poll at from_ms
- * (before hi): the middle of what is left of the bracket while that is
- * wider than twice the tolerance, else its end.
+ * (before hi; below lo: none inside yet): the middle of what is
+ * left of the bracket while that is wider than split tolerances, else its
+ * end.
  */
 static int32
-pace_inside(const LsmPace *k, int32 from_ms)
+pace_inside(const LsmPace *k, int32 from_ms, int split)
 {
 	int32		lo = Max(k->lo_ms, from_ms);
 	int32		left = k->hi_ms - lo;
 
-	if (left > 2 * lsm_pace_tolerance_ms(k->hi_ms))
+	if (left > split * lsm_pace_tolerance_ms(k->hi_ms))
 		return lo + left / 2;
 	return k->hi_ms;
 }
@@ -106,7 +121,7 @@ lsm_pace_first_poll_ms(const LsmPacePass *pass, int32 min_ms)
 		return Max(1, min_ms);
 	if (pass->hedge && k->lo_ms / 2 > min_ms)
 		return k->lo_ms / 2;
-	return Max(1, pace_inside(k, 0));
+	return Max(1, pace_inside(k, 0, PACE_FIRST_SPLIT));
 }
 
 /*
@@ -125,7 +140,9 @@ lsm_pace_next_poll_ms(LsmPacePass *pass, int32 running_ms, int32 min_ms,
 
 	pass->running_ms = running_ms;
 	if (k->hi_ms > 0 && running_ms < k->hi_ms)
-		return pace_inside(k, running_ms);
+		return pace_inside(k, running_ms,
+						   running_ms < k->lo_ms ? PACE_FIRST_SPLIT :
+						   PACE_AGAIN_SPLIT);
 	if (pass->hedge)
 	{
 		/* a stale prediction: step by a quarter of the time elapsed */

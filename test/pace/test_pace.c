@@ -90,13 +90,28 @@ main(void)
 {
 	LsmPace		pace = {0, 0};
 
-	/* 303 ms passes, nothing known: the doubling, then the bracket halves */
+	/*
+	 * 303 ms passes, nothing known: the doubling, then the bracket halves;
+	 * a pass still running at its first poll inside is polled at the end
+	 * once what is left is within 4 tolerances (4th, 5th: not at 302, then
+	 * 312, as when every poll halved down to 2 tolerances)
+	 */
 	expect_pass("cold 303", &pace, false, 303, (const int32[]) {50, 150, 350, -1});
 	expect_pass("2nd 303", &pace, false, 303, (const int32[]) {250, 300, 325, -1});
 	expect_pass("3rd 303", &pace, false, 303, (const int32[]) {312, -1});
-	expect_pass("4th 303", &pace, false, 303, (const int32[]) {293, 302, 312, -1});
-	expect_pass("5th 303", &pace, false, 303, (const int32[]) {312, -1});
-	expect_pass("6th 303", &pace, false, 303, (const int32[]) {302, 312, -1});
+	expect_pass("4th 303", &pace, false, 303, (const int32[]) {293, 312, -1});
+	expect_pass("5th 303", &pace, false, 303, (const int32[]) {302, 312, -1});
+	expect_pass("6th 303", &pace, false, 303, (const int32[]) {312, -1});
+	expect_eq("6th 303: bracket widened down", pace.lo_ms, 292);
+
+	/* a bracket learnt with a poll just before the end: 2 polls, not 3 */
+	pace.lo_ms = 257;
+	pace.hi_ms = 312;
+	expect_pass("305 in (257, 312]", &pace, false, 305, (const int32[]) {284, 312, -1});
+	/* what is left wider than 4 tolerances: halved again */
+	pace.lo_ms = 150;
+	pace.hi_ms = 350;
+	expect_pass("310 in (150, 350]", &pace, false, 310, (const int32[]) {250, 300, 325, -1});
 
 	/* passes get shorter: the bracket widens by its width until it holds */
 	{
@@ -106,7 +121,7 @@ main(void)
 		do
 			run_pass(&pace, false, 200, polls, 64);
 		while (++passes < 20 && polls[0] > 200 + lsm_pace_tolerance_ms(200));
-		expect_eq("passes until 300 ms -> 200 ms is polled in time", passes, 6);
+		expect_eq("passes until 300 ms -> 200 ms is polled in time", passes, 5);
 	}
 	/* passes get longer: past hi, steps from the tolerance, doubling */
 	pace.lo_ms = 290;
@@ -120,6 +135,11 @@ main(void)
 	pace.lo_ms = 1000;
 	pace.hi_ms = 1030;
 	expect_pass("hedge, still 1010", &pace, true, 1010, (const int32[]) {500, 1030, -1});
+	/* a hedge's early poll is not inside: the first poll inside halves */
+	pace.lo_ms = 600;
+	pace.hi_ms = 1000;
+	expect_pass("hedge, wide, now 950", &pace, true, 950,
+				(const int32[]) {300, 800, 900, 1000, -1});
 	/* past a hedge: steps of a quarter of the time elapsed */
 	pace.lo_ms = 1000;
 	pace.hi_ms = 1030;
