@@ -1122,11 +1122,115 @@ test_performance(void)
 	end_case("performance");
 }
 
+/* A word a server may echo; alphanumeric, so that lexers read it whole. */
+#define SECRET_TAIL "SecretKey9Zq"
+#define SECRET "Sk4tap" SECRET_TAIL
+
+/*
+ * Does text hold any 4-byte piece of SECRET?  (Redaction recognises a
+ * secret from its first 4 bytes on; a piece from its middle it cannot.)
+ */
+static int
+holds_secret_piece(const char *text)
+{
+	char		piece[5];
+
+	for (size_t i = 0; i + 4 <= strlen(SECRET); i++)
+	{
+		memcpy(piece, SECRET + i, 4);
+		piece[4] = '\0';
+		if (strstr(text, piece) != NULL)
+			return 1;
+	}
+	return 0;
+}
+
+/*
+ * Decode body with the stats and the write spec decoders: both fail with
+ * exactly stats_expect and spec_expect, and neither quotes a piece of
+ * SECRET.
+ */
+static void
+expect_no_quote(const char *name, const char *body, const char *stats_expect,
+				const char *spec_expect)
+{
+	LsmStats	stats;
+	LsmWriteSpec spec;
+	char		errbuf[LSM_JSON_ERRBUF_SIZE];
+	int			ok;
+
+	ok = lsm_json_decode_stats(body, strlen(body), 1, &stats, errbuf,
+							   sizeof(errbuf));
+	check(!ok && strcmp(errbuf, stats_expect) == 0, name,
+		  "stats: \"%s\", expected \"%s\"", ok ? "(decoded)" : errbuf,
+		  stats_expect);
+	check(!holds_secret_piece(errbuf), name, "stats quotes the body: %s",
+		  errbuf);
+	end_case(name);
+	ok = lsm_json_decode_write_spec(body, strlen(body), &spec, errbuf,
+									sizeof(errbuf));
+	check(!ok && strcmp(errbuf, spec_expect) == 0, name,
+		  "write spec: \"%s\", expected \"%s\"", ok ? "(decoded)" : errbuf,
+		  spec_expect);
+	check(!holds_secret_piece(errbuf), name,
+		  "write spec quotes the body: %s", errbuf);
+	end_case(name);
+}
+
+/*
+ * Syntax errors quote no byte of the body, wherever a secret sits: at the
+ * start of a bad token, inside one (a window starting in the secret), in
+ * a scalar body, in a string cut short, after the root, in an escape.
+ * The columns are those of the last byte each lexer read: jansson's reads
+ * a word up to its first non-letter, PostgreSQL's up to its end.
+ */
+static void
+test_no_quote(void)
+{
+	/* name, body, the stats decoder's reason, the write spec decoder's */
+	static const char *const cases[][4] = {
+		{"token starts in the secret",
+			"{\"lsm_stats\": {\"buckets\": [ x" SECRET_TAIL "]}}",
+		"invalid token at line 1 column 41", "invalid token at line 1 column 38"},
+		{"whole secret as a token", "{\"a\": " SECRET "}",
+		"invalid token at line 1 column 24", "invalid token at line 1 column 8"},
+		{"scalar body", "\"" SECRET "\"",
+			"'[' or '{' expected at line 1 column 20",
+		"'[' or '{' expected at line 1 column 20"},
+		{"bare word", SECRET,
+			"'[' or '{' expected at line 1 column 18",
+		"'[' or '{' expected at line 1 column 2"},
+		{"string cut short", "{\"a\": \"" SECRET,
+			"premature end of input at line 1 column 25",
+		"premature end of input at line 1 column 25"},
+		{"after the root", "{}\n " SECRET,
+			"end of file expected at line 2 column 19",
+		"end of file expected at line 2 column 3"},
+		{"bad escape", "{\"a\": \"\\u" SECRET "\"}",
+		"invalid escape at line 1 column 10", "invalid escape at line 1 column 10"},
+		{"missing colon", "{\"" SECRET "\" 1}",
+		"':' expected at line 1 column 23", "':' expected at line 1 column 23"},
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+	{
+		char		stats[LSM_JSON_ERRBUF_SIZE];
+		char		spec[LSM_JSON_ERRBUF_SIZE];
+
+		snprintf(stats, sizeof(stats), "response body is not valid JSON: %s",
+				 cases[i][2]);
+		snprintf(spec, sizeof(spec), "response body is not valid JSON: %s",
+				 cases[i][3]);
+		expect_no_quote(cases[i][0], cases[i][1], stats, spec);
+	}
+}
+
 int
 main(void)
 {
 	test_valid();
 	test_bad_bodies();
+	test_no_quote();
 	test_bad_fields();
 	test_renamed_keys();
 	test_error_bodies();

@@ -13,7 +13,8 @@
  * never raises an error and calls nothing of PostgreSQL but palloc and
  * pstrdup, so the same object code links into the standalone harness of
  * fuzz/ (valgrind, libFuzzer).  The jansson tree is always freed before
- * return.
+ * return.  No message quotes a byte of the decoded text
+ * (lsm_json_syntax_reason).
  *
  *-------------------------------------------------------------------------
  */
@@ -27,6 +28,64 @@
 #define LSM_JSON_MAX_MESSAGE 1024
 
 static void lsm_json_copy_message(const char *str, size_t len, char *copy);
+static const char *lsm_json_syntax_reason(const char *text);
+
+/*
+ * jansson's reasons for a syntax error, by the fixed beginning of its
+ * error text, and what lancelsm says for each (the wording of
+ * lsm_stats_json.c where both decoders meet).  Longer prefixes first where
+ * one begins another.
+ */
+static const struct
+{
+	const char *jansson;
+	const char *reason;
+}			lsm_json_reasons[] = {
+	{"'[' or '{' expected", "'[' or '{' expected"},
+	{"end of file expected", "end of file expected"},
+	{"premature end of input", "premature end of input"},
+	{"invalid token", "invalid token"},
+	{"unexpected token", "invalid token"},
+	{"string or '}' expected", "string or '}' expected"},
+	{"':' expected", "':' expected"},
+	{"'}' expected", "'}' expected"},
+	{"']' expected", "']' expected"},
+	{"unexpected newline", "control character in a string"},
+	{"control character", "control character in a string"},
+	{"invalid escape", "invalid escape"},
+	{"invalid Unicode escape", "invalid escape"},
+	{"invalid Unicode", "invalid unicode surrogate pair"},
+	{"unable to decode byte", "invalid UTF-8"},
+	{"\\u0000 is not allowed", "NUL character in a string"},
+	{"NUL byte in object key", "NUL byte in object key not supported"},
+	{"duplicate object key", "duplicate object key"},
+	{"too big negative integer", "integer out of range"},
+	{"too big integer", "integer out of range"},
+	{"real number overflow", "number out of range"},
+	{"maximum parsing depth reached", "maximum parsing depth reached"},
+	{"out of memory", "out of memory"},
+};
+
+/*
+ * lsm_json_syntax_reason: the reason to give for jansson's error text,
+ * one of the constants of lsm_json_reasons ("invalid syntax" for a text
+ * not listed there).  jansson's text quotes up to 20 bytes of the input
+ * ("near '...'") and, for some reasons, a byte or an escape of it; a
+ * server or gateway may echo the API key there, cut anywhere, where no
+ * redaction can recognise it.  The reason returned holds none of the
+ * input.  (json_error_code() would say as much, but only from jansson
+ * 2.11 on.)
+ */
+static const char *
+lsm_json_syntax_reason(const char *text)
+{
+	for (size_t i = 0; i < lengthof(lsm_json_reasons); i++)
+		if (strncmp(text, lsm_json_reasons[i].jansson,
+					strlen(lsm_json_reasons[i].jansson)) == 0)
+			return lsm_json_reasons[i].reason;
+	return "invalid syntax";
+}
+
 
 /*
  * lsm_json_copy_message: copy an error message of len bytes (it may contain
@@ -377,8 +436,10 @@ lsm_json_decode_spec_object(json_t *spec, LsmWriteSpec *out,
  * lsm_json.h): "lsm_write_spec" null or absent gives enabled = false (an
  * Option in the SDK's type); otherwise sharding must be present and of its
  * type, maintained_indexes and writer_config_defaults default to empty.
- * Members the protocol does not name are ignored.  The jansson tree is
- * freed before return.
+ * Members the protocol does not name are ignored.  Invalid JSON gives
+ * 'response body is not valid JSON: <reason> at line L column C' (the
+ * column of the last byte read, as jansson counts it), quoting nothing of
+ * the body.  The jansson tree is freed before return.
  */
 bool
 lsm_json_decode_write_spec(const char *body, size_t len, LsmWriteSpec *out,
@@ -388,12 +449,24 @@ lsm_json_decode_write_spec(const char *body, size_t len, LsmWriteSpec *out,
 	json_t	   *root;
 	json_t	   *spec;
 	bool		ok;
+	size_t		i = 0;
 
 	memset(out, 0, sizeof(*out));
-	root = json_loadb(body ? body : "", len, 0, &jerr);
+	while (body != NULL && i < len &&
+		   (body[i] == ' ' || body[i] == '\t' || body[i] == '\r' ||
+			body[i] == '\n'))
+		i++;
+	if (body == NULL || i == len)
+	{
+		snprintf(errbuf, errlen, "response body is empty");
+		return false;
+	}
+	root = json_loadb(body, len, 0, &jerr);
 	if (root == NULL)
 	{
-		snprintf(errbuf, errlen, "not JSON: %s", jerr.text);
+		snprintf(errbuf, errlen,
+				 "response body is not valid JSON: %s at line %d column %d",
+				 lsm_json_syntax_reason(jerr.text), jerr.line, jerr.column);
 		return false;
 	}
 	spec = json_object_get(root, "lsm_write_spec");
