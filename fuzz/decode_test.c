@@ -7,7 +7,9 @@
  * Runs a table of get_lsm_stats bodies through lsm_json_decode_stats and
  * checks either the exact decoded values or that the decoder refuses the
  * body with a message naming the offending field; then does the same for
- * lsm_json_decode_error and lsm_json_stats_request_body, and times the
+ * lsm_json_decode_error and lsm_json_stats_request_body, checks that
+ * neither decoder quotes the body and that jansson's trees are freed when
+ * palloc raises out of memory while one is held, and times the
  * decoding of a 10,000-bucket / 100,000-generation answer.  After every
  * case the palloc arena (harness_palloc.c) must be empty once freed, and
  * under valgrind nothing may leak (the JSON parser's state and jansson's
@@ -25,6 +27,9 @@
 #include <string.h>
 #include <time.h>
 
+#include <jansson.h>
+
+#include "harness_elog.h"
 #include "harness_palloc.h"
 #include "protocol/lsm_json.h"
 
@@ -1225,12 +1230,134 @@ test_no_quote(void)
 	}
 }
 
+/* jansson's blocks allocated and not yet freed (lsm_json.c's trees, text) */
+static long jansson_live = 0;
+
+static void *
+counting_malloc(size_t size)
+{
+	void	   *p = malloc(size);
+
+	if (p != NULL)
+		jansson_live++;
+	return p;
+}
+
+static void
+counting_free(void *p)
+{
+	if (p != NULL)
+		jansson_live--;
+	free(p);
+}
+
+/*
+ * Run call, which holds a jansson tree while it pallocs, once with every
+ * allocation succeeding (counting them), then once per allocation with
+ * that one raising out of memory: the ERROR must come through, and no
+ * more jansson blocks may be left than after the successful call (which
+ * leaves freed = 1 uncounted when it frees json_dumps' text with free(),
+ * as jansson documents, else 0).
+ */
+static void
+expect_no_tree_leak(const char *name, void (*call) (void), long freed)
+{
+	size_t		nallocs;
+
+	jansson_live = 0;
+	call();
+	nallocs = harness_live_blocks();
+	end_case(name);
+	check(nallocs > 0 && jansson_live == freed, name,
+		  "%zu allocations, %ld jansson blocks live after success", nallocs,
+		  jansson_live);
+	for (size_t n = 1; n <= nallocs; n++)
+	{
+		sigjmp_buf	jb;
+		volatile int raised = 0;
+
+		jansson_live = 0;
+		harness_fail_allocation(n, harness_raise_out_of_memory);
+		harness_error_jump = &jb;
+		if (sigsetjmp(jb, 0) == 0)
+			call();
+		else
+			raised = 1;
+		harness_error_jump = NULL;
+		harness_fail_allocation(0, NULL);
+		check(raised && strcmp(harness_error.message, "out of memory") == 0,
+			  name, "allocation %zu of %zu failing: no out-of-memory ERROR",
+			  n, nallocs);
+		check(jansson_live == freed, name,
+			  "allocation %zu of %zu failing: %ld jansson blocks leaked", n,
+			  nallocs, jansson_live - freed);
+		end_case(name);
+	}
+}
+
+static void
+call_decode_write_spec(void)
+{
+	static const char body[] =
+		"{\"lsm_write_spec\": {\"sharding\": {\"mode\": \"bucket\", "
+		"\"column\": \"id\", \"num_buckets\": 4}, "
+		"\"maintained_indexes\": [\"a\", \"b\"], "
+		"\"writer_config_defaults\": {\"k\": \"v\", \"l\": \"w\"}}}";
+	LsmWriteSpec spec;
+	char		errbuf[LSM_JSON_ERRBUF_SIZE];
+
+	if (!lsm_json_decode_write_spec(body, strlen(body), &spec, errbuf,
+									sizeof(errbuf)))
+		check(0, "write spec answer", "not decoded: %s", errbuf);
+}
+
+static void
+call_decode_headers(void)
+{
+	int			n;
+	char	  **names;
+	char	  **values;
+	char		errbuf[LSM_JSON_ERRBUF_SIZE];
+
+	if (!lsm_json_decode_headers("{\"X-A\": \"1\", \"X-B\": \"2\"}", &n,
+								 &names, &values, errbuf, sizeof(errbuf)))
+		check(0, "extra_headers", "not decoded: %s", errbuf);
+}
+
+static void
+call_write_spec_body(void)
+{
+	char	   *keys[] = {"k"};
+	char	   *vals[] = {"v"};
+	LsmWriteSpec spec = {.enabled = true, .mode = "identity",
+		.column = "id", .default_keys = keys, .default_values = vals,
+	.ndefaults = 1, .all_indexes = true};
+
+	if (lsm_json_write_spec_body(&spec) == NULL)
+		check(0, "write spec request body", "not built");
+}
+
+/*
+ * jansson mallocs its trees outside every memory context: palloc raising
+ * out of memory while lsm_json.c holds one must not leak it.
+ */
+static void
+test_out_of_memory(void)
+{
+	json_set_alloc_funcs(counting_malloc, counting_free);
+	expect_no_tree_leak("write spec answer", call_decode_write_spec, 0);
+	expect_no_tree_leak("extra_headers", call_decode_headers, 0);
+	expect_no_tree_leak("write spec request body", call_write_spec_body, 1);
+	json_set_alloc_funcs(malloc, free);
+}
+
 int
 main(void)
 {
 	test_valid();
 	test_bad_bodies();
 	test_no_quote();
+	test_out_of_memory();
 	test_bad_fields();
 	test_renamed_keys();
 	test_error_bodies();
