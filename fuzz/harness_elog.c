@@ -79,6 +79,7 @@ errfinish(const char *filename, int lineno, const char *funcname)
 	harness_throw(filename, lineno);
 }
 
+/* Raise palloc's out-of-memory ERROR (SQLSTATE 53200) for size bytes. */
 void
 harness_raise_out_of_memory(size_t size)
 {

@@ -104,6 +104,7 @@ harness_alloc(Size size, bool zero)
 	return block + 1;
 }
 
+/* Make the n-th allocation from now call fail (see harness_palloc.h). */
 void
 harness_fail_allocation(size_t n, void (*fail) (size_t size))
 {
