@@ -7,7 +7,9 @@
  * Runs a table of get_lsm_stats bodies through lsm_json_decode_stats and
  * checks either the exact decoded values or that the decoder refuses the
  * body with a message naming the offending field; then does the same for
- * lsm_json_decode_error and lsm_json_stats_request_body, and times the
+ * lsm_json_decode_error and lsm_json_stats_request_body, checks that
+ * neither decoder quotes the body and that jansson's trees are freed when
+ * palloc raises out of memory while one is held, and times the
  * decoding of a 10,000-bucket / 100,000-generation answer.  After every
  * case the palloc arena (harness_palloc.c) must be empty once freed, and
  * under valgrind nothing may leak (the JSON parser's state and jansson's
@@ -25,6 +27,9 @@
 #include <string.h>
 #include <time.h>
 
+#include <jansson.h>
+
+#include "harness_elog.h"
 #include "harness_palloc.h"
 #include "protocol/lsm_json.h"
 
@@ -1122,11 +1127,237 @@ test_performance(void)
 	end_case("performance");
 }
 
+/* A word a server may echo; alphanumeric, so that lexers read it whole. */
+#define SECRET_TAIL "SecretKey9Zq"
+#define SECRET "Sk4tap" SECRET_TAIL
+
+/*
+ * Does text hold any 4-byte piece of SECRET?  (Redaction recognises a
+ * secret from its first 4 bytes on; a piece from its middle it cannot.)
+ */
+static int
+holds_secret_piece(const char *text)
+{
+	char		piece[5];
+
+	for (size_t i = 0; i + 4 <= strlen(SECRET); i++)
+	{
+		memcpy(piece, SECRET + i, 4);
+		piece[4] = '\0';
+		if (strstr(text, piece) != NULL)
+			return 1;
+	}
+	return 0;
+}
+
+/*
+ * Decode body with the stats and the write spec decoders: both fail with
+ * exactly stats_expect and spec_expect, and neither quotes a piece of
+ * SECRET.
+ */
+static void
+expect_no_quote(const char *name, const char *body, const char *stats_expect,
+				const char *spec_expect)
+{
+	LsmStats	stats;
+	LsmWriteSpec spec;
+	char		errbuf[LSM_JSON_ERRBUF_SIZE];
+	int			ok;
+
+	ok = lsm_json_decode_stats(body, strlen(body), 1, &stats, errbuf,
+							   sizeof(errbuf));
+	check(!ok && strcmp(errbuf, stats_expect) == 0, name,
+		  "stats: \"%s\", expected \"%s\"", ok ? "(decoded)" : errbuf,
+		  stats_expect);
+	check(!holds_secret_piece(errbuf), name, "stats quotes the body: %s",
+		  errbuf);
+	end_case(name);
+	ok = lsm_json_decode_write_spec(body, strlen(body), &spec, errbuf,
+									sizeof(errbuf));
+	check(!ok && strcmp(errbuf, spec_expect) == 0, name,
+		  "write spec: \"%s\", expected \"%s\"", ok ? "(decoded)" : errbuf,
+		  spec_expect);
+	check(!holds_secret_piece(errbuf), name,
+		  "write spec quotes the body: %s", errbuf);
+	end_case(name);
+}
+
+/*
+ * Syntax errors quote no byte of the body, wherever a secret sits: at the
+ * start of a bad token, inside one (a window starting in the secret), in
+ * a scalar body, in a string cut short, after the root, in an escape.
+ * The columns are those of the last byte each lexer read: jansson's reads
+ * a word up to its first non-letter, PostgreSQL's up to its end.
+ */
+static void
+test_no_quote(void)
+{
+	/* name, body, the stats decoder's reason, the write spec decoder's */
+	static const char *const cases[][4] = {
+		{"token starts in the secret",
+			"{\"lsm_stats\": {\"buckets\": [ x" SECRET_TAIL "]}}",
+		"invalid token at line 1 column 41", "invalid token at line 1 column 38"},
+		{"whole secret as a token", "{\"a\": " SECRET "}",
+		"invalid token at line 1 column 24", "invalid token at line 1 column 8"},
+		{"scalar body", "\"" SECRET "\"",
+			"'[' or '{' expected at line 1 column 20",
+		"'[' or '{' expected at line 1 column 20"},
+		{"bare word", SECRET,
+			"'[' or '{' expected at line 1 column 18",
+		"'[' or '{' expected at line 1 column 2"},
+		{"string cut short", "{\"a\": \"" SECRET,
+			"premature end of input at line 1 column 25",
+		"premature end of input at line 1 column 25"},
+		{"after the root", "{}\n " SECRET,
+			"end of file expected at line 2 column 19",
+		"end of file expected at line 2 column 3"},
+		{"bad escape", "{\"a\": \"\\u" SECRET "\"}",
+		"invalid escape at line 1 column 10", "invalid escape at line 1 column 10"},
+		{"missing colon", "{\"" SECRET "\" 1}",
+		"':' expected at line 1 column 23", "':' expected at line 1 column 23"},
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+	{
+		char		stats[LSM_JSON_ERRBUF_SIZE];
+		char		spec[LSM_JSON_ERRBUF_SIZE];
+
+		snprintf(stats, sizeof(stats), "response body is not valid JSON: %s",
+				 cases[i][2]);
+		snprintf(spec, sizeof(spec), "response body is not valid JSON: %s",
+				 cases[i][3]);
+		expect_no_quote(cases[i][0], cases[i][1], stats, spec);
+	}
+}
+
+/* jansson's blocks allocated and not yet freed (lsm_json.c's trees, text) */
+static long jansson_live = 0;
+
+static void *
+counting_malloc(size_t size)
+{
+	void	   *p = malloc(size);
+
+	if (p != NULL)
+		jansson_live++;
+	return p;
+}
+
+static void
+counting_free(void *p)
+{
+	if (p != NULL)
+		jansson_live--;
+	free(p);
+}
+
+/*
+ * Run call, which holds a jansson tree while it pallocs, once with every
+ * allocation succeeding (counting them), then once per allocation with
+ * that one raising out of memory: the ERROR must come through, and no
+ * more jansson blocks may be left than after the successful call (which
+ * leaves freed = 1 uncounted when it frees json_dumps' text with free(),
+ * as jansson documents, else 0).
+ */
+static void
+expect_no_tree_leak(const char *name, void (*call) (void), long freed)
+{
+	size_t		nallocs;
+
+	jansson_live = 0;
+	call();
+	nallocs = harness_live_blocks();
+	end_case(name);
+	check(nallocs > 0 && jansson_live == freed, name,
+		  "%zu allocations, %ld jansson blocks live after success", nallocs,
+		  jansson_live);
+	for (size_t n = 1; n <= nallocs; n++)
+	{
+		sigjmp_buf	jb;
+		volatile int raised = 0;
+
+		jansson_live = 0;
+		harness_fail_allocation(n, harness_raise_out_of_memory);
+		harness_error_jump = &jb;
+		if (sigsetjmp(jb, 0) == 0)
+			call();
+		else
+			raised = 1;
+		harness_error_jump = NULL;
+		harness_fail_allocation(0, NULL);
+		check(raised && strcmp(harness_error.message, "out of memory") == 0,
+			  name, "allocation %zu of %zu failing: no out-of-memory ERROR",
+			  n, nallocs);
+		check(jansson_live == freed, name,
+			  "allocation %zu of %zu failing: %ld jansson blocks leaked", n,
+			  nallocs, jansson_live - freed);
+		end_case(name);
+	}
+}
+
+static void
+call_decode_write_spec(void)
+{
+	static const char body[] =
+		"{\"lsm_write_spec\": {\"sharding\": {\"mode\": \"bucket\", "
+		"\"column\": \"id\", \"num_buckets\": 4}, "
+		"\"maintained_indexes\": [\"a\", \"b\"], "
+		"\"writer_config_defaults\": {\"k\": \"v\", \"l\": \"w\"}}}";
+	LsmWriteSpec spec;
+	char		errbuf[LSM_JSON_ERRBUF_SIZE];
+
+	if (!lsm_json_decode_write_spec(body, strlen(body), &spec, errbuf,
+									sizeof(errbuf)))
+		check(0, "write spec answer", "not decoded: %s", errbuf);
+}
+
+static void
+call_decode_headers(void)
+{
+	int			n;
+	char	  **names;
+	char	  **values;
+	char		errbuf[LSM_JSON_ERRBUF_SIZE];
+
+	if (!lsm_json_decode_headers("{\"X-A\": \"1\", \"X-B\": \"2\"}", &n,
+								 &names, &values, errbuf, sizeof(errbuf)))
+		check(0, "extra_headers", "not decoded: %s", errbuf);
+}
+
+static void
+call_write_spec_body(void)
+{
+	char	   *keys[] = {"k"};
+	char	   *vals[] = {"v"};
+	LsmWriteSpec spec = {.enabled = true, .mode = "identity",
+		.column = "id", .default_keys = keys, .default_values = vals,
+	.ndefaults = 1, .all_indexes = true};
+
+	if (lsm_json_write_spec_body(&spec) == NULL)
+		check(0, "write spec request body", "not built");
+}
+
+/*
+ * jansson mallocs its trees outside every memory context: palloc raising
+ * out of memory while lsm_json.c holds one must not leak it.
+ */
+static void
+test_out_of_memory(void)
+{
+	json_set_alloc_funcs(counting_malloc, counting_free);
+	expect_no_tree_leak("write spec answer", call_decode_write_spec, 0);
+	expect_no_tree_leak("extra_headers", call_decode_headers, 0);
+	expect_no_tree_leak("write spec request body", call_write_spec_body, 1);
+	json_set_alloc_funcs(malloc, free);
+}
+
 int
 main(void)
 {
 	test_valid();
 	test_bad_bodies();
+	test_no_quote();
+	test_out_of_memory();
 	test_bad_fields();
 	test_renamed_keys();
 	test_error_bodies();

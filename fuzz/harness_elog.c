@@ -23,6 +23,10 @@
 HarnessError harness_error;
 sigjmp_buf *harness_error_jump = NULL;
 
+/* What PG_TRY of the code under test saves and sets (utils/elog.h). */
+sigjmp_buf *PG_exception_stack = NULL;
+ErrorContextCallback *error_context_stack = NULL;
+
 /* Level of the report being built; 0: none (below ERROR, dropped). */
 static int	harness_elevel = 0;
 
@@ -43,18 +47,53 @@ errstart_cold(int elevel, const char *domain)
 	return errstart(elevel, domain);
 }
 
-/* End a report: jump to harness_error_jump, or abort. */
+/*
+ * Jump to the innermost catcher of an ERROR: a PG_TRY of the code under
+ * test, else harness_error_jump; abort when there is none.
+ */
+_Noreturn static void
+harness_throw(const char *filename, int lineno)
+{
+	if (PG_exception_stack != NULL)
+		siglongjmp(*PG_exception_stack, 1);
+	if (harness_error_jump == NULL)
+	{
+		fprintf(stderr, "harness_elog: uncaught report at %s:%d: %s\n",
+				filename, lineno, harness_error.message);
+		abort();
+	}
+	siglongjmp(*harness_error_jump, 1);
+}
+
+/* End a report: throw an ERROR (harness_throw); abort for FATAL, PANIC. */
 void
 errfinish(const char *filename, int lineno, const char *funcname)
 {
-	if (harness_elevel != ERROR || harness_error_jump == NULL)
+	if (harness_elevel != ERROR)
 	{
 		fprintf(stderr, "harness_elog: uncaught report at %s:%d: %s\n",
 				filename, lineno, harness_error.message);
 		abort();
 	}
 	harness_elevel = 0;
-	siglongjmp(*harness_error_jump, 1);
+	harness_throw(filename, lineno);
+}
+
+/* Raise palloc's out-of-memory ERROR (SQLSTATE 53200) for size bytes. */
+void
+harness_raise_out_of_memory(size_t size)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_OUT_OF_MEMORY),
+			 errmsg("out of memory"),
+			 errdetail("Failed on request of size %zu.", size)));
+}
+
+/* PG_RE_THROW at the end of a PG_FINALLY: on to the next catcher. */
+void
+pg_re_throw(void)
+{
+	harness_throw(__FILE__, __LINE__);
 }
 
 int

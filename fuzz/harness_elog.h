@@ -33,6 +33,9 @@ typedef struct HarnessError
 extern HarnessError harness_error;
 extern sigjmp_buf *harness_error_jump;
 
+/* Raise palloc's out-of-memory ERROR for a request of size bytes. */
+extern void harness_raise_out_of_memory(size_t size);
+
 /*
  * Catching an ERROR, as PG_TRY does:
  *

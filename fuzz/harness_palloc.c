@@ -9,7 +9,8 @@
  * libpgcommon's fe_memutils (pg_snprintf comes from libpgport).  It also
  * counts the bytes held, for the memory figure of decode_mem.c.  It includes postgres.h so the compiler checks every definition against
  * PostgreSQL's own prototype.  Allocation failure aborts, as palloc's
- * ERROR would end the statement.
+ * ERROR would end the statement; a test can instead make one chosen
+ * allocation raise (harness_fail_allocation).
  *
  * Each block is preceded by a header linking it into a doubly linked list
  * of live blocks; harness_free_all releases them all, like a memory context
@@ -44,6 +45,10 @@ static HarnessBlock *harness_blocks = NULL;
 static size_t harness_nblocks = 0;
 static size_t harness_bytes = 0;	/* bytes requested by live blocks */
 static size_t harness_peak = 0; /* the high-water mark of harness_bytes */
+
+/* harness_fail_allocation: allocations left before the failing one. */
+static size_t harness_fail_countdown = 0;
+static void (*harness_fail) (size_t size) = NULL;
 
 static void *harness_alloc(Size size, bool zero);
 static void harness_unlink(HarnessBlock *block);
@@ -84,6 +89,8 @@ harness_alloc(Size size, bool zero)
 {
 	HarnessBlock *block;
 
+	if (harness_fail_countdown > 0 && --harness_fail_countdown == 0)
+		harness_fail(size);
 	block = zero ? calloc(1, sizeof(HarnessBlock) + size) :
 		malloc(sizeof(HarnessBlock) + size);
 	if (block == NULL)
@@ -95,6 +102,14 @@ harness_alloc(Size size, bool zero)
 	block->link.size = size;
 	harness_link(block);
 	return block + 1;
+}
+
+/* Make the n-th allocation from now call fail (see harness_palloc.h). */
+void
+harness_fail_allocation(size_t n, void (*fail) (size_t size))
+{
+	harness_fail_countdown = n;
+	harness_fail = fail;
 }
 
 void *

@@ -27,4 +27,11 @@ extern size_t harness_live_bytes(void);
 extern size_t harness_peak_bytes(void);
 extern void harness_reset_peak(void);
 
+/*
+ * Make the n-th allocation from now (n >= 1) call fail instead of
+ * allocating, as palloc raises out of memory; fail must not return (it
+ * raises, with harness_elog.c).  n = 0 turns it off.
+ */
+extern void harness_fail_allocation(size_t n, void (*fail) (size_t size));
+
 #endif							/* HARNESS_PALLOC_H */

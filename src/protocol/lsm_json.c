@@ -10,10 +10,13 @@
  * documents are small, and jansson keeps their handling short.  This is the
  * only file of lancelsm that includes jansson.h (its json_object and
  * json_typeof collide with PostgreSQL's SQL-function prototypes).  It
- * never raises an error and calls nothing of PostgreSQL but palloc and
- * pstrdup, so the same object code links into the standalone harness of
- * fuzz/ (valgrind, libFuzzer).  The jansson tree is always freed before
- * return.
+ * raises no error of its own (palloc's out of memory passes through) and
+ * calls nothing of PostgreSQL but palloc, pstrdup and PG_TRY, so the same
+ * object code links into the standalone harness of fuzz/ (valgrind,
+ * libFuzzer).  The jansson tree is always freed before return, and also
+ * when palloc raises while it is held (PG_FINALLY): jansson mallocs it
+ * outside every memory context.  No message quotes a byte of the decoded
+ * text (lsm_json_syntax_reason).
  *
  *-------------------------------------------------------------------------
  */
@@ -27,6 +30,63 @@
 #define LSM_JSON_MAX_MESSAGE 1024
 
 static void lsm_json_copy_message(const char *str, size_t len, char *copy);
+static const char *lsm_json_syntax_reason(const char *text);
+
+/*
+ * jansson's reasons for a syntax error, by the fixed beginning of its
+ * error text, and what lancelsm says for each (the wording of
+ * lsm_stats_json.c where both decoders meet).  Longer prefixes first where
+ * one begins another.
+ */
+static const struct
+{
+	const char *jansson;
+	const char *reason;
+}			lsm_json_reasons[] = {
+	{"'[' or '{' expected", "'[' or '{' expected"},
+	{"end of file expected", "end of file expected"},
+	{"premature end of input", "premature end of input"},
+	{"invalid token", "invalid token"},
+	{"unexpected token", "invalid token"},
+	{"string or '}' expected", "string or '}' expected"},
+	{"':' expected", "':' expected"},
+	{"'}' expected", "'}' expected"},
+	{"']' expected", "']' expected"},
+	{"unexpected newline", "control character in a string"},
+	{"control character", "control character in a string"},
+	{"invalid escape", "invalid escape"},
+	{"invalid Unicode escape", "invalid escape"},
+	{"invalid Unicode", "invalid unicode surrogate pair"},
+	{"unable to decode byte", "invalid UTF-8"},
+	{"\\u0000 is not allowed", "NUL character in a string"},
+	{"NUL byte in object key", "NUL byte in object key not supported"},
+	{"duplicate object key", "duplicate object key"},
+	{"too big negative integer", "integer out of range"},
+	{"too big integer", "integer out of range"},
+	{"real number overflow", "number out of range"},
+	{"maximum parsing depth reached", "maximum parsing depth reached"},
+	{"out of memory", "out of memory"},
+};
+
+/*
+ * lsm_json_syntax_reason: the reason to give for jansson's error text,
+ * one of the constants of lsm_json_reasons ("invalid syntax" for a text
+ * not listed there).  jansson's text quotes up to 20 bytes of the input
+ * ("near '...'") and, for some reasons, a byte or an escape of it; a
+ * server or gateway may echo the API key there, cut anywhere, where no
+ * redaction can recognise it.  The reason returned holds none of the
+ * input.  (json_error_code() would say as much, but only from jansson
+ * 2.11 on.)
+ */
+static const char *
+lsm_json_syntax_reason(const char *text)
+{
+	for (size_t i = 0; i < lengthof(lsm_json_reasons); i++)
+		if (strncmp(text, lsm_json_reasons[i].jansson,
+					strlen(lsm_json_reasons[i].jansson)) == 0)
+			return lsm_json_reasons[i].reason;
+	return "invalid syntax";
+}
 
 /*
  * lsm_json_copy_message: copy an error message of len bytes (it may contain
@@ -201,7 +261,7 @@ lsm_json_write_spec_body(const LsmWriteSpec *spec)
 	json_t	   *root = lsm_json_new_object();
 	json_t	   *defaults = lsm_json_new_object();
 	char	   *text = NULL;
-	char	   *copy = NULL;
+	char	   *volatile copy = NULL;
 	bool		ok = (root != NULL && defaults != NULL);
 
 	for (int i = 0; ok && i < spec->ndefaults; i++)
@@ -216,13 +276,21 @@ lsm_json_write_spec_body(const LsmWriteSpec *spec)
 		json_object_set(root, "writer_config_defaults", defaults) == 0;
 	if (ok)
 		text = json_dumps(root, JSON_COMPACT | JSON_PRESERVE_ORDER);
-	if (text != NULL)
-	{
-		copy = pstrdup(text);
-		free(text);
-	}
+	/* the trees are freed before palloc can raise; the text on every path */
 	json_decref(defaults);
 	json_decref(root);
+	if (text != NULL)
+	{
+		PG_TRY();
+		{
+			copy = pstrdup(text);
+		}
+		PG_FINALLY();
+		{
+			free(text);
+		}
+		PG_END_TRY();
+	}
 	return copy;
 }
 
@@ -373,12 +441,38 @@ lsm_json_decode_spec_object(json_t *spec, LsmWriteSpec *out,
 }
 
 /*
+ * lsm_json_decode_spec_root: the parsed get_lsm_write_spec answer root into
+ * out (lsm_json_decode_write_spec); false with errbuf set.  Allocates with
+ * palloc: the caller frees root even when that raises.
+ */
+static bool
+lsm_json_decode_spec_root(json_t *root, LsmWriteSpec *out,
+						  char *errbuf, size_t errlen)
+{
+	json_t	   *spec = json_object_get(root, "lsm_write_spec");
+
+	if (!json_is_object(root))
+		return lsm_json_fail(errbuf, errlen, "is not a JSON object",
+							 "response body");
+	if (spec == NULL || json_is_null(spec))
+		return true;
+	if (!json_is_object(spec))
+		return lsm_json_fail(errbuf, errlen, "is neither null nor an object",
+							 "\"lsm_write_spec\"");
+	return out->enabled = lsm_json_decode_spec_object(spec, out, errbuf,
+													  errlen);
+}
+
+/*
  * lsm_json_decode_write_spec: decode a get_lsm_write_spec answer (see
  * lsm_json.h): "lsm_write_spec" null or absent gives enabled = false (an
  * Option in the SDK's type); otherwise sharding must be present and of its
  * type, maintained_indexes and writer_config_defaults default to empty.
- * Members the protocol does not name are ignored.  The jansson tree is
- * freed before return.
+ * Members the protocol does not name are ignored.  Invalid JSON gives
+ * 'response body is not valid JSON: <reason> at line L column C' (the
+ * column of the last byte read, as jansson counts it), quoting nothing of
+ * the body.  The jansson tree is freed before return, and when palloc
+ * raises out of memory while the tree is held.
  */
 bool
 lsm_json_decode_write_spec(const char *body, size_t len, LsmWriteSpec *out,
@@ -386,29 +480,36 @@ lsm_json_decode_write_spec(const char *body, size_t len, LsmWriteSpec *out,
 {
 	json_error_t jerr;
 	json_t	   *root;
-	json_t	   *spec;
-	bool		ok;
+	volatile bool ok = false;
+	size_t		i = 0;
 
 	memset(out, 0, sizeof(*out));
-	root = json_loadb(body ? body : "", len, 0, &jerr);
-	if (root == NULL)
+	while (body != NULL && i < len &&
+		   (body[i] == ' ' || body[i] == '\t' || body[i] == '\r' ||
+			body[i] == '\n'))
+		i++;
+	if (body == NULL || i == len)
 	{
-		snprintf(errbuf, errlen, "not JSON: %s", jerr.text);
+		snprintf(errbuf, errlen, "response body is empty");
 		return false;
 	}
-	spec = json_object_get(root, "lsm_write_spec");
-	if (!json_is_object(root))
-		ok = lsm_json_fail(errbuf, errlen, "is not a JSON object",
-						   "response body");
-	else if (spec == NULL || json_is_null(spec))
-		ok = true;
-	else if (!json_is_object(spec))
-		ok = lsm_json_fail(errbuf, errlen, "is neither null nor an object",
-						   "\"lsm_write_spec\"");
-	else
-		ok = out->enabled =
-			lsm_json_decode_spec_object(spec, out, errbuf, errlen);
-	json_decref(root);
+	root = json_loadb(body, len, 0, &jerr);
+	if (root == NULL)
+	{
+		snprintf(errbuf, errlen,
+				 "response body is not valid JSON: %s at line %d column %d",
+				 lsm_json_syntax_reason(jerr.text), jerr.line, jerr.column);
+		return false;
+	}
+	PG_TRY();
+	{
+		ok = lsm_json_decode_spec_root(root, out, errbuf, errlen);
+	}
+	PG_FINALLY();
+	{
+		json_decref(root);
+	}
+	PG_END_TRY();
 	return ok;
 }
 
@@ -431,47 +532,68 @@ lsm_json_wipe_strings(json_t *object)
 }
 
 /*
+ * lsm_json_copy_headers: the members of root, a jansson object, into *n
+ * palloc'd names and values (lsm_json_decode_headers); false with errbuf
+ * set at the first value that is not a string without NUL.  The caller
+ * wipes and frees root even when palloc raises.
+ */
+static bool
+lsm_json_copy_headers(json_t *root, int *n, char ***names, char ***values,
+					  char *errbuf, size_t errlen)
+{
+	const char *key;
+	json_t	   *value;
+
+	*names = palloc((json_object_size(root) + 1) * sizeof(char *));
+	*values = palloc((json_object_size(root) + 1) * sizeof(char *));
+	json_object_foreach(root, key, value)
+	{
+		if (!json_is_string(value) ||
+			strlen(json_string_value(value)) != json_string_length(value))
+		{
+			snprintf(errbuf, errlen,
+					 "The value of every header must be a JSON string without NUL characters.");
+			return false;
+		}
+		(*names)[*n] = pstrdup(key);
+		(*values)[(*n)++] = pstrdup(json_string_value(value));
+	}
+	return true;
+}
+
+/*
  * lsm_json_decode_headers: decode an extra_headers option value, a JSON
  * object of strings such as {"X-Tenant": "acme"}, into *n palloc'd names
  * and values (NUL-terminated; a value holding NUL is refused).  Returns
  * false with errbuf set to a sentence that never quotes the text: values
  * may be secrets.  Names given twice are refused.  The jansson tree is
- * wiped and freed before return.
+ * wiped and freed before return, and when palloc raises out of memory
+ * while it is held.
  */
 bool
 lsm_json_decode_headers(const char *text, int *n, char ***names,
 						char ***values, char *errbuf, size_t errlen)
 {
 	json_t	   *root = json_loads(text, JSON_REJECT_DUPLICATES, NULL);
-	const char *key;
-	json_t	   *value;
-	bool		ok = json_is_object(root);
-	int			i = 0;
+	volatile bool ok = false;
 
 	*n = 0;
-	if (!ok)
+	if (!json_is_object(root))
+	{
 		snprintf(errbuf, errlen,
 				 "The value must be a JSON object whose members are header names and string values, each name once.");
-	else
-	{
-		*names = palloc((json_object_size(root) + 1) * sizeof(char *));
-		*values = palloc((json_object_size(root) + 1) * sizeof(char *));
-		json_object_foreach(root, key, value)
-		{
-			if (!json_is_string(value) ||
-				strlen(json_string_value(value)) != json_string_length(value))
-			{
-				snprintf(errbuf, errlen,
-						 "The value of every header must be a JSON string without NUL characters.");
-				ok = false;
-				break;
-			}
-			(*names)[i] = pstrdup(key);
-			(*values)[i++] = pstrdup(json_string_value(value));
-		}
-		*n = i;
-		lsm_json_wipe_strings(root);
+		json_decref(root);
+		return false;
 	}
-	json_decref(root);
+	PG_TRY();
+	{
+		ok = lsm_json_copy_headers(root, n, names, values, errbuf, errlen);
+	}
+	PG_FINALLY();
+	{
+		lsm_json_wipe_strings(root);
+		json_decref(root);
+	}
+	PG_END_TRY();
 	return ok;
 }

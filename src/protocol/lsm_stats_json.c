@@ -86,9 +86,6 @@
 /* Known containers nest at most this deep (root .. indexes). */
 #define LSM_STATS_MAX_FRAMES 8
 
-/* Longest quotation of the input in a message, with its NUL. */
-#define LSM_STATS_TOKEN_SIZE 21
-
 /* Refuse result arrays larger than PostgreSQL's MaxAllocSize (1 GB - 1). */
 #define LSM_STATS_MAX_ALLOC ((size_t) 0x3fffffff)
 
@@ -255,8 +252,8 @@ static void lsm_stats_fail(LsmStatsParse *st, const char *field,
 						   const char *what);
 static void lsm_stats_fail_type(LsmStatsParse *st);
 static int	lsm_stats_utf8_len(const unsigned char *s, size_t avail);
-static char *lsm_stats_token_text(const char *start, const char *end,
-								  char *buf);
+static void lsm_stats_invalid_at(LsmStatsParse *st, const char *body,
+								 size_t at, const char *what);
 static bool lsm_stats_prescan_fail(LsmStatsParse *st, const char *body,
 								   size_t at, const char *what);
 static bool lsm_stats_prescan(LsmStatsParse *st, const char *body,
@@ -422,34 +419,20 @@ lsm_stats_utf8_len(const unsigned char *s, size_t avail)
 }
 
 /*
- * lsm_stats_token_text: copy the input bytes [start, end) into buf (size
- * LSM_STATS_TOKEN_SIZE) as printable ASCII, cut to fit, for quoting in a
- * message.  Returns buf.
+ * lsm_stats_invalid_at: record 'response body is not valid JSON: <what> at
+ * line L column C' for byte offset at of body (lines count from 1 after
+ * each newline, columns from 1 in bytes).  Like every message of this
+ * decoder, it quotes no byte of the body: a server or gateway may echo the
+ * API key into it, and a quoted window could start or end inside the key,
+ * where no redaction can recognise it.
  */
-static char *
-lsm_stats_token_text(const char *start, const char *end, char *buf)
-{
-	size_t		n = 0;
-
-	for (; start != NULL && start < end && n < LSM_STATS_TOKEN_SIZE - 1;
-		 start++)
-		buf[n++] = (*start < 0x20 || *start > 0x7e) ? '?' : *start;
-	buf[n] = '\0';
-	return buf;
-}
-
-/*
- * lsm_stats_prescan_fail: record 'response body is not valid JSON: <what> at
- * line L column C' for byte offset at of body, and return false.
- */
-static bool
-lsm_stats_prescan_fail(LsmStatsParse *st, const char *body, size_t at,
-					   const char *what)
+static void
+lsm_stats_invalid_at(LsmStatsParse *st, const char *body, size_t at,
+					 const char *what)
 {
 	size_t		line_start = 0;
 	int			line = 1;
 	size_t		i;
-	char		token[LSM_STATS_TOKEN_SIZE];
 
 	for (i = 0; i < at; i++)
 		if (body[i] == '\n')
@@ -460,9 +443,18 @@ lsm_stats_prescan_fail(LsmStatsParse *st, const char *body, size_t at,
 	st->failed = true;
 	if (st->errlen > 0)
 		snprintf(st->errbuf, st->errlen,
-				 "response body is not valid JSON: %s near '%s' at line %d column %zu",
-				 what, lsm_stats_token_text(body + at, body + at + 1, token),
-				 line, at - line_start + 1);
+				 "response body is not valid JSON: %s at line %d column %zu",
+				 what, line, at - line_start + 1);
+}
+
+/*
+ * lsm_stats_prescan_fail: lsm_stats_invalid_at, then return false.
+ */
+static bool
+lsm_stats_prescan_fail(LsmStatsParse *st, const char *body, size_t at,
+					   const char *what)
+{
+	lsm_stats_invalid_at(st, body, at, what);
 	return false;
 }
 
@@ -648,10 +640,10 @@ lsm_stats_copy_without_nul(const char *body, size_t len)
 
 /*
  * lsm_stats_syntax_error: record 'response body is not valid JSON: <reason>
- * near '<token>' at line L column C' for the parser's error, replacing any
- * earlier failure (a syntax error takes precedence).  The wording and the
- * column (that of the token's last byte) follow those of jansson, the former
- * decoder.
+ * at line L column C' for the parser's error, replacing any earlier failure
+ * (a syntax error takes precedence).  The wording and the column (that of
+ * the token's last byte) follow those of jansson, the former decoder; the
+ * token itself is not quoted (lsm_stats_invalid_at says why).
  */
 static void
 lsm_stats_syntax_error(LsmStatsParse *st, JsonParseErrorType error)
@@ -661,7 +653,6 @@ lsm_stats_syntax_error(LsmStatsParse *st, JsonParseErrorType error)
 	const char *end = lex->token_terminator;
 	const char *input_end = st->input + lex->input_length;
 	const char *reason;
-	char		token[LSM_STATS_TOKEN_SIZE];
 
 	switch (error)
 	{
@@ -708,16 +699,12 @@ lsm_stats_syntax_error(LsmStatsParse *st, JsonParseErrorType error)
 		else if (st->root_end > 0 && start >= st->input + st->root_end)
 			reason = "end of file expected";
 	}
-	if (start == NULL || end == NULL || end < start)
-		start = end;
-	lsm_stats_token_text(start, end, token);
 	st->failed = true;
 	if (st->errlen > 0)
 		snprintf(st->errbuf, st->errlen,
-				 "response body is not valid JSON: %s%s%s%s at line %d column %d",
-				 reason, token[0] != '\0' ? " near '" : "", token,
-				 token[0] != '\0' ? "'" : "", lex->line_number,
-				 (int) Max(end - lex->line_start, 1));
+				 "response body is not valid JSON: %s at line %d column %d",
+				 reason, lex->line_number,
+				 (int) (end != NULL ? Max(end - lex->line_start, 1) : 1));
 }
 
 /*
@@ -1214,17 +1201,9 @@ lsm_stats_scalar(void *state, char *token, JsonTokenType tokentype)
 	LsmStatsFrame *f = st->depth > 0 ? &st->frames[st->depth - 1] : NULL;
 
 	if (!st->failed && st->skip == 0 && f == NULL)
-	{
-		char		text[LSM_STATS_TOKEN_SIZE];
-
-		st->failed = true;
-		if (st->errlen > 0)
-			snprintf(st->errbuf, st->errlen,
-					 "response body is not valid JSON: '[' or '{' expected near '%s'",
-					 lsm_stats_token_text(st->value_start,
-										  st->lex->prev_token_terminator,
-										  text));
-	}
+		lsm_stats_invalid_at(st, st->input,
+							 st->lex->prev_token_terminator - 1 - st->input,
+							 "'[' or '{' expected");
 	if (st->failed || st->skip > 0 || st->pending == LSV_UNKNOWN)
 		;						/* nothing to store */
 	else if (tokentype == JSON_TOKEN_STRING &&
@@ -1286,7 +1265,7 @@ lsm_json_decode_stats(const char *body, size_t len, bool with_rows,
 	}
 	if (st.nul_values)
 		st.input = copy = lsm_stats_copy_without_nul(body, len);
-	/* where the root value starts (to quote a scalar, to name a bad word) */
+	/* where the root value starts (to name a bad word) */
 	st.value_start = st.input;
 	while (st.value_start < st.input + len &&
 		   (*st.value_start == ' ' || *st.value_start == '\t' ||
