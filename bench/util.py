@@ -7,6 +7,11 @@
   gaps ROUTE < log.json       ms between consecutive requests of ROUTE
   cpu PID                     "<utime+stime µs> <schedstat on-cpu ns>" of a process
   hwm PID                     "<VmHWM kB> <VmRSS kB>"
+  memwatch PID READY STOP     sample RssAnon and RssShmem of a process every
+                              10 ms, creating file READY after the first
+                              sample, until file STOP exists (at most 15
+                              min); then print "<RssAnon first kB> <RssAnon peak kB>
+                              <RssShmem first kB> <RssShmem peak kB>"
   get KEY < json              a top-level field of a JSON object
   l0max URL STOP TABLE...     poll the emulator every 100 ms until file STOP
                               exists (at most 15 min); print "TABLE MAX" per
@@ -154,6 +159,26 @@ def main(argv):
                 if k in ("VmHWM", "VmRSS"):
                     vals[k] = v.split()[0]
         print(vals["VmHWM"], vals["VmRSS"])
+    elif cmd == "memwatch":
+        pid, ready, stop = argv[2], argv[3], argv[4]
+        first, peak = None, {}
+        until = time.monotonic() + 900
+        while True:
+            vals = {}
+            with open(f"/proc/{pid}/status") as f:
+                for line in f:
+                    k, _, v = line.partition(":")
+                    if k in ("RssAnon", "RssShmem"):
+                        vals[k] = int(v.split()[0])
+            if first is None:
+                first = vals
+                open(ready, "w").close()
+            for k, v in vals.items():
+                peak[k] = max(peak.get(k, 0), v)
+            if os.path.exists(stop) or time.monotonic() > until:
+                break
+            time.sleep(0.01)
+        print(first["RssAnon"], peak["RssAnon"], first["RssShmem"], peak["RssShmem"])
     elif cmd == "get":
         v = json.load(sys.stdin)
         for k in argv[2].split("."):
