@@ -897,16 +897,29 @@ task_issue(LsmTask *task)
 #define LSM_TASK_INFLIGHT_PER_POOL 64
 
 /*
+ * A queue of tasks whose request is due, oldest first.
+ */
+typedef struct TaskQueue
+{
+	LsmTask    *head;
+	LsmTask    *tail;
+} TaskQueue;
+
+/*
  * The requests of one call to one server as one role: how many are in
- * flight, and the tasks whose request is due, oldest first.
+ * flight, and the tasks whose request is due.  Tasks the server has
+ * answered already (their watermark read, compaction trigger, polls) go
+ * before tasks that have not started (their flush), so that a call of
+ * many tables triggers its first passes at once rather than after every
+ * table's flush: the permits of the server are the call's floor.
  */
 typedef struct TaskGate
 {
 	Oid			serverid;
 	Oid			umid;
 	int			inflight;
-	LsmTask    *head;
-	LsmTask    *tail;
+	TaskQueue	going;
+	TaskQueue	fresh;
 	struct TaskGate *next;
 } TaskGate;
 
@@ -1017,13 +1030,16 @@ task_send(TaskDriver *d, LsmTask *task)
 static void
 task_gate_drain(TaskDriver *d, TaskGate *g)
 {
-	while (g->head && g->inflight < LSM_TASK_INFLIGHT_PER_POOL)
+	while (g->inflight < LSM_TASK_INFLIGHT_PER_POOL)
 	{
-		LsmTask    *task = g->head;
+		TaskQueue  *q = g->going.head ? &g->going : &g->fresh;
+		LsmTask    *task = q->head;
 
-		g->head = task->queue_next;
-		if (g->head == NULL)
-			g->tail = NULL;
+		if (task == NULL)
+			return;
+		q->head = task->queue_next;
+		if (q->head == NULL)
+			q->tail = NULL;
 		task->queue_next = NULL;
 		task_send(d, task);
 		task_progress_update(task);
@@ -1044,12 +1060,13 @@ task_settle(TaskDriver *d, LsmTask *task)
 	if (task->ready)
 	{
 		TaskGate   *g = task_gate_of(d, task);
+		TaskQueue  *q = task->answered ? &g->going : &g->fresh;
 
-		if (g->tail)
-			g->tail->queue_next = task;
+		if (q->tail)
+			q->tail->queue_next = task;
 		else
-			g->head = task;
-		g->tail = task;
+			q->head = task;
+		q->tail = task;
 		task->ready = false;	/* now it is the gate's */
 		task_gate_drain(d, g);
 	}
