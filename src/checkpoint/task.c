@@ -828,6 +828,8 @@ task_progress_update(const LsmTask *task)
 {
 	LsmTaskSnapshot snap;
 
+	if (task->progress_slot < 0)
+		return;					/* most tasks of a large call: no entry */
 	lsm_task_snapshot(task, &snap);
 	lsm_progress_update(&snap);
 }
