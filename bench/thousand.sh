@@ -14,6 +14,31 @@
 #    requests and connections (emulator counts), rows not ok, and the
 #    history rows that say ok with 1 pass.
 # Run as root: bash bench/thousand.sh   (bench/run.sh runs every bench)
+# thousand.sh watch|unwatch PREFIX (from psql's \! in measure below):
+# start / stop sampling the private (RssAnon) and shared (RssShmem) memory
+# of the backend whose pid is in PREFIX.pid, peaks into PREFIX.rss; with
+# BENCH_PERF=1 also perf record -g of it into PREFIX.perf.data.
+if [ "${1:-}" = watch ] || [ "${1:-}" = unwatch ]; then
+	p=$2 util="$(dirname "$0")/util.py"
+	if [ "$1" = watch ]; then
+		rm -f "$p.ready" "$p.stop" "$p.rss"
+		(python3 "$util" peak "$(cat "$p.pid")" "$p.stop" "$p.ready" >"$p.rss.tmp" &&
+			mv "$p.rss.tmp" "$p.rss") </dev/null >/dev/null 2>&1 &
+		if [ "${BENCH_PERF:-0}" = 1 ]; then
+			perf record -q -F 499 -g -p "$(cat "$p.pid")" -o "$p.perf.data" </dev/null >/dev/null 2>&1 &
+			echo $! >"$p.perfpid"
+		fi
+		for _ in $(seq 1000); do [ -e "$p.ready" ] && exit 0; sleep 0.01; done
+		echo "thousand.sh: memory sampler did not start" >&2; exit 1
+	fi
+	touch "$p.stop"
+	if [ -s "$p.perfpid" ]; then
+		kill -INT "$(cat "$p.perfpid")" 2>/dev/null || true
+		for _ in $(seq 3000); do kill -0 "$(cat "$p.perfpid")" 2>/dev/null || break; sleep 0.01; done
+	fi
+	for _ in $(seq 3000); do [ -s "$p.rss" ] && exit 0; sleep 0.01; done
+	echo "thousand.sh: memory sampler did not stop" >&2; exit 1
+fi
 source "$(dirname "$0")/lib.sh"
 if [ -z "${BENCH_INNER:-}" ]; then BENCH_NO_SDK=1 outer_run "$bench/thousand.sh"; exit; fi
 
@@ -39,8 +64,10 @@ SET statement_timeout = '600s';
 SELECT pg_backend_pid() \\g $out/$label.pid
 SELECT lancelsm_checkpoint('lance', ARRAY[]::text[]);
 \\! python3 $bench/util.py cpu \$(cat $out/$label.pid) > $out/$label.cpu0; python3 $bench/util.py hwm \$(cat $out/$label.pid) > $out/$label.mem0
+\\! bash $bench/thousand.sh watch $out/$label
 WITH c AS MATERIALIZED ($sql) SELECT 'result', (SELECT count(*) FROM c WHERE NOT ok), round(extract(epoch FROM clock_timestamp() - statement_timestamp()) * 1000);
 \\! python3 $bench/util.py cpu \$(cat $out/$label.pid) > $out/$label.cpu1; python3 $bench/util.py hwm \$(cat $out/$label.pid) > $out/$label.mem1
+\\! bash $bench/thousand.sh unwatch $out/$label
 SELECT 'history', count(*) FILTER (WHERE ok AND passes = 1), count(*) FROM lancelsm_checkpoint_history WHERE table_name LIKE 'k%';
 SELECT 'skipped', lancelsm_progress_skipped();
 SQL
@@ -59,12 +86,13 @@ rows = {l.split()[0]: l.split()[1:] for l in open(f"{out}/{label}.out") if l.str
 notok, ms = rows["result"]
 c0, c1 = (int(open(f"{out}/{label}.cpu{i}").read().split()[0]) for i in (0, 1))
 (h0, r0), (h1, r1) = (map(int, open(f"{out}/{label}.mem{i}").read().split()) for i in (0, 1))
+a0, a1, s0, s1, _ = map(int, open(f"{out}/{label}.rss").read().split())
 counts = json.load(open(f"{out}/{label}.counts"))
 hist = rows.get("history", ["?", "?"])
 print(f"{label}: {ms} ms = {float(ms) / floor_ms:.2f} x the server's minimum ({floor_ms} ms; goal <= 1.5); "
       f"rows not ok {notok}; backend CPU {(c1 - c0) / 1000:.0f} ms (goal <= 2000); "
       f"RSS {r0 / 1024:.1f} -> {r1 / 1024:.1f} MB (+{(r1 - r0) / 1024:.1f}), peak (VmHWM) {h1 / 1024:.1f} MB "
-      f"(+{(h1 - r0) / 1024:.1f} over the RSS before; goal <= 64); requests {counts['total']} "
+      f"(+{(h1 - r0) / 1024:.1f} over the RSS before); private peak +{(a1 - a0) / 1024:.1f} MB (RssAnon {a0 / 1024:.1f} -> peak {a1 / 1024:.1f}; goal <= 40), RssShmem +{(s1 - s0) / 1024:.1f} MB (peak {s1 / 1024:.1f}), CPU per table {(c1 - c0) / 1000 / n:.3f} ms; requests {counts['total']} "
       f"(flush {counts['flush_lsm']}, compact {counts['compact_lsm']}, stats {counts['get_lsm_stats']}), "
       f"connections {counts['connections']}; history: {hist[0]} of {hist[1]} rows ok with 1 pass; "
       f"progress entries skipped so far {rows.get('skipped', ['?'])[0]}")

@@ -17,6 +17,7 @@
 #define LANCELSM_CHECKPOINT_H
 
 #include "datatype/timestamp.h"
+#include "lib/pairingheap.h"
 
 #include "checkpoint/watermark.h"
 #include "protocol/protocol.h"
@@ -57,7 +58,6 @@ typedef struct LsmTask
 	LsmKeySpelling sent_keys;	/* the spelling stats_body asks in */
 	bool		keys_resent;	/* asked again in the server's spelling */
 	const char *spec_body;		/* the set_lsm_write_spec request body */
-	MemoryContext poll_cxt;		/* decoded polls; reset at each poll */
 
 	/* where it stands */
 	LsmPhase	phase;
@@ -72,6 +72,15 @@ typedef struct LsmTask
 	int			progress_slot;	/* shared progress entry; -1: none */
 	double		rate_tokens;	/* checkpoint request budget (task.c) */
 	TimestampTz rate_at;		/* when rate_tokens was last refilled */
+
+	/* the driver's bookkeeping (task.c), so that no event scans the call */
+	int			run_index;		/* position in the driver's array */
+	bool		ready;			/* its request is due, not yet sent */
+	bool		asleep;			/* in the driver's heap of timers */
+	TimestampTz asleep_until;	/* its key there */
+	pairingheap_node sleep_node;
+	struct LsmTask *queue_next; /* next ready task waiting for its pool */
+	struct TaskGate *gate;		/* its server's requests in flight */
 
 	/* outcome */
 	LsmFailure *failure;		/* NULL: succeeded (once phase is DONE) */
@@ -144,8 +153,11 @@ extern void lsm_task_snapshot(const LsmTask *task, LsmTaskSnapshot *snap);
  */
 #define LSM_CALL_MAX_CLAIMS 32
 
-/* Told of a task by lsm_task_run_all_notify the moment it finishes. */
-typedef void (*LsmTaskDone) (LsmTask *task, void *arg);
+/*
+ * Told of a task by lsm_task_run_all_notify the moment it finishes; index
+ * is the task's position in the array the driver was given.
+ */
+typedef void (*LsmTaskDone) (LsmTask *task, int index, void *arg);
 
 extern void lsm_task_run_all(LsmTask **tasks, int ntasks);
 extern void lsm_task_run_all_notify(LsmTask **tasks, int ntasks,

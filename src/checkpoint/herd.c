@@ -475,19 +475,29 @@ typedef struct HerdCall
 } HerdCall;
 
 /*
+ * The tasks of a call that lead or run alone, as handed to the driver:
+ * call_index[i] is the position in call of the driver's task i.
+ */
+typedef struct HerdRun
+{
+	HerdCall   *call;
+	int		   *call_index;
+} HerdRun;
+
+/*
  * herd_task_done: a task of the call has finished (LsmTaskDone, called by
  * the task driver at once): when it leads a run, end the run with its
  * outcome now, so that the sessions waiting on its table go on while the
  * call's other tables still run.  Never raises an error.
  */
 static void
-herd_task_done(LsmTask *task, void *arg)
+herd_task_done(LsmTask *task, int index, void *arg)
 {
-	HerdCall   *call = (HerdCall *) arg;
+	HerdRun    *run = (HerdRun *) arg;
+	int			i = run->call_index[index];
 
-	for (int i = 0; i < call->ntasks; i++)
-		if (call->tasks[i] == task && call->tickets[i].role == HERD_LEAD)
-			herd_publish(task, &call->tickets[i], false);
+	if (run->call->tickets[i].role == HERD_LEAD)
+		herd_publish(task, &run->call->tickets[i], false);
 }
 
 /*
@@ -500,15 +510,20 @@ herd_task_done(LsmTask *task, void *arg)
 static void
 herd_run_leaders(HerdCall *call)
 {
-	LsmTask   **run = palloc(Max(call->ntasks, 1) * sizeof(LsmTask *));
+	LsmTask   **tasks = palloc(Max(call->ntasks, 1) * sizeof(LsmTask *));
+	HerdRun		run = {call, palloc(Max(call->ntasks, 1) * sizeof(int))};
 	int			nrun = 0;
 
 	for (int i = 0; i < call->ntasks; i++)
 		if (call->tickets[i].role == HERD_ALONE ||
 			call->tickets[i].role == HERD_LEAD)
-			run[nrun++] = call->tasks[i];
-	lsm_task_run_all_notify(run, nrun, herd_task_done, call);
-	pfree(run);
+		{
+			run.call_index[nrun] = i;
+			tasks[nrun++] = call->tasks[i];
+		}
+	lsm_task_run_all_notify(tasks, nrun, herd_task_done, &run);
+	pfree(run.call_index);
+	pfree(tasks);
 }
 
 /*

@@ -41,6 +41,7 @@
 #include "settings.h"
 #include "protocol/protocol.h"
 #include "miscadmin.h"
+#include "nodes/pg_list.h"
 #include "checkpoint/progress.h"
 #include "checkpoint/checkpoint.h"
 #include "deadline.h"
@@ -48,7 +49,7 @@
 #include "utils/timestamp.h"
 #include "wire_text.h"
 
-static void task_issue(LsmTask *task, TimestampTz deadline);
+static void task_issue(LsmTask *task);
 static void task_progress_update(const LsmTask *task);
 
 /*
@@ -78,6 +79,9 @@ typedef struct TaskServerKeys
 } TaskServerKeys;
 
 static TaskServerKeys *task_server_keys = NULL;
+
+/* The decoded polls of checkpoints (task_on_stats); emptied at each. */
+static MemoryContext task_poll_cxt = NULL;
 
 /*
  * task_keys_of: the spelling to ask server serverid in.
@@ -525,8 +529,7 @@ task_pace_recall(LsmTask *task)
  * targets (first read), then finish, trigger compaction or poll again.
  */
 static void
-task_checkpoint_step(LsmTask *task, const LsmStats *stats,
-					 TimestampTz deadline)
+task_checkpoint_step(LsmTask *task, const LsmStats *stats)
 {
 	LsmWatermark *wm = &task->watermark;
 	bool		progressed;
@@ -550,7 +553,7 @@ task_checkpoint_step(LsmTask *task, const LsmStats *stats,
 	else if (step == LSM_STEP_TRIGGER)
 	{
 		task->phase = LSM_PHASE_COMPACT;
-		task_issue(task, deadline);
+		task_issue(task);
 	}
 	else if (task->trigger_only)
 		task_finish(task, NULL);	/* passes own every outstanding bucket */
@@ -566,7 +569,7 @@ task_checkpoint_step(LsmTask *task, const LsmStats *stats,
  * task_on_stats: a stats read succeeded.
  */
 static void
-task_on_stats(LsmTask *task, TimestampTz deadline)
+task_on_stats(LsmTask *task)
 {
 	LsmStats   *stats;
 	MemoryContext old;
@@ -575,12 +578,18 @@ task_on_stats(LsmTask *task, TimestampTz deadline)
 		stats = task_decode_stats(task, task->include_generation_rows);
 	else
 	{
-		if (task->poll_cxt == NULL)
-			task->poll_cxt = AllocSetContextCreate(CurrentMemoryContext,
-												   "lancelsm checkpoint poll",
-												   ALLOCSET_DEFAULT_SIZES);
-		MemoryContextReset(task->poll_cxt);
-		old = MemoryContextSwitchTo(task->poll_cxt);
+		/*
+		 * One context for every checkpoint's polls, emptied at each: a
+		 * poll's answer is read and forgotten at once (what the watermark
+		 * keeps, lsm_watermark_set copies into the caller's memory), so a
+		 * call of 10,000 tables holds one decoded answer, not 10,000.
+		 */
+		if (task_poll_cxt == NULL)
+			task_poll_cxt = AllocSetContextCreate(TopMemoryContext,
+												  "lancelsm checkpoint poll",
+												  ALLOCSET_DEFAULT_SIZES);
+		MemoryContextReset(task_poll_cxt);
+		old = MemoryContextSwitchTo(task_poll_cxt);
 		stats = task_decode_stats(task, false);
 		MemoryContextSwitchTo(old);
 	}
@@ -588,7 +597,7 @@ task_on_stats(LsmTask *task, TimestampTz deadline)
 	{
 		/* ask again in the server's spelling, or the task has failed */
 		if (task->phase != LSM_PHASE_DONE)
-			task_issue(task, deadline);
+			task_issue(task);
 	}
 	else if (task->kind == LSM_TASK_STATS)
 	{
@@ -596,14 +605,14 @@ task_on_stats(LsmTask *task, TimestampTz deadline)
 		task_finish(task, NULL);
 	}
 	else
-		task_checkpoint_step(task, stats, deadline);
+		task_checkpoint_step(task, stats);
 }
 
 /*
  * task_on_success: the current request got its expected answer.
  */
 static void
-task_on_success(LsmTask *task, TimestampTz deadline)
+task_on_success(LsmTask *task)
 {
 	task->retries = 0;
 	task->answered = true;
@@ -615,7 +624,7 @@ task_on_success(LsmTask *task, TimestampTz deadline)
 			else
 			{
 				task->phase = LSM_PHASE_WATERMARK;
-				task_issue(task, deadline);
+				task_issue(task);
 			}
 			break;
 		case LSM_PHASE_COMPACT:
@@ -632,7 +641,7 @@ task_on_success(LsmTask *task, TimestampTz deadline)
 			break;
 		case LSM_PHASE_WATERMARK:
 		case LSM_PHASE_POLL:
-			task_on_stats(task, deadline);
+			task_on_stats(task);
 			break;
 		case LSM_PHASE_SPEC:
 			task_on_spec(task);
@@ -702,13 +711,13 @@ task_on_lost_claim(LsmTask *task)
  * task_on_answer: the task's request finished; apply the fault table.
  */
 static void
-task_on_answer(LsmTask *task, TimestampTz deadline)
+task_on_answer(LsmTask *task)
 {
 	task->in_flight = false;
 	switch (lsm_fault_verdict(lsm_http_outcome(task->req)))
 	{
 		case LSM_VERDICT_OK:
-			task_on_success(task, deadline);
+			task_on_success(task);
 			break;
 		case LSM_VERDICT_RETRY:
 			task_on_retryable(task);
@@ -779,14 +788,92 @@ task_spec_route(LsmTaskKind kind)
 }
 
 /*
- * task_issue: send the request of the task's current phase now, or as soon
- * as its request budget allows.
+ * task_progress_end: the task is over for progress reporting
+ * (interrupted_by: 0, or the SQLSTATE of the error that ended the
+ * statement); it no longer holds a progress entry.  Never raises an
+ * error: it runs in lsm_task_run_all's error handler.
  */
 static void
-task_issue(LsmTask *task, TimestampTz deadline)
+task_progress_end(LsmTask *task, int interrupted_by)
 {
-	LsmRoute	route = LSM_ROUTE_STATS;
-	const char *body = NULL;
+	LsmTaskSnapshot snap;
+
+	lsm_task_snapshot(task, &snap);
+	lsm_progress_end(&snap, interrupted_by);
+	task->progress_slot = -1;
+}
+
+/*
+ * task_progress_begin: a task starts; it claims a progress entry when it
+ * is a checkpoint that reports progress (progress.c decides) and listed,
+ * i.e. its call has not claimed LSM_CALL_MAX_CLAIMS entries yet.  Returns
+ * whether it holds an entry.
+ */
+static bool
+task_progress_begin(LsmTask *task, bool listed)
+{
+	LsmTaskSnapshot snap;
+
+	lsm_task_snapshot(task, &snap);
+	task->progress_slot = lsm_progress_begin(&snap, listed);
+	return task->progress_slot >= 0;
+}
+
+/*
+ * task_progress_update: the task's phase and counters into its progress
+ * entry, if it has one.
+ */
+static void
+task_progress_update(const LsmTask *task)
+{
+	LsmTaskSnapshot snap;
+
+	if (task->progress_slot < 0)
+		return;					/* most tasks of a large call: no entry */
+	lsm_task_snapshot(task, &snap);
+	lsm_progress_update(&snap);
+}
+
+/*
+ * task_rethrow_waiting: in lsm_task_run_all's error handler, for a cancel
+ * or statement_timeout (57014): when a checkpoint was waiting on a bucket
+ * that is not Active (a Sealed bucket: a drop in flight), rethrow the error
+ * with a detail naming the bucket and its status; otherwise return.  cxt is
+ * the caller's memory context (not ErrorContext).
+ */
+static void
+task_rethrow_waiting(LsmTask **tasks, int ntasks, MemoryContext cxt)
+{
+	for (int i = 0; i < ntasks; i++)
+	{
+		const LsmTask *task = tasks[i];
+		ErrorData  *edata;
+
+		if (task->kind != LSM_TASK_CHECKPOINT ||
+			task->phase == LSM_PHASE_DONE ||
+			task->watermark.waiting_shard[0] == '\0')
+			continue;
+		MemoryContextSwitchTo(cxt);
+		edata = CopyErrorData();
+		if (edata->detail != NULL)
+			return;
+		FlushErrorState();
+		edata->detail = psprintf("The checkpoint of LanceDB table \"%s\" was waiting for bucket \"%s\", whose status is \"%s\".",
+								 task->table_name,
+								 task->watermark.waiting_shard,
+								 task->watermark.waiting_status);
+		ReThrowError(edata);
+	}
+}
+
+/*
+ * task_issue: make the request of the task's current phase due now, or as
+ * soon as its request budget allows.  The driver sends it (task_send) when
+ * its server has room for one more request in flight.
+ */
+static void
+task_issue(LsmTask *task)
+{
 	long		wait_ms = task_rate_wait_ms(task);
 
 	if (wait_ms > 0)
@@ -796,6 +883,120 @@ task_issue(LsmTask *task, TimestampTz deadline)
 	}
 	if (!task_token_ready(task))
 		return;
+	task->wake_at = 0;
+	task->backing_off = false;
+	task->ready = true;
+}
+
+/*
+ * The most requests one call keeps in flight on one server and role (one
+ * connection pool), twice the connections a pool opens (src/net/pool.c),
+ * so that a connection that frees up always finds a request queued in
+ * libcurl.  The other requests due wait in the driver, as a task and not
+ * as a libcurl handle: libcurl's cost per handle removed grows with the
+ * handles queued on its multi handle, and each holds memory of its own.
+ */
+#define LSM_TASK_INFLIGHT_PER_POOL 64
+
+/*
+ * A queue of tasks whose request is due, oldest first.
+ */
+typedef struct TaskQueue
+{
+	LsmTask    *head;
+	LsmTask    *tail;
+} TaskQueue;
+
+/*
+ * The requests of one call to one server as one role: how many are in
+ * flight, and the tasks whose request is due.  Tasks the server has
+ * answered already (their watermark read, compaction trigger, polls) go
+ * before tasks that have not started (their flush), so that a call of
+ * many tables triggers its first passes at once rather than after every
+ * table's flush: the permits of the server are the call's floor.
+ */
+typedef struct TaskGate
+{
+	Oid			serverid;
+	Oid			umid;
+	int			inflight;
+	TaskQueue	going;
+	TaskQueue	fresh;
+	struct TaskGate *next;
+} TaskGate;
+
+/*
+ * One run of the driver (lsm_task_run_all_notify): its tasks, the timers
+ * of those asleep (a heap by wake-up time), its gates, the requests no
+ * task holds (reused), and which tasks were handed to done.
+ */
+typedef struct TaskDriver
+{
+	LsmTask   **tasks;
+	int			ntasks;
+	int			active;			/* tasks not handed to done yet */
+	bool	   *reported;
+	pairingheap *sleepers;
+	TaskGate   *gates;
+	List	   *spare;			/* LsmRequest *, released */
+	TimestampTz deadline;
+	LsmTaskDone done;
+	void	   *arg;
+} TaskDriver;
+
+/*
+ * task_sleep_cmp: pairingheap comparator putting the earliest wake-up
+ * first (ties: the task given first).
+ */
+static int
+task_sleep_cmp(const pairingheap_node *a, const pairingheap_node *b,
+			   void *arg)
+{
+	const LsmTask *ta = pairingheap_const_container(LsmTask, sleep_node, a);
+	const LsmTask *tb = pairingheap_const_container(LsmTask, sleep_node, b);
+
+	if (ta->asleep_until != tb->asleep_until)
+		return ta->asleep_until < tb->asleep_until ? 1 : -1;
+	return ta->run_index < tb->run_index ? 1 :
+		(ta->run_index > tb->run_index ? -1 : 0);
+}
+
+/*
+ * task_gate_of: the gate of a task's server and role in driver d, created
+ * when needed.
+ */
+static TaskGate *
+task_gate_of(TaskDriver *d, LsmTask *task)
+{
+	TaskGate   *g;
+
+	if (task->gate)
+		return task->gate;
+	for (g = d->gates; g; g = g->next)
+		if (g->serverid == task->config->serverid &&
+			g->umid == task->config->umid)
+			break;
+	if (g == NULL)
+	{
+		g = palloc0(sizeof(TaskGate));
+		g->serverid = task->config->serverid;
+		g->umid = task->config->umid;
+		g->next = d->gates;
+		d->gates = g;
+	}
+	task->gate = g;
+	return g;
+}
+
+/*
+ * task_send: send the due request of the task's current phase, on a
+ * request no task holds when there is one.
+ */
+static void
+task_send(TaskDriver *d, LsmTask *task)
+{
+	LsmRoute	route = LSM_ROUTE_STATS;
+	const char *body = NULL;
 
 	if (task->phase == LSM_PHASE_FLUSH)
 		route = LSM_ROUTE_FLUSH;
@@ -811,12 +1012,96 @@ task_issue(LsmTask *task, TimestampTz deadline)
 		body = task_stats_body(task);
 		task->polls++;
 	}
-	task->wake_at = 0;
-	task->backing_off = false;
+	task->ready = false;
+	if (task->req == NULL && d->spare != NIL)
+	{
+		task->req = llast(d->spare);
+		d->spare = list_delete_last(d->spare);
+	}
 	task->req = lsm_http_prepare(task->req, task->config, route,
 								 task->wire_table_name, body, task);
-	lsm_http_start(task->req, deadline);
+	lsm_http_start(task->req, d->deadline);
 	task->in_flight = true;
+	task_gate_of(d, task)->inflight++;
+}
+
+/*
+ * task_gate_drain: send the requests due on gate g, oldest first, while
+ * it has room.
+ */
+static void
+task_gate_drain(TaskDriver *d, TaskGate *g)
+{
+	while (g->inflight < LSM_TASK_INFLIGHT_PER_POOL)
+	{
+		TaskQueue  *q = g->going.head ? &g->going : &g->fresh;
+		LsmTask    *task = q->head;
+
+		if (task == NULL)
+			return;
+		q->head = task->queue_next;
+		if (q->head == NULL)
+			q->tail = NULL;
+		task->queue_next = NULL;
+		task_send(d, task);
+		task_progress_update(task);
+	}
+}
+
+/*
+ * task_settle: after the driver acted on a task (started it, woke it,
+ * handed it an answer, moved its timer): queue or send its due request,
+ * file its timer in the heap, give its request back when none is in
+ * flight, and hand it to done the moment it has finished (its progress
+ * entry freed and its outcome in the history) or update its progress.
+ * done must not raise an error.
+ */
+static void
+task_settle(TaskDriver *d, LsmTask *task)
+{
+	if (task->ready)
+	{
+		TaskGate   *g = task_gate_of(d, task);
+		TaskQueue  *q = task->answered ? &g->going : &g->fresh;
+
+		if (q->tail)
+			q->tail->queue_next = task;
+		else
+			q->head = task;
+		q->tail = task;
+		task->ready = false;	/* now it is the gate's */
+		task_gate_drain(d, g);
+	}
+	if (task->asleep && task->asleep_until != task->wake_at)
+	{
+		pairingheap_remove(d->sleepers, &task->sleep_node);
+		task->asleep = false;
+	}
+	if (!task->asleep && task->wake_at != 0 && !task->in_flight &&
+		task->phase != LSM_PHASE_DONE)
+	{
+		task->asleep_until = task->wake_at;
+		pairingheap_add(d->sleepers, &task->sleep_node);
+		task->asleep = true;
+	}
+	if (task->req && !task->in_flight)
+	{
+		lsm_http_release(task->req);
+		d->spare = lappend(d->spare, task->req);
+		task->req = NULL;
+	}
+	if (task->phase != LSM_PHASE_DONE)
+	{
+		task_progress_update(task);
+		return;
+	}
+	if (d->reported[task->run_index])
+		return;
+	d->reported[task->run_index] = true;
+	d->active--;
+	task_progress_end(task, 0);
+	if (d->done)
+		d->done(task, task->run_index, d->arg);
 }
 
 /*
@@ -824,29 +1109,23 @@ task_issue(LsmTask *task, TimestampTz deadline)
  * the earliest wake-up still pending (0: none).
  */
 static TimestampTz
-task_wake_due(LsmTask **tasks, int ntasks, TimestampTz deadline)
+task_wake_due(TaskDriver *d)
 {
 	TimestampTz now = GetCurrentTimestamp();
-	TimestampTz next = 0;
 
-	for (int i = 0; i < ntasks; i++)
+	while (!pairingheap_is_empty(d->sleepers))
 	{
-		LsmTask    *task = tasks[i];
+		LsmTask    *task = pairingheap_container(LsmTask, sleep_node,
+												 pairingheap_first(d->sleepers));
 
-		if (task->phase == LSM_PHASE_DONE || task->in_flight ||
-			task->wake_at == 0)
-			continue;
-		if (task->wake_at <= now)
-		{
-			task_issue(task, deadline);
-			task_progress_update(task);
-		}
-		/* still asleep, or put back to sleep by its request budget */
-		if (!task->in_flight && task->wake_at != 0 &&
-			(next == 0 || task->wake_at < next))
-			next = task->wake_at;
+		if (task->asleep_until > now)
+			return task->asleep_until;
+		(void) pairingheap_remove_first(d->sleepers);
+		task->asleep = false;
+		task_issue(task);
+		task_settle(d, task);
 	}
-	return next;
+	return 0;
 }
 
 /*
@@ -857,13 +1136,13 @@ task_wake_due(LsmTask **tasks, int ntasks, TimestampTz deadline)
  * over, and the passes after it end sooner or later than predicted).
  */
 static void
-task_drain_rewake(LsmTask **tasks, int ntasks, LsmPaceDrain *drain)
+task_drain_rewake(TaskDriver *d, LsmPaceDrain *drain)
 {
 	TimestampTz now = GetCurrentTimestamp();
 
-	for (int i = 0; i < ntasks; i++)
+	for (int i = 0; i < d->ntasks; i++)
 	{
-		LsmTask    *task = tasks[i];
+		LsmTask    *task = d->tasks[i];
 		TimestampTz wake_at;
 
 		if (task->watermark.drain != drain ||
@@ -871,8 +1150,11 @@ task_drain_rewake(LsmTask **tasks, int ntasks, LsmPaceDrain *drain)
 			task->backing_off || task->wake_at <= now)
 			continue;		/* only a wait for the next poll moves */
 		wake_at = lsm_watermark_rewake(&task->watermark, now);
-		if (wake_at != 0)
+		if (wake_at != 0 && wake_at != task->wake_at)
+		{
 			task->wake_at = wake_at;
+			task_settle(d, task);
+		}
 	}
 }
 
@@ -918,119 +1200,6 @@ task_share_drains(LsmTask **tasks, int ntasks)
 }
 
 /*
- * task_count_active: tasks not finished yet.
- */
-static int
-task_count_active(LsmTask **tasks, int ntasks)
-{
-	int			n = 0;
-
-	for (int i = 0; i < ntasks; i++)
-		if (tasks[i]->phase != LSM_PHASE_DONE)
-			n++;
-	return n;
-}
-
-/*
- * task_progress_end: the task is over for progress reporting
- * (interrupted_by: 0, or the SQLSTATE of the error that ended the
- * statement); it no longer holds a progress entry.  Never raises an
- * error: it runs in lsm_task_run_all's error handler.
- */
-static void
-task_progress_end(LsmTask *task, int interrupted_by)
-{
-	LsmTaskSnapshot snap;
-
-	lsm_task_snapshot(task, &snap);
-	lsm_progress_end(&snap, interrupted_by);
-	task->progress_slot = -1;
-}
-
-/*
- * task_progress_begin: a task starts; it claims a progress entry when it
- * is a checkpoint that reports progress (progress.c decides) and listed,
- * i.e. its call has not claimed LSM_CALL_MAX_CLAIMS entries yet.  Returns
- * whether it holds an entry.
- */
-static bool
-task_progress_begin(LsmTask *task, bool listed)
-{
-	LsmTaskSnapshot snap;
-
-	lsm_task_snapshot(task, &snap);
-	task->progress_slot = lsm_progress_begin(&snap, listed);
-	return task->progress_slot >= 0;
-}
-
-/*
- * task_progress_update: the task's phase and counters into its progress
- * entry, if it has one.
- */
-static void
-task_progress_update(const LsmTask *task)
-{
-	LsmTaskSnapshot snap;
-
-	lsm_task_snapshot(task, &snap);
-	lsm_progress_update(&snap);
-}
-
-/*
- * task_rethrow_waiting: in lsm_task_run_all's error handler, for a cancel
- * or statement_timeout (57014): when a checkpoint was waiting on a bucket
- * that is not Active (a Sealed bucket: a drop in flight), rethrow the error
- * with a detail naming the bucket and its status; otherwise return.  cxt is
- * the caller's memory context (not ErrorContext).
- */
-static void
-task_rethrow_waiting(LsmTask **tasks, int ntasks, MemoryContext cxt)
-{
-	for (int i = 0; i < ntasks; i++)
-	{
-		const LsmTask *task = tasks[i];
-		ErrorData  *edata;
-
-		if (task->kind != LSM_TASK_CHECKPOINT ||
-			task->phase == LSM_PHASE_DONE ||
-			task->watermark.waiting_shard[0] == '\0')
-			continue;
-		MemoryContextSwitchTo(cxt);
-		edata = CopyErrorData();
-		if (edata->detail != NULL)
-			return;
-		FlushErrorState();
-		edata->detail = psprintf("The checkpoint of LanceDB table \"%s\" was waiting for bucket \"%s\", whose status is \"%s\".",
-								 task->table_name,
-								 task->watermark.waiting_shard,
-								 task->watermark.waiting_status);
-		ReThrowError(edata);
-	}
-}
-
-/*
- * task_report_done: every task of the call that has finished since the
- * last look (reported[i] false) ends for progress reporting at once, its
- * entry freed and its outcome in the history, and is handed to done (when
- * set), so that a table's outcome is known the moment it finishes, not
- * when the call's slowest table does.  Neither step raises an error.
- */
-static void
-task_report_done(LsmTask **tasks, int ntasks, bool *reported,
-				 LsmTaskDone done, void *arg)
-{
-	for (int i = 0; i < ntasks; i++)
-	{
-		if (reported[i] || tasks[i]->phase != LSM_PHASE_DONE)
-			continue;
-		reported[i] = true;
-		task_progress_end(tasks[i], 0);
-		if (done)
-			done(tasks[i], arg);
-	}
-}
-
-/*
  * lsm_task_run_all: run initialised tasks concurrently until each has
  * finished; each task's outcome is in its failure (NULL: success), stats
  * and counters.  Raises only PostgreSQL's own errors (cancel, timeout,
@@ -1043,59 +1212,111 @@ lsm_task_run_all(LsmTask **tasks, int ntasks)
 }
 
 /*
- * lsm_task_run_all_notify: lsm_task_run_all, calling done(task, arg) once
- * for each task the moment it finishes (a task finished before the call,
- * refused before any request, at the first look), from inside the driver
- * loop: done must not raise an error nor run the driver again.  The first
- * LSM_CALL_MAX_CLAIMS checkpoints of the call that report progress get a
- * progress entry each; the rest run unlisted, counted by
+ * task_driver_start: start every task of d not finished before the call
+ * (the first LSM_CALL_MAX_CLAIMS checkpoints that report progress get a
+ * progress entry each), then hand the finished ones to done, in order.
+ */
+static void
+task_driver_start(TaskDriver *d)
+{
+	int			claims = 0;
+
+	for (int i = 0; i < d->ntasks; i++)
+	{
+		LsmTask    *task = d->tasks[i];
+
+		task->run_index = i;
+		task->asleep = false;
+		task->ready = false;
+		task->queue_next = NULL;
+		task->gate = NULL;
+		if (task->phase == LSM_PHASE_DONE)
+			continue;			/* refused before any request */
+		d->active++;
+		task->started_at = GetCurrentTimestamp();
+		if (task_progress_begin(task, claims < LSM_CALL_MAX_CLAIMS))
+			claims++;
+		task_issue(task);
+		task_settle(d, task);
+	}
+	for (int i = 0; i < d->ntasks; i++)
+	{
+		if (d->tasks[i]->phase != LSM_PHASE_DONE || d->reported[i])
+			continue;			/* running, or handed over above */
+		d->reported[i] = true;
+		task_progress_end(d->tasks[i], 0);
+		if (d->done)
+			d->done(d->tasks[i], i, d->arg);
+	}
+}
+
+/*
+ * task_driver_answer: the request of task finished; act on its answer,
+ * then move the polls waiting on its drain when it saw a pass of a higher
+ * rank over, and send what is due on its gate.
+ */
+static void
+task_driver_answer(TaskDriver *d, LsmTask *task)
+{
+	LsmPaceDrain *drain = task->watermark.drain;
+	int64		seen = drain ? drain->last_rank : 0;
+	TaskGate   *g = task_gate_of(d, task);
+
+	g->inflight--;
+	task_on_answer(task);
+	task_settle(d, task);
+	if (drain && drain->last_rank > seen)
+		task_drain_rewake(d, drain);
+	task_gate_drain(d, g);
+}
+
+/*
+ * lsm_task_run_all_notify: lsm_task_run_all, calling done(task, index,
+ * arg) once for each task the moment it finishes (a task finished before
+ * the call, refused before any request, at the first look), from inside
+ * the driver loop: done must not raise an error nor run the driver again.
+ * The first LSM_CALL_MAX_CLAIMS checkpoints of the call that report
+ * progress get a progress entry each; the rest run unlisted, counted by
  * lancelsm_progress_skipped().  On an error the tasks not yet handed to
  * done are not handed to it: the caller's error handler sees them
  * unfinished.
+ *
+ * The cost of an event does not grow with the call: timers are kept in a
+ * heap, finished tasks are handed over as they finish, and at most
+ * LSM_TASK_INFLIGHT_PER_POOL requests per server and role are in flight,
+ * on requests reused from task to task, the others due waiting in order.
  */
 void
 lsm_task_run_all_notify(LsmTask **tasks, int ntasks, LsmTaskDone done,
 						void *arg)
 {
-	TimestampTz deadline = lsm_statement_deadline();
 	MemoryContext cxt = CurrentMemoryContext;
-	bool	   *reported = palloc0(Max(ntasks, 1) * sizeof(bool));
-	int			claims = 0;
+	TaskDriver	d;
+	ListCell   *lc;
 
+	memset(&d, 0, sizeof(d));
+	d.tasks = tasks;
+	d.ntasks = ntasks;
+	d.reported = palloc0(Max(ntasks, 1) * sizeof(bool));
+	d.sleepers = pairingheap_allocate(task_sleep_cmp, NULL);
+	d.deadline = lsm_statement_deadline();
+	d.done = done;
+	d.arg = arg;
 	task_share_drains(tasks, ntasks);
 	PG_TRY();
 	{
-		for (int i = 0; i < ntasks; i++)
+		task_driver_start(&d);
+		while (d.active > 0)
 		{
-			if (tasks[i]->phase == LSM_PHASE_DONE)
-				continue;		/* refused before any request */
-			tasks[i]->started_at = GetCurrentTimestamp();
-			if (task_progress_begin(tasks[i], claims < LSM_CALL_MAX_CLAIMS))
-				claims++;
-			task_issue(tasks[i], deadline);
-			task_progress_update(tasks[i]);
-		}
-		task_report_done(tasks, ntasks, reported, done, arg);
-		while (task_count_active(tasks, ntasks) > 0)
-		{
-			TimestampTz wake_at = task_wake_due(tasks, ntasks, deadline);
-			LsmTask    *answered = lsm_http_wait(wake_at, deadline);
+			TimestampTz wake_at = task_wake_due(&d);
+			LsmTask    *answered = lsm_http_wait(wake_at, d.deadline);
 
 			if (answered)
-			{
-				LsmPaceDrain *drain = answered->watermark.drain;
-				int64		seen = drain ? drain->last_rank : 0;
-
-				task_on_answer(answered, deadline);
-				task_progress_update(answered);
-				if (drain && drain->last_rank > seen)
-					task_drain_rewake(tasks, ntasks, drain);
-			}
+				task_driver_answer(&d, answered);
 			else if (wake_at == 0)
 				ereport(ERROR,
 						(errcode(ERRCODE_INTERNAL_ERROR),
 						 errmsg_internal("lancelsm task stalled with nothing in flight")));
-			task_report_done(tasks, ntasks, reported, done, arg);
 		}
 	}
 	PG_CATCH();
@@ -1104,12 +1325,16 @@ lsm_task_run_all_notify(LsmTask **tasks, int ntasks, LsmTaskDone done,
 
 		lsm_http_abort_all();
 		for (int i = 0; i < ntasks; i++)
-			if (!reported[i])
+			if (!d.reported[i])
 				task_progress_end(tasks[i], sqlerrcode);
 		if (sqlerrcode == ERRCODE_QUERY_CANCELED)
 			task_rethrow_waiting(tasks, ntasks, cxt);
 		PG_RE_THROW();
 	}
 	PG_END_TRY();
-	pfree(reported);
+	foreach(lc, d.spare)
+		lsm_http_free((LsmRequest *) lfirst(lc));
+	list_free(d.spare);
+	pairingheap_free(d.sleepers);
+	pfree(d.reported);
 }

@@ -901,6 +901,20 @@ lsm_http_release(LsmRequest *req)
 
 
 /*
+ * lsm_http_free: release a request (lsm_http_release) and free it and its
+ * memory context; req must not be used again.  Safe on NULL.
+ */
+void
+lsm_http_free(LsmRequest *req)
+{
+	if (req == NULL)
+		return;
+	lsm_http_release(req);
+	MemoryContextDelete(req->cxt);
+	pfree(req);
+}
+
+/*
  * lsm_http_wait: drive every request in flight until one finishes (return
  * its owner; the request is off its pool, its outcome filled in, its curl
  * objects freed) or until wake_at passes (return NULL; 0: no wake-up).

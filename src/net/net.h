@@ -145,6 +145,7 @@ extern LsmRequest *lsm_http_prepare(LsmRequest *req, const LsmConfig *config,
 extern void lsm_http_start(LsmRequest *req, TimestampTz deadline);
 extern const LsmOutcome *lsm_http_outcome(const LsmRequest *req);
 extern void lsm_http_release(LsmRequest *req);
+extern void lsm_http_free(LsmRequest *req);
 extern void *lsm_http_wait(TimestampTz wake_at, TimestampTz deadline);
 extern void lsm_http_abort_all(void);
 
