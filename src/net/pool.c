@@ -61,13 +61,30 @@ typedef struct HttpPool
 	struct HttpPool *next;
 } HttpPool;
 
-/* One socket curl asked us to watch, for what (CURL_POLL_*), for whom. */
+/*
+ * One socket curl asked us to watch, for what (CURL_POLL_*), for whom, and
+ * where it sits in the kept WaitEventSet (pos -1: not in it).
+ */
 typedef struct HttpSocket
 {
 	curl_socket_t fd;
 	int			what;
 	HttpPool   *pool;
+	int			pos;
 } HttpSocket;
+
+/*
+ * One socket's place in the kept WaitEventSet (pool_set), by position:
+ * what curl wants of it (0: parked, curl no longer watches it) and the
+ * events it is registered for.
+ */
+typedef struct PoolSlot
+{
+	curl_socket_t fd;
+	int			what;
+	HttpPool   *pool;
+	uint32		events;
+} PoolSlot;
 
 /*
  * Connections one pool may hold, busy or idle.  A checkpoint of 1,500
@@ -84,6 +101,27 @@ static HttpSocket *pool_sockets = NULL;
 static int	pool_nsockets = 0;
 static int	pool_socket_cap = 0;
 
+/*
+ * The WaitEventSet of the latch, postmaster death and curl's sockets,
+ * kept from one wait to the next while requests are in flight, with
+ * pool_slots saying what each position holds.  A WaitEventSet cannot drop
+ * an event, and libcurl stops watching a keep-alive connection between
+ * two requests on it, so such a socket stays in the set, parked: watched
+ * for its peer closing only (WL_SOCKET_CLOSED), taken up again in place
+ * (ModifyWaitEvent) when curl watches the same socket again.  The set is
+ * built afresh (pool_set_stale) only when a new socket comes, a socket
+ * closes (lsm_pool_socket_closed) or a parked peer hangs up.  It belongs
+ * to no resource owner: lsm_pool_wait frees it on every error and
+ * whenever nothing is in flight any more (pool_set_free), so no
+ * descriptor outlives the requests.
+ */
+static WaitEventSet *pool_set = NULL;
+static bool pool_set_stale = true;
+static PoolSlot *pool_slots = NULL;
+static int	pool_nslots = 0;
+
+static void pool_set_free(void);
+
 /* One easy handle in flight, on which pool, for whom. */
 typedef struct PoolEntry
 {
@@ -96,6 +134,43 @@ typedef struct PoolEntry
 static PoolEntry *pool_inflight = NULL;
 static int	pool_ninflight = 0;
 static int	pool_inflight_cap = 0;
+
+/*
+ * pool_parked_slot: the position of fd parked in the kept set, or -1.
+ */
+static int
+pool_parked_slot(curl_socket_t fd)
+{
+	if (pool_set == NULL || pool_set_stale)
+		return -1;
+	for (int pos = 2; pos < pool_nslots; pos++)
+		if (pool_slots[pos].fd == fd && pool_slots[pos].what == 0)
+			return pos;
+	return -1;
+}
+
+/*
+ * lsm_pool_socket_closed: a socket of libcurl's is being closed
+ * (src/net/socket.c): the kept set may hold it, so it is built afresh at
+ * the next wait (a closed descriptor leaves epoll by itself, and its number
+ * may come back as another socket).
+ */
+void
+lsm_pool_socket_closed(curl_socket_t fd)
+{
+	pool_set_stale = true;
+}
+
+/*
+ * lsm_pool_holds_wait_set: whether the kept set exists, with its external
+ * descriptor (a stale one is freed before it is built again, so it keeps
+ * its descriptor's place).  Declared in pool.h.
+ */
+bool
+lsm_pool_holds_wait_set(void)
+{
+	return pool_set != NULL;
+}
 
 /*
  * pool_socket_cb: curl's socket callback; keeps pool_sockets in step with
@@ -114,7 +189,12 @@ pool_socket_cb(CURL *easy, curl_socket_t fd, int what, void *userp,
 	if (what == CURL_POLL_REMOVE)
 	{
 		if (i < pool_nsockets)
+		{
+			/* parked in the set, not dropped (pool_set) */
+			if (pool_sockets[i].pos >= 0)
+				pool_slots[pool_sockets[i].pos].what = 0;
 			pool_sockets[i] = pool_sockets[--pool_nsockets];
+		}
 		return 0;
 	}
 	if (i == pool_nsockets)
@@ -138,10 +218,18 @@ pool_socket_cb(CURL *easy, curl_socket_t fd, int what, void *userp,
 			pool_socket_cap = newcap;
 		}
 		pool_nsockets++;
+		pool_sockets[i].pos = pool_parked_slot(fd);
+		if (pool_sockets[i].pos < 0)
+			pool_set_stale = true;
 	}
 	pool_sockets[i].fd = fd;
 	pool_sockets[i].what = what;
 	pool_sockets[i].pool = (HttpPool *) userp;
+	if (pool_sockets[i].pos >= 0)
+	{
+		pool_slots[pool_sockets[i].pos].what = what;
+		pool_slots[pool_sockets[i].pos].pool = (HttpPool *) userp;
+	}
 	return 0;
 }
 
@@ -199,7 +287,10 @@ pool_close_stale(void)
 			curl_multi_cleanup(pool->multi);
 			for (int i = pool_nsockets - 1; i >= 0; i--)
 				if (pool_sockets[i].pool == pool)
+				{
 					pool_sockets[i] = pool_sockets[--pool_nsockets];
+					pool_set_stale = true;
+				}
 			pfree(pool);
 		}
 		else
@@ -373,6 +464,8 @@ pool_untrack(int i)
 	pool_inflight[i] = pool_inflight[--pool_ninflight];
 	curl_multi_remove_handle(entry.pool->multi, entry.easy);
 	entry.pool->ninflight--;
+	if (pool_ninflight == 0)
+		pool_set_free();
 	return entry.owner;
 }
 
@@ -459,41 +552,104 @@ pool_timeout_ms(TimestampTz now, TimestampTz wake_at, TimestampTz deadline)
 }
 
 /*
- * pool_wait_set: a WaitEventSet of the latch, postmaster death and every
- * socket curl wants watched.  On error it frees what it built.
+ * pool_socket_events: the events to wait for on a socket curl wants for
+ * what (CURL_POLL_*; 0: parked, only its peer closing).
+ */
+static uint32
+pool_socket_events(int what)
+{
+	uint32		ev = 0;
+
+	if (what & CURL_POLL_IN)
+		ev |= WL_SOCKET_READABLE;
+	if (what & CURL_POLL_OUT)
+		ev |= WL_SOCKET_WRITEABLE;
+	return ev ? ev : WL_SOCKET_CLOSED;
+}
+
+/*
+ * pool_set_free: free the kept WaitEventSet, if any; the next wait builds
+ * it afresh.
+ */
+static void
+pool_set_free(void)
+{
+	if (pool_set)
+		FreeWaitEventSet(pool_set);
+	pool_set = NULL;
+	if (pool_slots)
+		pfree(pool_slots);
+	pool_slots = NULL;
+	pool_nslots = 0;
+	pool_set_stale = true;
+	for (int i = 0; i < pool_nsockets; i++)
+		pool_sockets[i].pos = -1;
+}
+
+/*
+ * pool_set_build: build pool_set afresh: the latch, postmaster death and
+ * every socket curl wants watched.  pool_set is assigned as soon as it
+ * exists, so that the caller's error path frees a half-built set.
+ */
+static void
+pool_set_build(void)
+{
+	MemoryContext old;
+
+	pool_set_free();
+	pool_slots = MemoryContextAllocZero(TopMemoryContext,
+										(pool_nsockets + 2) * sizeof(PoolSlot));
+	/* no resource owner (17+) / the top context (before): see pool_set */
+	old = MemoryContextSwitchTo(TopMemoryContext);
+	pool_set = CreateWaitEventSet(NULL, pool_nsockets + 2);
+	MemoryContextSwitchTo(old);
+	AddWaitEventToSet(pool_set, WL_LATCH_SET, PGINVALID_SOCKET, MyLatch,
+					  NULL);
+	AddWaitEventToSet(pool_set, WL_EXIT_ON_PM_DEATH, PGINVALID_SOCKET,
+					  NULL, NULL);
+	pool_nslots = 2;
+	for (int i = 0; i < pool_nsockets; i++)
+	{
+		HttpSocket *sock = &pool_sockets[i];
+		PoolSlot   *slot = &pool_slots[pool_nslots];
+
+		slot->fd = sock->fd;
+		slot->what = sock->what;
+		slot->pool = sock->pool;
+		slot->events = pool_socket_events(sock->what);
+		sock->pos = AddWaitEventToSet(pool_set, slot->events, sock->fd,
+									  NULL, NULL);
+		pool_nslots++;
+	}
+	pool_set_stale = false;
+}
+
+/*
+ * pool_wait_set: pool_set brought in step with curl's sockets: events
+ * that changed are modified in place, sockets curl stopped watching are
+ * parked; a new or closed socket rebuilds the set.  Errors leave pool_set
+ * for the caller to free.
  */
 static WaitEventSet *
 pool_wait_set(void)
 {
-	WaitEventSet *volatile set = NULL;
-
-	PG_TRY();
+	if (pool_set == NULL || pool_set_stale)
 	{
-		set = CreateWaitEventSet(CurrentResourceOwner, pool_nsockets + 2);
-		AddWaitEventToSet(set, WL_LATCH_SET, PGINVALID_SOCKET, MyLatch, NULL);
-		AddWaitEventToSet(set, WL_EXIT_ON_PM_DEATH, PGINVALID_SOCKET,
-						  NULL, NULL);
-		for (int i = 0; i < pool_nsockets; i++)
-		{
-			uint32		ev = 0;
+		pool_set_build();
+		return pool_set;
+	}
+	for (int pos = 2; pos < pool_nslots; pos++)
+	{
+		PoolSlot   *slot = &pool_slots[pos];
+		uint32		ev = pool_socket_events(slot->what);
 
-			if (pool_sockets[i].what & CURL_POLL_IN)
-				ev |= WL_SOCKET_READABLE;
-			if (pool_sockets[i].what & CURL_POLL_OUT)
-				ev |= WL_SOCKET_WRITEABLE;
-			if (ev)
-				AddWaitEventToSet(set, ev, pool_sockets[i].fd, NULL,
-								  &pool_sockets[i]);
+		if (ev != slot->events)
+		{
+			ModifyWaitEvent(pool_set, pos, ev, NULL);
+			slot->events = ev;
 		}
 	}
-	PG_CATCH();
-	{
-		if (set)
-			FreeWaitEventSet(set);
-		PG_RE_THROW();
-	}
-	PG_END_TRY();
-	return set;
+	return pool_set;
 }
 
 /* One socket that fired, copied out before curl may change the table. */
@@ -505,42 +661,46 @@ typedef struct PoolFired
 } PoolFired;
 
 /*
- * pool_wait_once: one wait of at most timeout_ms.  Fills fired[] with the
- * sockets that became ready (at most pool_nsockets) and returns how many;
- * *latch_set tells whether the latch woke us.  The set is freed before
- * returning.
+ * pool_wait_once: one wait of at most timeout_ms.  Returns the sockets
+ * curl watches that became ready, in a palloc'd array, with their count
+ * in *nfired; *latch_set tells whether the latch woke us.  A parked
+ * socket whose peer closed makes the next wait rebuild the set.  The set
+ * is kept (pool_set).
  */
-static int
-pool_wait_once(long timeout_ms, PoolFired *fired, bool *latch_set)
+static PoolFired *
+pool_wait_once(long timeout_ms, int *nfired, bool *latch_set)
 {
-	int			nevents = pool_nsockets + 2;
-	WaitEvent  *events = palloc(nevents * sizeof(WaitEvent));
 	WaitEventSet *set = pool_wait_set();
+	int			nevents = pool_nslots;
+	WaitEvent  *events = palloc(nevents * sizeof(WaitEvent));
+	PoolFired  *fired = palloc(nevents * sizeof(PoolFired));
 	int			n;
-	int			nfired = 0;
 
 	n = WaitEventSetWait(set, timeout_ms, events, nevents, PG_WAIT_EXTENSION);
-	FreeWaitEventSet(set);
 	*latch_set = false;
+	*nfired = 0;
 	for (int i = 0; i < n; i++)
 	{
-		HttpSocket *sock = (HttpSocket *) events[i].user_data;
+		PoolSlot   *slot = &pool_slots[events[i].pos];
 
 		if (events[i].events & WL_LATCH_SET)
 			*latch_set = true;
-		else if (sock && (events[i].events &
-						  (WL_SOCKET_READABLE | WL_SOCKET_WRITEABLE)))
+		else if (events[i].pos < 2)
+			continue;
+		else if (slot->what == 0)
+			pool_set_stale = true;	/* a parked peer closed: drop it */
+		else if (events[i].events & (WL_SOCKET_READABLE | WL_SOCKET_WRITEABLE))
 		{
-			fired[nfired].fd = events[i].fd;
-			fired[nfired].pool = sock->pool;
-			fired[nfired].mask =
+			fired[*nfired].fd = slot->fd;
+			fired[*nfired].pool = slot->pool;
+			fired[*nfired].mask =
 				((events[i].events & WL_SOCKET_READABLE) ? CURL_CSELECT_IN : 0) |
 				((events[i].events & WL_SOCKET_WRITEABLE) ? CURL_CSELECT_OUT : 0);
-			nfired++;
+			(*nfired)++;
 		}
 	}
 	pfree(events);
-	return nfired;
+	return fired;
 }
 
 /*
@@ -550,15 +710,15 @@ pool_wait_once(long timeout_ms, PoolFired *fired, bool *latch_set)
 static void
 pool_step(TimestampTz wake_at, TimestampTz deadline)
 {
-	PoolFired  *fired = palloc((pool_nsockets + 1) * sizeof(PoolFired));
+	PoolFired  *fired;
 	bool		latch_set;
 	int			nfired;
 	int			running;
 	TimestampTz now;
 
-	nfired = pool_wait_once(pool_timeout_ms(GetCurrentTimestamp(), wake_at,
-											deadline),
-							fired, &latch_set);
+	fired = pool_wait_once(pool_timeout_ms(GetCurrentTimestamp(), wake_at,
+										   deadline),
+						   &nfired, &latch_set);
 	if (latch_set)
 		ResetLatch(MyLatch);
 	CHECK_FOR_INTERRUPTS();
@@ -580,19 +740,12 @@ pool_step(TimestampTz wake_at, TimestampTz deadline)
 }
 
 /*
- * lsm_pool_wait: drive every handle in flight until one finishes (return
- * its owner, the handle off its pool, and libcurl's result in *code) or until wake_at passes (return NULL; 0: no wake-up).  Raises
- * PostgreSQL's own error on query cancel, statement_timeout or when
- * deadline (0: none) passes; handles then stay in flight and the caller
- * must take them off with lsm_pool_abort_next().  Errors: 57014, or out
- * of memory.
+ * pool_wait_loop: lsm_pool_wait's loop (see there), grace being its
+ * deadline with LSM_DEADLINE_GRACE_MS added (0: none).
  */
-void *
-lsm_pool_wait(TimestampTz wake_at, TimestampTz deadline, CURLcode *code)
+static void *
+pool_wait_loop(TimestampTz wake_at, TimestampTz grace, CURLcode *code)
 {
-	TimestampTz grace = deadline ?
-		TimestampTzPlusMilliseconds(deadline, LSM_DEADLINE_GRACE_MS) : 0;
-
 	for (;;)
 	{
 		void	   *done = pool_take_completed(code);
@@ -612,6 +765,39 @@ lsm_pool_wait(TimestampTz wake_at, TimestampTz deadline, CURLcode *code)
 }
 
 /*
+ * lsm_pool_wait: drive every handle in flight until one finishes (return
+ * its owner, the handle off its pool, and libcurl's result in *code) or
+ * until wake_at passes (return NULL; 0: no wake-up).  Raises
+ * PostgreSQL's own error on query cancel, statement_timeout or when
+ * deadline (0: none) passes; handles then stay in flight and the caller
+ * must take them off with lsm_pool_abort_next().  The kept WaitEventSet
+ * (pool_set) is freed on every error and once nothing is in flight.
+ * Errors: 57014, or out of memory.
+ */
+void *
+lsm_pool_wait(TimestampTz wake_at, TimestampTz deadline, CURLcode *code)
+{
+	void	   *done = NULL;
+	volatile TimestampTz until = wake_at;
+	volatile TimestampTz grace = deadline ?
+		TimestampTzPlusMilliseconds(deadline, LSM_DEADLINE_GRACE_MS) : 0;
+
+	PG_TRY();
+	{
+		done = pool_wait_loop(until, grace, code);
+	}
+	PG_CATCH();
+	{
+		pool_set_free();
+		PG_RE_THROW();
+	}
+	PG_END_TRY();
+	if (pool_ninflight == 0)
+		pool_set_free();
+	return done;
+}
+
+/*
  * lsm_pool_abort_next: take one handle in flight off its pool, unfinished
  * (libcurl closes its connection), and return its owner, who still has
  * the handle to free; NULL when none is left, every curl timer
@@ -625,6 +811,7 @@ lsm_pool_abort_next(void)
 		return pool_untrack(pool_ninflight - 1);
 	for (HttpPool *pool = pools; pool; pool = pool->next)
 		pool->timer_at = -1;
+	pool_set_free();
 	return NULL;
 }
 

@@ -2,8 +2,8 @@
  *
  * pool.h
  *		Connection pools: one libcurl multi handle per server and user
- *		mapping, and the wait on the session latch.  Used by src/net/http.c
- *		only.
+ *		mapping, and the wait on the session latch.  Used by src/net/http.c,
+ *		and by src/net/socket.c to say when a socket closes.
  *
  * The pools know libcurl easy handles and an opaque owner pointer per
  * handle, nothing of requests: they never call back into src/net/http.c.
@@ -28,5 +28,19 @@ extern void lsm_pool_remove(CURL *easy);
 extern void *lsm_pool_wait(TimestampTz wake_at, TimestampTz deadline,
 						   CURLcode *code);
 extern void *lsm_pool_abort_next(void);
+
+/*
+ * lsm_pool_socket_closed: libcurl is closing socket fd (called by
+ * src/net/socket.c's close callback); the wait's kept WaitEventSet is
+ * built afresh before the next wait.  Raises nothing.
+ */
+extern void lsm_pool_socket_closed(curl_socket_t fd);
+
+/*
+ * lsm_pool_holds_wait_set: whether the wait keeps a WaitEventSet now, and
+ * so holds the external descriptor it needs (src/net/socket.c budgets
+ * one for it otherwise).  Raises nothing.
+ */
+extern bool lsm_pool_holds_wait_set(void);
 
 #endif							/* LANCELSM_POOL_H */

@@ -24,6 +24,7 @@
 
 #include "common/ip.h"
 #include "net/endpoint.h"
+#include "net/pool.h"
 #include "net/socket.h"
 #include "storage/fd.h"
 
@@ -54,14 +55,17 @@ socket_address_text(const struct curl_sockaddr *address, char *buf,
 /*
  * socket_reserve
  *		Reserve one external descriptor for a socket, but only while one
- *		more stays free: the wait on the pools' sockets (src/net/pool.c)
- *		needs one for its wait set after the sockets are open.
+ *		more stays free, unless the wait on the pools' sockets
+ *		(src/net/pool.c) holds its wait set already: it needs one for that
+ *		set after the sockets are open.
  */
 static bool
 socket_reserve(void)
 {
 	if (!AcquireExternalFD())
 		return false;
+	if (lsm_pool_holds_wait_set())
+		return true;
 	if (!AcquireExternalFD())
 	{
 		ReleaseExternalFD();
@@ -119,8 +123,10 @@ socket_open(void *clientp, curlsocktype purpose,
 static int
 socket_close(void *clientp, curl_socket_t fd)
 {
-	int			rc = close(fd);
+	int			rc;
 
+	lsm_pool_socket_closed(fd);
+	rc = close(fd);
 	ReleaseExternalFD();
 	return rc;
 }
