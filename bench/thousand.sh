@@ -112,3 +112,22 @@ psqlq -c "DELETE FROM lancelsm_table" -o /dev/null
 seq 1 "$n" | sed "s/.*/SELECT lancelsm_add_table('lance', 'k&');/" | psqlq -o /dev/null
 prepare
 measure all "SELECT * FROM lancelsm_checkpoint_all()"
+
+# the reference for the CPU: the array call's requests sent by the leanest
+# libcurl client (bench/curl_floor.c), on the same 32 connections
+cc -O2 -o "$out/curl_floor" "$bench/curl_floor.c" -lcurl
+sent=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["total"])' "$out/array.counts")
+read -r _ _ _ answered _ floor_cpu _ floor_us <<<"$("$out/curl_floor" "$EMU" "$BENCH_KEY" "$n" "$sent" 32)"
+python3 - "$out" "$floor_cpu" "$answered" "$n" <<'PY' | tee -a "$BENCH_WORK/results.txt"
+import sys
+out, floor_cpu, answered, n = sys.argv[1], float(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
+per = floor_cpu * 1000 / answered
+print(f"libcurl alone (bench/curl_floor.c): {answered} requests, CPU {floor_cpu:.0f} ms = {per:.1f} us per request")
+for label in ("array", "all"):
+    c0, c1 = (int(open(f"{out}/{label}.cpu{i}").read().split()[0]) for i in (0, 1))
+    import json
+    sent = json.load(open(f"{out}/{label}.counts"))["total"]
+    mine = (c1 - c0) / sent
+    print(f"  {label}: {mine:.1f} us per request = {mine / per:.2f} x libcurl alone "
+          f"({sent / n:.2f} requests per table; libcurl alone for them: {per * sent / 1000:.0f} ms)")
+PY
