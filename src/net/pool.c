@@ -13,8 +13,9 @@
  * flight on it, so the next call connects afresh with the new options.
  *
  * Waiting is done on a WaitEventSet holding the session latch, postmaster
- * death and the sockets of every pool, with the earliest curl timer as the
- * timeout: a query cancel or statement_timeout sets the latch, and
+ * death and the sockets of every pool, kept from one wait to the next
+ * while requests are in flight (pool_set), with the earliest curl timer
+ * as the timeout: a query cancel or statement_timeout sets the latch, and
  * CHECK_FOR_INTERRUPTS() raises PostgreSQL's own error within one wakeup,
  * whatever curl is doing (resolving, connecting, TLS, sending, waiting for
  * a silent server, reading a dripping body).  Errors raised between curl
