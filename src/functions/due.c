@@ -90,27 +90,6 @@ due_plan_alloc(const DeclaredSet *set, DuePlan *plan)
 }
 
 /*
- * due_failure_copy: a deep copy of failure in CurrentMemoryContext (NULL
- * for NULL), to outlive the memory of the stats read that made it.
- */
-static LsmFailure *
-due_failure_copy(const LsmFailure *failure)
-{
-	LsmFailure *copy;
-
-	if (failure == NULL)
-		return NULL;
-	copy = palloc(sizeof(LsmFailure));
-	*copy = *failure;
-	for (int a = 0; a < LSM_FAULT_MAX_ARGS; a++)
-		copy->args[a] = failure->args[a] ? pstrdup(failure->args[a]) : NULL;
-	copy->message = failure->message ? pstrdup(failure->message) : NULL;
-	copy->detail = failure->detail ? pstrdup(failure->detail) : NULL;
-	copy->hint = failure->hint ? pstrdup(failure->hint) : NULL;
-	return copy;
-}
-
-/*
  * due_decide: table t's stats task has finished: summarize it (a number
  * out of range for bigint is the table's failure) and decide its action
  * in CurrentMemoryContext (the stats read's, reset after), then keep in
@@ -132,7 +111,7 @@ due_decide(const DeclaredSet *set, DuePlan *plan, int t, LsmTask *stats,
 		plan->actions[t] = lsm_due_evaluate(&set->limits[t], &summary,
 											&reason);
 	old = MemoryContextSwitchTo(outer);
-	plan->failures[t] = due_failure_copy(stats->failure);
+	plan->failures[t] = lsm_fault_copy(stats->failure);
 	plan->reasons[t] = reason ? pstrdup(reason) : NULL;
 	if (plan->actions[t] != LSM_DUE_NONE)
 	{

@@ -347,6 +347,27 @@ lsm_fault_new(int sqlerrcode, char *detail, char *hint,
 }
 
 /*
+ * lsm_fault_copy: a deep copy of failure in CurrentMemoryContext (NULL for
+ * NULL), to outlive the memory the failure was built in.  Errors: 53200.
+ */
+LsmFailure *
+lsm_fault_copy(const LsmFailure *failure)
+{
+	LsmFailure *copy;
+
+	if (failure == NULL)
+		return NULL;
+	copy = palloc(sizeof(LsmFailure));
+	*copy = *failure;
+	for (int a = 0; a < LSM_FAULT_MAX_ARGS; a++)
+		copy->args[a] = failure->args[a] ? pstrdup(failure->args[a]) : NULL;
+	copy->message = failure->message ? pstrdup(failure->message) : NULL;
+	copy->detail = failure->detail ? pstrdup(failure->detail) : NULL;
+	copy->hint = failure->hint ? pstrdup(failure->hint) : NULL;
+	return copy;
+}
+
+/*
  * fault_secrets: the secrets no failure may carry, into a palloc'd array
  * of *n entries: those of config (the API key, the user mapping's secret
  * values: extra headers, proxy password), the bearer token a request was

@@ -63,7 +63,7 @@ typedef enum LsmFaultMessage
  * the errmsg (args unused by its format are NULL); message is the same
  * errmsg as text, for result rows; detail the errdetail (server text,
  * HTTP status, request id); hint may be NULL.  All palloc'd; built by
- * lsm_fault_new only.
+ * lsm_fault_new only, copied by lsm_fault_copy only.
  */
 typedef struct LsmFailure
 {
@@ -85,6 +85,7 @@ extern LsmFailure *lsm_fault_from_request(const LsmOutcome *req,
 										  int retries);
 extern LsmFailure *lsm_fault_new(int sqlerrcode, char *detail, char *hint,
 								 LsmFaultMessage what,...);
+extern LsmFailure *lsm_fault_copy(const LsmFailure *failure);
 pg_noreturn extern void lsm_fault_raise(const LsmFailure *failure);
 
 #endif							/* LANCELSM_PROTOCOL_H */
