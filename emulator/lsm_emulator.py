@@ -1014,7 +1014,10 @@ class Handler(BaseHTTPRequestHandler):
         self._send(status, _ser(obj).encode(), "application/json")
 
     def _client_gone(self, timeout):
-        """Wait up to timeout; True when the peer closed the connection."""
+        """Wait up to timeout; True when the peer closed the connection.
+        Reads and drops what the peer sends meanwhile: call it only while
+        the peer still waits for this answer, never after its last byte
+        (a kept-alive client may send its next request then)."""
         try:
             r, _, _ = select.select([self.connection], [], [], timeout)
             if r:
@@ -1406,7 +1409,7 @@ class Handler(BaseHTTPRequestHandler):
                 except OSError:
                     self.close_connection = True
                     return
-                if self._client_gone(step):
+                if i + 1 < len(raw) and self._client_gone(step):
                     self.close_connection = True
                     return
             return

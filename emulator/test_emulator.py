@@ -598,6 +598,20 @@ class HttpTest(unittest.TestCase):
         r, data = self.req("get_lsm_stats")
         self.assertEqual((r.status, r.getheader("Content-Type")), (502, "text/html"))
 
+    def test_drip_then_next_request_on_the_same_connection(self):
+        # a kept-alive client sends its next request the moment the dripped
+        # answer ends: the drip must leave it to be read and answered
+        self.ctl("faults", {"route": "flush_lsm", "action": "drip",
+                            "body": "{}  ", "drip_bytes_per_sec": 20})
+        c = self.conn()
+        r, data = self.req("flush_lsm", conn=c)
+        self.assertEqual((r.status, data), (200, b"{}  "))
+        r, data = self.req("flush_lsm", table="other", conn=c)
+        self.assertEqual(r.status, 202)
+        c.close()
+        _, log = self.ctl("log?route=flush_lsm")
+        self.assertEqual([e["table"] for e in log["requests"]], ["events", "other"])
+
     def test_fault_connection_actions(self):
         self.ctl("faults", {"route": "flush_lsm", "action": "close_before_headers"})
         with self.assertRaises((http.client.HTTPException, ConnectionError)):
