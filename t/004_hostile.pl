@@ -29,6 +29,7 @@ use LsmTap;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
+use POSIX ();
 use Time::HiRes qw(time sleep);
 
 my $port = start_emulator();
@@ -426,6 +427,52 @@ survives('server gone');
 $node->safe_psql('postgres',
 	"ALTER SERVER emu OPTIONS (SET host_override 'http://127.0.0.1:$port')");
 $s->query_safe("SET statement_timeout = '20s'");
+
+# two tables in one call, the first one's flush answered slowly (8 bytes
+# dripped at 2 bytes/s): the second table's checkpoint must not wait behind
+# it on the same HTTP/1.1 connection, and once done, its idle connection
+# stays parked in the call's wait, watched for its peer closing only; the
+# server closing it must neither make the wait spin nor lose the call
+sub cpu_ticks
+{
+	open(my $fh, '<', "/proc/$pid/stat") or die "cannot read /proc/$pid/stat: $!";
+	my @f = split ' ', (split /\) /, scalar(<$fh>), 2)[1];
+	return $f[11] + $f[12];		# utime + stime
+}
+emu_reset();
+emu('POST', '/_emulator/tables', { name => 'parked', buckets => 1 });
+fault({ table => 'events', route => 'flush_lsm', action => 'drip',
+	  body => '{}      ', drip_bytes_per_sec => 2 });
+my $ticks0 = cpu_ticks();
+my $call = send_query($s,
+	"SELECT string_agg(table_name || ':' || ok, ',' ORDER BY table_name) "
+	  . "FROM lancelsm_checkpoint('emu', ARRAY['events', 'parked'])");
+my $until = time() + 10;
+sleep(0.01)
+  while emu('GET', '/_emulator/counts?table=parked')->{get_lsm_stats} < 1
+  && time() < $until;
+my $events = emu_counts();
+is("$events->{flush_lsm}|$events->{get_lsm_stats}", '1|0',
+	'slow flush: the other table was done while it still dripped');
+my $closed_mid = 0;
+while (!$closed_mid && time() < $until)
+{
+	$closed_mid = emu('POST', '/_emulator/connections/close_idle')->{closed};
+	sleep(0.01) unless $closed_mid;
+}
+cmp_ok($closed_mid, '>=', 1,
+	'parked: the server closed the idle connection while the flush dripped');
+is(emu_counts()->{get_lsm_stats}, 0,
+	'parked: the slow flush was still in flight then');
+($out, $err) = finish_query($s, $call);
+is($out, 'events:true,parked:true', 'parked: both checkpoints ok') or diag($err);
+my $parked = emu('GET', '/_emulator/counts?table=parked');
+is("$parked->{flush_lsm}|$parked->{get_lsm_stats}|$parked->{compact_lsm}",
+	'1|1|0', 'parked: its table sent flush and stats once each');
+my $ticks = cpu_ticks() - $ticks0;
+cmp_ok($ticks / POSIX::sysconf(POSIX::_SC_CLK_TCK()), '<', 1,
+	'parked: the wait did not spin on the closed connection (CPU seconds over a 4 s drip)');
+survives('parked');
 
 #
 # 8. nothing accumulates over repeated failures

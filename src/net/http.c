@@ -534,6 +534,9 @@ http_may_multiplex(const LsmConfig *config)
  * HTTP/2 requests wait for a connection being set up to the same server
  * (CURLOPT_PIPEWAIT) rather than opening one each, so that the requests
  * of a many-table call share one multiplexed connection (src/net/pool.c).
+ * Requests that can only speak HTTP/1.1 do not wait: libcurl would hold
+ * them until the first request on that connection had been answered in
+ * full, so one slow answer would hold back every table started with it.
  *
  * Proxies: only the proxy option names one.  CURLOPT_PROXY "" and
  * CURLOPT_NOPROXY "" make libcurl ignore http_proxy, https_proxy,
@@ -551,7 +554,7 @@ http_configure_route(CURL *easy, const LsmConfig *config)
 {
 	curl_easy_setopt(easy, CURLOPT_HTTP_VERSION,
 					 http_version_option(config->http_version));
-	curl_easy_setopt(easy, CURLOPT_PIPEWAIT, 1L);
+	curl_easy_setopt(easy, CURLOPT_PIPEWAIT, http_may_multiplex(config) ? 1L : 0L);
 	curl_easy_setopt(easy, CURLOPT_PROXY, config->proxy ? config->proxy : "");
 	curl_easy_setopt(easy, CURLOPT_NOPROXY, "");
 	if (config->proxy)
