@@ -4,7 +4,9 @@
 # scripts/pg-chroot.sh brings the newer majors; sqlsmith for
 # scripts/sqlsmith.sh; nginx and squid for the TLS edge and proxy tests
 # (t/009_edge.pl, t/010_proxy.pl), which start their own instances: the
-# packages' own services must never run.
+# packages' own services must never run; dnsmasq for the DNS server of the
+# name tests (scripts/test-names.sh starts its own): dnsmasq-base, the
+# program alone, which has no service to start.
 set -euo pipefail
 if [ "$(id -u)" != 0 ]; then
 	echo "scripts/deps.sh: run as root (it calls apt-get)" >&2
@@ -18,7 +20,7 @@ apt_get install -y -qq --no-install-recommends \
 	postgresql-15 postgresql-server-dev-15 postgresql-common postgresql-15-cron \
 	libcurl4-openssl-dev libjansson-dev pkg-config make gcc \
 	libipc-run-perl curl openssl python3 ca-certificates \
-	mmdebstrap zstd sqlsmith >/dev/null
+	mmdebstrap zstd sqlsmith dnsmasq-base >/dev/null
 command -v node >/dev/null || apt_get install -y -qq nodejs npm >/dev/null
 # nginx and squid: installed with their services kept from starting (a
 # policy-rc.d for the duration, unless one is there already; Debian's

@@ -54,7 +54,15 @@ cleanup() {
 trap cleanup EXIT
 chmod 755 "$dir"
 mkdir "$dir/hostsdir"
-chown postgres: "$dir/hostsdir" 2>/dev/null || chmod 1777 "$dir/hostsdir"
+# postgres as ROOT knows it (a chroot's uid may differ from the host's)
+pg_uid=$(awk -F: '$1 == "postgres" { print $3 ":" $4 }' "$root/etc/passwd")
+[ -n "$pg_uid" ] || { echo "scripts/test-names.sh: $root/etc/passwd has no postgres user" >&2; exit 1; }
+for f in resolv.conf hosts; do
+	# a symbolic link would be followed from the host's /, not ROOT's
+	[ -f "$root/etc/$f" ] && [ ! -L "$root/etc/$f" ] ||
+		{ echo "scripts/test-names.sh: $root/etc/$f is not a regular file" >&2; exit 1; }
+done
+chown "$pg_uid" "$dir/hostsdir"
 touch "$dir/faults.log" && chmod 644 "$dir/faults.log"
 
 # the faulty servers first: dnsmasq forwards to their ports
@@ -83,7 +91,7 @@ start_dnsmasq() {
 	pid=$!
 	for _ in $(seq 100); do
 		kill -0 "$pid" 2>/dev/null || return 1
-		if getent hosts ready.lancelsm.test >/dev/null 2>&1; then
+		if ${root:+chroot "$root"} getent hosts ready.lancelsm.test >/dev/null 2>&1; then
 			pids+=("$pid")
 			return 0
 		fi
@@ -112,7 +120,7 @@ rm -f "$dir/hostsdir/ready"
 
 # the relay on the same address's port 443
 touch "$dir/https-target"
-chown postgres: "$dir/https-target" 2>/dev/null || chmod 666 "$dir/https-target"
+chown "$pg_uid" "$dir/https-target"
 timeout -k 5 "$lifetime" python3 "$here/test-names-servers.py" relay \
 	--listen "$addr:443" --target-file "$dir/https-target" --lifetime "$lifetime" &
 pids+=($!)

@@ -98,16 +98,19 @@ step_build() {
 }
 
 # installcheck N ENV: pg_regress and TAP, showing the regression diffs
-# when they fail
+# when they fail; in a mount namespace whose resolv.conf and hosts point
+# at a DNS server of the tests (scripts/test-names.sh), over the chroot's
+# own when there is one
 installcheck() {
-	as_postgres "cd '$vtree' && $2 pg_virtualenv -v $1 make installcheck PG_CONFIG=$(pg_config_of "$1")"
+	"$here/scripts/test-names.sh" "$vroot" ${vroot:+chroot "$vroot"} su postgres -c \
+		"cd '$vtree' && $2 pg_virtualenv -v $1 make installcheck PG_CONFIG=$(pg_config_of "$1")"
 	local rc=$?
 	[ $rc = 0 ] || head -300 "$vroot$vtree/regression.diffs" 2>/dev/null
 	return $rc
 }
 
 step_installcheck() {
-	local env="LANCELSM_EMULATOR_PORT=$port LANCELSM_EMULATOR_KEY=$key"
+	local env="LANCELSM_EMULATOR_PORT=$port LANCELSM_EMULATOR_KEY=$key LANCELSM_REQUIRE_NAMES=1"
 	# nginx and squid are on the host only (scripts/deps.sh): there the
 	# edge and proxy tests must run, in the chroots they skip
 	[ -z "$vroot" ] && env="$env LANCELSM_REQUIRE_NETWORK=1"

@@ -21,8 +21,10 @@
 #    cancel end the call within their bound plus 1 s (libcurl 7.87.0 and
 #    later: CURLOPT_QUICK_EXIT), with the backend's resolver lookups
 #    waiting up to 5 s (RES_OPTIONS);
-#  - a session idles past the edge's idle timeout (keepalive_timeout 1s),
-#    then checkpoints by name on a new connection.
+#  - a session whose server closed its idle connections (the emulator's
+#    close_idle; through nginx: keepalive_timeout 1s) checkpoints by name
+#    on a new connection, the name looked up again (no DNS cache to
+#    outlive).
 # The TLS cases need nginx (on the host: scripts/deps.sh); without it they
 # are skipped, unless LANCELSM_REQUIRE_NETWORK is set.
 use strict;
@@ -143,6 +145,16 @@ for my $srv ('dual', 'v6')
 is(emu_at($dual, 'GET', '/_emulator/counts?table=events')->{flush_lsm}, 2,
 	'A and AAAA: both flushes reached the emulator, once each');
 
+# the server closes the idle connections (as an edge's idle timeout
+# does), and the name is looked up again for the next connection
+is(emu_at($dual, 'POST', '/_emulator/connections/close_idle')->{closed}, 2,
+	'the server closed both idle connections');
+ok(wait_peer_closed($pid, $dual->{port}), 'the session saw them close');
+my ($ims, $iout, $ierr) = timed_query($s,
+	"SELECT ok FROM lancelsm_checkpoint('dual', ARRAY['events'])");
+is("$iout|" . sqlstate_of($ierr), 't|',
+	'after the idle close, a checkpoint by name succeeds') or diag($ierr);
+
 #
 # 2. NXDOMAIN and SERVFAIL: HV00N, naming the host
 #
@@ -212,10 +224,11 @@ is($st, '57014', 'silent DNS server: statement_timeout ends the lookup (57014)')
 cmp_ok($ms, '<', 1500,
 	sprintf('silent DNS server: statement_timeout 500 ms: the call returned in %.0f ms', $ms));
 $s->query_safe("SET statement_timeout = '60s'");
+my ($canceller) = open_session($node);
 my $banner = send_query($s, sprintf($FLUSH, 'silent'));
 ok(silent_asked(), 'silent DNS server: the lookup is under way');
 my $t0 = time();
-$node->safe_psql('postgres', "SELECT pg_cancel_backend($pid)");
+$canceller->query_safe("SELECT pg_cancel_backend($pid)");
 my ($out, $cerr) = finish_query($s, $banner);
 my $cancel_ms = (time() - $t0) * 1000;
 is(sqlstate_of($cerr), '57014', 'silent DNS server: a cancel ends the lookup (57014)')
