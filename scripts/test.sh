@@ -75,10 +75,10 @@ suite() {
 	return $rc
 }
 
-# copy_tree DIR: the source tree, without .git and node_modules, into DIR
+# copy_tree DIR: the source tree, without build outputs
+# (scripts/source-tar.sh), into DIR
 copy_tree() {
-	mkdir -p "$1" &&
-		tar -C "$here" --exclude=node_modules --exclude=.git -cf - . | tar -C "$1" -xf -
+	mkdir -p "$1" && "$here/scripts/source-tar.sh" | tar -C "$1" -xf -
 }
 
 # in_version CMD / as_postgres CMD: a shell command, as root or as the
@@ -153,7 +153,7 @@ pg_upgrade_test() {
 	local tree="$vtree-$1"
 	local make="make -C '$tree' -s PG_CONFIG=$(pg_config_of "$1")"
 	copy_tree "$vroot$tree" &&
-		in_version "chown -R postgres: '$tree' && $make PG_CFLAGS='$cflags' && $make install" &&
+		in_version "chown -R postgres: '$tree' && $make clean && $make PG_CFLAGS='$cflags' && $make install" &&
 		as_postgres "cd '$vtree' && LANCELSM_UPGRADE_FROM=/usr/lib/postgresql/$1 make installcheck REGRESS= PROVE_TESTS=t/016_pg_upgrade.pl PG_CONFIG=$(pg_config_of "$2")"
 }
 
