@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # The demo command (README.md): on a fresh Debian 12 machine, as root,
-# installs what it needs, builds and installs lancelsm, starts the emulator
+# installs what it needs, builds and installs lancelsm (from a copy of the
+# tree: the clone is left as it is, without build outputs that a later
+# build for another PostgreSQL major could link), starts the emulator
 # with a table under write load but without the LSM write path, and in a
 # throwaway cluster turns the path on with lancelsm_set_write_spec, shows
 # the spec and the L0 that builds up, checkpoints, and shows it drained.
@@ -9,11 +11,13 @@ here=$(cd "$(dirname "$0")/.." && pwd)
 key=lsm-demo-key-51d0
 [ "$(id -u)" = 0 ] || { echo "scripts/demo.sh: run as root" >&2; exit 1; }
 "$here/scripts/deps.sh"
-make -C "$here" -s && make -C "$here" -s install
 
 work=$(mktemp -d /tmp/lancelsm-demo.XXXXXX)
 chmod 755 "$work"
-trap '[ -f "$work/emulator.pid" ] && kill "$(cat "$work/emulator.pid")" 2>/dev/null; wait 2>/dev/null' EXIT
+trap 'rm -rf "$work/tree"; [ -f "$work/emulator.pid" ] && kill "$(cat "$work/emulator.pid")" 2>/dev/null; wait 2>/dev/null' EXIT
+mkdir "$work/tree"
+"$here/scripts/source-tar.sh" | tar -C "$work/tree" -xf -
+make -C "$work/tree" -s && make -C "$work/tree" -s install
 "$here/scripts/emulator.sh" "$work" --api-key "$key" --pass-ms 300 --seal-rows 200
 port=$(cat "$work/emulator.port")
 # "events": writers at 400 rows/s, an unenforced primary key "id", two

@@ -5,7 +5,7 @@
 # scripts/sqlsmith.sh; nginx and squid for the TLS edge and proxy tests
 # (t/009_edge.pl, t/010_proxy.pl), which start their own instances: the
 # packages' own services must never run; dnsmasq for the DNS server of the
-# name tests (scripts/test-names.sh starts its own): dnsmasq-base, the
+# name tests (scripts/with-names.sh starts its own): dnsmasq-base, the
 # program alone, which has no service to start.
 set -euo pipefail
 if [ "$(id -u)" != 0 ]; then

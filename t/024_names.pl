@@ -1,6 +1,6 @@
 # 024_names.pl: servers reached by host name, as users reach them: through
 # a DNS server (dnsmasq), with TLS checked against the name.  Needs the
-# resolver of scripts/test-names.sh (LANCELSM_TEST_DNS and the variables it
+# resolver of scripts/with-names.sh (LANCELSM_TEST_DNS and the variables it
 # sets); skipped without it, unless LANCELSM_REQUIRE_NAMES is set (the test
 # command sets it): then it bails out.
 #
@@ -44,7 +44,7 @@ for my $var (qw(LANCELSM_TEST_DNS LANCELSM_TEST_DNS_HOSTSDIR
 	LANCELSM_TEST_DNS_FAULTS_LOG LANCELSM_TEST_HTTPS_RELAY))
 {
 	next if $ENV{$var};
-	my $why = "$var is not set: run the suite under scripts/test-names.sh";
+	my $why = "$var is not set: run the suite under scripts/with-names.sh";
 	BAIL_OUT($why) if $ENV{LANCELSM_REQUIRE_NAMES};
 	plan skip_all => $why;
 }

@@ -31,6 +31,7 @@
  */
 #include "postgres.h"
 
+#include <sys/stat.h>
 #include <curl/curl.h>
 
 #include "deadline.h"
@@ -76,8 +77,9 @@ typedef struct HttpSocket
 
 /*
  * One socket's place in the kept WaitEventSet (pool_set), by position:
- * what curl wants of it (0: parked, curl no longer watches it) and the
- * events it is registered for.
+ * what curl wants of it (0: parked, curl no longer watches it), the
+ * events it is registered for and, once parked, the identity of the
+ * socket (its descriptor's device and inode), which its number is not.
  */
 typedef struct PoolSlot
 {
@@ -85,6 +87,8 @@ typedef struct PoolSlot
 	int			what;
 	HttpPool   *pool;
 	uint32		events;
+	dev_t		dev;
+	ino_t		ino;
 } PoolSlot;
 
 /*
@@ -103,18 +107,30 @@ static int	pool_nsockets = 0;
 static int	pool_socket_cap = 0;
 
 /*
+ * The sockets src/net/socket.c opened and has not closed yet: the only
+ * ones that may stay parked in the kept set, because only their close is
+ * reported (lsm_pool_socket_closed).  libcurl hands over descriptors of
+ * its own too (the threaded resolver's socketpair) and closes them
+ * unseen, and the kernel gives their number to the next socket at once.
+ */
+static curl_socket_t *pool_owned = NULL;
+static int	pool_nowned = 0;
+static int	pool_owned_cap = 0;
+
+/*
  * The WaitEventSet of the latch, postmaster death and curl's sockets,
  * kept from one wait to the next while requests are in flight, with
  * pool_slots saying what each position holds.  A WaitEventSet cannot drop
  * an event, and libcurl stops watching a keep-alive connection between
  * two requests on it, so such a socket stays in the set, parked: watched
  * for its peer closing only (WL_SOCKET_CLOSED), taken up again in place
- * (ModifyWaitEvent) when curl watches the same socket again.  The set is
- * built afresh (pool_set_stale) only when a new socket comes, a socket
- * closes (lsm_pool_socket_closed) or a parked peer hangs up.  It belongs
- * to no resource owner: lsm_pool_wait frees it on every error and
- * whenever nothing is in flight any more (pool_set_free), so no
- * descriptor outlives the requests.
+ * (ModifyWaitEvent) when curl watches the very same socket again.  Only
+ * sockets lancelsm opened are parked (pool_owned).  The set is built
+ * afresh (pool_set_stale) only when a new socket comes, a socket closes
+ * (lsm_pool_socket_closed), curl stops watching a descriptor of its own
+ * or a parked peer hangs up.  It belongs to no resource owner:
+ * lsm_pool_wait frees it on every error and whenever nothing is in flight
+ * any more (pool_set_free), so no descriptor outlives the requests.
  */
 static WaitEventSet *pool_set = NULL;
 static bool pool_set_stale = true;
@@ -137,28 +153,121 @@ static int	pool_ninflight = 0;
 static int	pool_inflight_cap = 0;
 
 /*
- * pool_parked_slot: the position of fd parked in the kept set, or -1.
+ * pool_grow: array (of *cap elements of elem bytes, count of them in use),
+ * with room for one more: itself, or a copy twice as large in
+ * TopMemoryContext (*cap updated, array freed).  Raises nothing: NULL when
+ * out of memory, array then unchanged.
+ */
+static void *
+pool_grow(void *array, int *cap, int count, Size elem)
+{
+	int			newcap = Max(16, *cap * 2);
+	void	   *grown;
+
+	if (count < *cap)
+		return array;
+	grown = MemoryContextAllocExtended(TopMemoryContext, newcap * elem,
+									   MCXT_ALLOC_NO_OOM);
+	if (grown == NULL)
+		return NULL;
+	if (array)
+	{
+		memcpy(grown, array, count * elem);
+		pfree(array);
+	}
+	*cap = newcap;
+	return grown;
+}
+
+/*
+ * pool_parked_slot: the position where the very socket fd is parked in
+ * the kept set (the same device and inode as when it was parked), or -1.
  */
 static int
 pool_parked_slot(curl_socket_t fd)
 {
+	struct stat st;
+
 	if (pool_set == NULL || pool_set_stale)
 		return -1;
 	for (int pos = 2; pos < pool_nslots; pos++)
-		if (pool_slots[pos].fd == fd && pool_slots[pos].what == 0)
-			return pos;
+	{
+		PoolSlot   *slot = &pool_slots[pos];
+
+		if (slot->fd != fd || slot->what != 0)
+			continue;
+		/* the number may be another socket's by now */
+		if (fstat(fd, &st) != 0 || st.st_dev != slot->dev ||
+			st.st_ino != slot->ino)
+			return -1;
+		return pos;
+	}
 	return -1;
 }
 
 /*
- * lsm_pool_socket_closed: a socket of libcurl's is being closed
- * (src/net/socket.c): the kept set may hold it, so it is built afresh at
- * the next wait (a closed descriptor leaves epoll by itself, and its number
- * may come back as another socket).
+ * pool_slot_park: curl no longer watches the socket at position pos, one
+ * that src/net/socket.c opened: keep it in the set, parked, with its
+ * identity; a socket that cannot be told apart makes the set stale.
+ */
+static void
+pool_slot_park(int pos)
+{
+	PoolSlot   *slot = &pool_slots[pos];
+	struct stat st;
+
+	slot->what = 0;
+	if (fstat(slot->fd, &st) != 0)
+	{
+		pool_set_stale = true;
+		return;
+	}
+	slot->dev = st.st_dev;
+	slot->ino = st.st_ino;
+}
+
+/*
+ * pool_owned_index: the index of fd in pool_owned, or -1.
+ */
+static int
+pool_owned_index(curl_socket_t fd)
+{
+	for (int i = 0; i < pool_nowned; i++)
+		if (pool_owned[i] == fd)
+			return i;
+	return -1;
+}
+
+/*
+ * lsm_pool_socket_opened: src/net/socket.c opened socket fd and will
+ * report its close.  Out of memory, it is not recorded: then it is never
+ * parked, which costs a rebuild of the set, never a wrong one.
+ */
+void
+lsm_pool_socket_opened(curl_socket_t fd)
+{
+	curl_socket_t *grown = pool_grow(pool_owned, &pool_owned_cap,
+									 pool_nowned, sizeof(curl_socket_t));
+
+	if (grown == NULL)
+		return;
+	pool_owned = grown;
+	pool_owned[pool_nowned++] = fd;
+}
+
+/*
+ * lsm_pool_socket_closed: a socket src/net/socket.c opened is being
+ * closed: the kept set may hold it, so it is built afresh at the next
+ * wait (a closed descriptor leaves epoll by itself, and its number may
+ * come back as another socket).
  */
 void
 lsm_pool_socket_closed(curl_socket_t fd)
 {
+	int			i = pool_owned_index(fd);
+
+	if (i >= 0)
+		pool_owned[i] = pool_owned[--pool_nowned];
 	pool_set_stale = true;
 }
 
@@ -191,33 +300,26 @@ pool_socket_cb(CURL *easy, curl_socket_t fd, int what, void *userp,
 	{
 		if (i < pool_nsockets)
 		{
-			/* parked in the set, not dropped (pool_set) */
-			if (pool_sockets[i].pos >= 0)
-				pool_slots[pool_sockets[i].pos].what = 0;
+			/*
+			 * A socket lancelsm opened stays in the set, parked (pool_set);
+			 * a descriptor of libcurl's own is closed unseen: dropped.
+			 */
+			if (pool_owned_index(fd) < 0)
+				pool_set_stale = true;
+			else if (pool_sockets[i].pos >= 0)
+				pool_slot_park(pool_sockets[i].pos);
 			pool_sockets[i] = pool_sockets[--pool_nsockets];
 		}
 		return 0;
 	}
 	if (i == pool_nsockets)
 	{
-		if (pool_nsockets == pool_socket_cap)
-		{
-			int			newcap = Max(16, pool_socket_cap * 2);
-			HttpSocket *grown;
+		HttpSocket *grown = pool_grow(pool_sockets, &pool_socket_cap,
+									  pool_nsockets, sizeof(HttpSocket));
 
-			grown = MemoryContextAllocExtended(TopMemoryContext,
-											   newcap * sizeof(HttpSocket),
-											   MCXT_ALLOC_NO_OOM);
-			if (grown == NULL)
-				return -1;
-			if (pool_sockets)
-			{
-				memcpy(grown, pool_sockets, pool_nsockets * sizeof(HttpSocket));
-				pfree(pool_sockets);
-			}
-			pool_sockets = grown;
-			pool_socket_cap = newcap;
-		}
+		if (grown == NULL)
+			return -1;
+		pool_sockets = grown;
 		pool_nsockets++;
 		pool_sockets[i].pos = pool_parked_slot(fd);
 		if (pool_sockets[i].pos < 0)

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""test-names-servers.py: the servers scripts/test-names.sh starts as root.
+"""with-names-servers.py: the servers scripts/with-names.sh starts as root.
 
   dns-faults --port-file F --log L: two misbehaving DNS servers on
     127.0.0.1, UDP, on ports the OS picks: "silent" reads every query and
