@@ -12,8 +12,9 @@
 # spec, two declared tables with thresholds, a due job that pg_cron runs
 # every minute (it waits for that run, at most 90 s), and the views and
 # history it leaves.  Removes everything it made on exit, its temporary
-# directory included; the packages it installed stay.  About a minute and
-# a half, most of it waiting for pg_cron's next minute.
+# directory included; the packages it installed stay.  About two minutes
+# (128 s on a loaded 2-core machine with the packages already installed),
+# up to one of them waiting for pg_cron's next minute.
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 key=lsm-demo-key-51d0
