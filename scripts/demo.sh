@@ -32,6 +32,7 @@ cleanup() {
 	rm -rf "$work"
 }
 trap cleanup EXIT
+trap 'exit 130' INT TERM
 
 say "Installing what the demo needs (PostgreSQL 15, pg_cron, build tools)"
 "$here/scripts/deps.sh" demo
@@ -56,7 +57,7 @@ make -C "$work/src" -s install DESTDIR="$work/dest" >/dev/null
 
 say "Starting the LanceDB LSM emulator with two tables under write load"
 "$here/scripts/emulator.sh" "$work" --api-key "$key" --pass-ms 300 --seal-rows 500 \
-	--prefix-max 8 --pool 4
+	--prefix-max 8 --pool 4 --max-lifetime 900   # ends itself should this script be killed
 port=$(cat "$work/emulator.port")
 emu() { curl -sS --max-time 10 -X POST "http://127.0.0.1:$port$1" -d "$2" >/dev/null; }
 # "events": 4 buckets with an LSM write path, writers at 400 rows/s
