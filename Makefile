@@ -46,7 +46,7 @@ DATA = $(wildcard sql/$(EXTENSION)--*.sql)
 # together; PostgreSQL 15 has no separate --expecteddir.)  setup starts
 # the emulator unless LANCELSM_EMULATOR_PORT names one; teardown, last,
 # stops it.
-REGRESS = setup options functions faults checkpoint permissions declared due progress scale write_spec client_options teardown
+REGRESS = setup options functions faults checkpoint permissions declared due progress scale write_spec client_options comments teardown
 REGRESS_OPTS = --dbname=contrib_regression
 TAP_TESTS = 1
 
