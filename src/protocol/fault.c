@@ -16,7 +16,7 @@
  * was sent with (the matcher is redact.c): no failure carries one.
  *
  * Protocol: docs/protocol.md, "Errors".
- * The SQLSTATEs are listed in README.md, "Errors".
+ * The SQLSTATEs are listed in docs/troubleshooting.md, "Errors".
  *
  *-------------------------------------------------------------------------
  */
@@ -118,7 +118,7 @@ lsm_fault_verdict(const LsmOutcome *req)
 }
 
 /*
- * fault_sqlstate: the SQLSTATE of a failure class (README.md, "Errors").
+ * fault_sqlstate: the SQLSTATE of a failure class (docs/troubleshooting.md, "Errors").
  */
 static int
 fault_sqlstate(const LsmOutcome *req)
