@@ -20,6 +20,7 @@ OBJS = \
 	src/net/socket.o \
 	src/net/endpoint.o \
 	src/protocol/fault.o \
+	src/protocol/redact.o \
 	src/checkpoint/task.o \
 	src/checkpoint/watermark.o \
 	src/checkpoint/pace.o \

@@ -135,6 +135,8 @@ extern bool lsm_option_parse_timeout(const char *value, long min, long max,
 									 long *seconds);
 extern char *lsm_option_parse_headers(const char *text, int *n, char ***names,
 									  char ***values);
+extern bool lsm_option_header_names_match(const char *a, size_t alen,
+										  const char *b, size_t blen);
 extern void lsm_option_wipe_strings(char **strings, int n);
 extern void lsm_option_wipe_secrets(List *options);
 extern void lsm_option_list_to_wire(List *options, Oid catalog);
