@@ -315,7 +315,7 @@ shape_version_cmp(const char *a, const char *b)
  * behind, and what brings it up to date.  The side is the older version
  * of the two (pg_extension's against the library's); with equal or
  * unknown versions, declared_newer says whether the object's declaration
- * is one this library does not know (a newer catalog).
+ * is newer than any this library knows.
  */
 int
 lsm_mismatch_hint(bool declared_newer)
@@ -323,12 +323,17 @@ lsm_mismatch_hint(bool declared_newer)
 	char	   *catalog = lsm_catalog_version();
 	int			cmp = catalog ? shape_version_cmp(catalog, LANCELSM_VERSION) : 0;
 
-	if (cmp > 0 || (cmp == 0 && declared_newer))
+	if (catalog == NULL || cmp == 0)
+		return declared_newer ?
+			errhint("The function's declaration is newer than the loaded lancelsm library (version %s): install the library matching the extension's SQL objects, and restart the server if lancelsm is in shared_preload_libraries.",
+					LANCELSM_VERSION) :
+			errhint("The function's declaration is older than the loaded lancelsm library (version %s): run ALTER EXTENSION lancelsm UPDATE.",
+					LANCELSM_VERSION);
+	if (cmp > 0)
 		return errhint("The loaded lancelsm library (version %s) is older than the extension's SQL objects (version %s): install the lancelsm library of version %s, and restart the server if lancelsm is in shared_preload_libraries.",
-					   LANCELSM_VERSION, catalog ? catalog : "unknown",
-					   catalog ? catalog : "unknown");
+					   LANCELSM_VERSION, catalog, catalog);
 	return errhint("The extension's SQL objects (version %s) are older than the loaded lancelsm library (version %s): run ALTER EXTENSION lancelsm UPDATE.",
-				   catalog ? catalog : "unknown", LANCELSM_VERSION);
+				   catalog, LANCELSM_VERSION);
 }
 
 /*
