@@ -182,7 +182,9 @@ lancelsm_progress(PG_FUNCTION_ARGS)
  * No arguments.  How many checkpoints since server start ran without a
  * progress entry because all lancelsm.max_progress_entries were in use,
  * or because their call had already claimed LSM_CALL_MAX_CLAIMS (32)
- * entries.  Needs shared_preload_libraries (55000 otherwise).
+ * entries.  Needs shared_preload_libraries (55000 otherwise).  Declared
+ * by 1.1 to 1.3 only: the update to 1.4 drops it for lancelsm_info's
+ * progress_skipped; the symbol stays for a catalog not updated yet.
  */
 PG_FUNCTION_INFO_V1(lancelsm_progress_skipped);
 Datum
@@ -274,6 +276,41 @@ lancelsm_checkpoint_history_reset(PG_FUNCTION_ARGS)
 	PG_RETURN_VOID();
 }
 
+/* The entry counts of lancelsm_info, in its column order. */
+#define INFO_COUNTS 6
+
+/*
+ * info_counts: the progress, history and herd entries in use and their
+ * maximum, in lancelsm_info's column order, into counts; false (counts
+ * all 0) when lancelsm was not preloaded.
+ */
+static bool
+info_counts(int counts[INFO_COUNTS])
+{
+	int			i = 0;
+	int			n;
+	int			max_progress;
+	int			max_history;
+	int			herds;
+	int			max_herds;
+	bool		preloaded = lsm_entries_max(&max_progress, &max_history);
+
+	memset(counts, 0, INFO_COUNTS * sizeof(int));
+	if (!preloaded)
+		return false;
+	pfree(lsm_progress_copy(&n));
+	counts[i++] = n;
+	counts[i++] = max_progress;
+	pfree(lsm_history_copy(&n));
+	counts[i++] = n;
+	counts[i++] = max_history;
+	(void) lsm_herd_usage(&herds, &max_herds);
+	counts[i++] = herds;
+	counts[i++] = max_herds;
+	Assert(i == INFO_COUNTS);
+	return true;
+}
+
 /*
  * lancelsm_info()
  * RETURNS TABLE (library_version text, catalog_version text,
@@ -304,34 +341,15 @@ lancelsm_info(PG_FUNCTION_ARGS)
 	Datum		values[LSM_INFO_COLS];
 	bool		nulls[LSM_INFO_COLS] = {0};
 	char	   *catalog = lsm_catalog_version();
-	int			max_progress;
-	int			max_history;
-	int			herds = 0;
-	int			max_herds = 0;
-	int			nprogress = 0;
-	int			nhistory = 0;
-	bool		preloaded = lsm_entries_max(&max_progress, &max_history);
+	int			counts[INFO_COUNTS];
+	bool		preloaded = info_counts(counts);
 	int			i = 0;
 
-	int			counts[6];
-
-	if (preloaded)
-	{
-		pfree(lsm_progress_copy(&nprogress));
-		pfree(lsm_history_copy(&nhistory));
-		(void) lsm_herd_usage(&herds, &max_herds);
-	}
-	counts[0] = nprogress;
-	counts[1] = max_progress;
-	counts[2] = nhistory;
-	counts[3] = max_history;
-	counts[4] = herds;
-	counts[5] = max_herds;
 	values[i++] = CStringGetTextDatum(LANCELSM_VERSION);
 	nulls[i] = (catalog == NULL);
 	values[i++] = catalog ? CStringGetTextDatum(catalog) : (Datum) 0;
 	values[i++] = BoolGetDatum(preloaded);
-	for (int c = 0; c < lengthof(counts); c++)
+	for (int c = 0; c < INFO_COUNTS; c++)
 	{
 		values[i] = Int32GetDatum(counts[c]);
 		nulls[i++] = !preloaded;	/* kept only when preloaded */
