@@ -8,7 +8,8 @@
 # PostgreSQL 15 here, and mmdebstrap + zstd for the chroots in which
 # scripts/pg-chroot.sh brings the newer majors; sqlsmith for
 # scripts/sqlsmith.sh; nginx and squid for the TLS edge and proxy tests
-# (t/009_edge.pl, t/010_proxy.pl), which start their own instances: the
+# (t/009_edge.pl, t/010_proxy.pl), which start their own instances;
+# prometheus for promtool, which tests contrib/prometheus's rules: the
 # packages' own services must never run.
 set -euo pipefail
 if [ "$(id -u)" != 0 ]; then
@@ -29,21 +30,23 @@ fi
 apt_get install -y -qq --no-install-recommends "${demo_packages[@]}" \
 	libipc-run-perl openssl mmdebstrap zstd sqlsmith >/dev/null
 command -v node >/dev/null || apt_get install -y -qq nodejs npm >/dev/null
-# nginx and squid: installed with their services kept from starting (a
-# policy-rc.d for the duration, unless one is there already; Debian's
-# postinst would start nginx on *:80 and squid on *:3128), and disabled
-# where systemd runs, so that nothing of theirs listens after this
-if ! command -v nginx >/dev/null || ! command -v squid >/dev/null; then
+# nginx, squid and prometheus: installed with their services kept from
+# starting (a policy-rc.d for the duration, unless one is there already;
+# Debian's postinst would start nginx on *:80, squid on *:3128 and
+# prometheus on *:9090), and disabled where systemd runs, so that nothing
+# of theirs listens after this
+if ! command -v nginx >/dev/null || ! command -v squid >/dev/null ||
+	! command -v promtool >/dev/null; then
 	policy=/usr/sbin/policy-rc.d
 	own_policy=0
 	if [ ! -e $policy ]; then
 		printf '#!/bin/sh\nexit 101\n' >$policy && chmod 755 $policy && own_policy=1
 	fi
 	rc=0
-	apt_get install -y -qq --no-install-recommends nginx squid >/dev/null || rc=$?
+	apt_get install -y -qq --no-install-recommends nginx squid prometheus >/dev/null || rc=$?
 	if [ $own_policy = 1 ]; then rm -f $policy; fi
 	[ $rc = 0 ] || exit $rc
 	if [ -d /run/systemd/system ]; then
-		systemctl disable --now nginx squid >/dev/null 2>&1 || true
+		systemctl disable --now nginx squid prometheus >/dev/null 2>&1 || true
 	fi
 fi

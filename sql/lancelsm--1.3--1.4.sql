@@ -2,6 +2,82 @@
 
 \echo Use "ALTER EXTENSION lancelsm UPDATE TO '1.4'" to load this file. \quit
 
+-- BEGIN upgrade order
+-- The functions below need the 1.4 library.  A session that loaded an
+-- older one (from shared_preload_libraries, until the server restarts, or
+-- by calling a function before the package upgrade) still runs it: say
+-- so instead of failing on the first missing C function.  Only 1.4 and
+-- later define lancelsm.log_min_duration.
+DO $$
+BEGIN
+  IF pg_catalog.current_setting('lancelsm.retry_budget', true) IS NOT NULL
+     AND pg_catalog.current_setting('lancelsm.log_min_duration', true) IS NULL THEN
+    RAISE EXCEPTION 'this session runs a lancelsm library older than 1.4'
+      USING ERRCODE = 'feature_not_supported',
+            HINT = 'Restart the server if lancelsm is in shared_preload_libraries, or else start a new session, then run ALTER EXTENSION lancelsm UPDATE again.';
+  END IF;
+END
+$$;
+-- END upgrade order
+
+-- BEGIN thresholds
+-- lancelsm_alter_table keeps what it is not given, as cron.alter_job does:
+-- a NULL or omitted threshold keeps its value, and the new clear argument
+-- names the thresholds to set to NULL (no longer used).  A new argument
+-- means a new signature: the function is dropped and created again, and
+-- EXECUTE granted on the 1.3 function to a delegate must be granted again.
+-- lancelsm_add_table on a declared table raises 42710 (the library does,
+-- whatever the catalog's version).
+DROP FUNCTION @extschema@.lancelsm_alter_table(pg_catalog.text, pg_catalog.text,
+  pg_catalog.int8, pg_catalog.int8, pg_catalog.int8, pg_catalog.int8, pg_catalog.interval);
+CREATE FUNCTION @extschema@.lancelsm_alter_table(
+    server pg_catalog.text,
+    table_name pg_catalog.text,
+    max_l0_generations pg_catalog.int8 DEFAULT NULL,
+    max_l0_bytes pg_catalog.int8 DEFAULT NULL,
+    max_wal_lag pg_catalog.int8 DEFAULT NULL,
+    max_memtable_rows pg_catalog.int8 DEFAULT NULL,
+    max_checkpoint_age pg_catalog.interval DEFAULT NULL,
+    clear pg_catalog.text[] DEFAULT NULL)
+RETURNS pg_catalog.void
+AS 'MODULE_PATHNAME', 'lancelsm_alter_table'
+LANGUAGE C VOLATILE PARALLEL UNSAFE;
+REVOKE ALL ON FUNCTION @extschema@.lancelsm_alter_table(pg_catalog.text, pg_catalog.text,
+  pg_catalog.int8, pg_catalog.int8, pg_catalog.int8, pg_catalog.int8, pg_catalog.interval,
+  pg_catalog.text[]) FROM PUBLIC;
+-- END thresholds
+
+-- BEGIN lancelsm_info
+-- One row on how lancelsm itself stands, as pg_stat_statements_info: the
+-- library's and the catalog's versions, whether it is preloaded, the
+-- shared-memory entries in use against their maximum, and the skipped
+-- count that lancelsm_progress_skipped() returned, which it replaces.
+-- Readable by pg_read_all_stats, as the progress and history views.
+DROP FUNCTION @extschema@.lancelsm_progress_skipped();
+CREATE FUNCTION @extschema@.lancelsm_info()
+RETURNS TABLE (
+    library_version pg_catalog.text,
+    catalog_version pg_catalog.text,
+    preloaded pg_catalog.bool,
+    progress_entries pg_catalog.int4,
+    max_progress_entries pg_catalog.int4,
+    history_entries pg_catalog.int4,
+    max_history_entries pg_catalog.int4,
+    herd_entries pg_catalog.int4,
+    max_herd_entries pg_catalog.int4,
+    progress_skipped pg_catalog.int8,
+    history_evicted pg_catalog.int8)
+AS 'MODULE_PATHNAME', 'lancelsm_info'
+LANGUAGE C STRICT VOLATILE PARALLEL SAFE ROWS 1;
+
+CREATE VIEW @extschema@.lancelsm_info AS
+  SELECT * FROM @extschema@.lancelsm_info();
+
+REVOKE EXECUTE ON FUNCTION @extschema@.lancelsm_info() FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION @extschema@.lancelsm_info() TO pg_read_all_stats;
+GRANT SELECT ON @extschema@.lancelsm_info TO pg_read_all_stats;
+-- END lancelsm_info
+
 -- BEGIN comments
 -- Help in psql (\df+, \dv+, \d+ lancelsm_table, \dew+): what each object
 -- does, its units and what one call costs.  sql/comments.sql checks that
@@ -59,7 +135,7 @@ COMMENT ON COLUMN @extschema@.lancelsm_table.last_checkpoint_at IS
 COMMENT ON FUNCTION @extschema@.lancelsm_add_table IS
   'Declares a LanceDB table in lancelsm_table, with optional due thresholds (NULL: not used); checks the server and the name, contacts no server; EXECUTE revoked from PUBLIC';
 COMMENT ON FUNCTION @extschema@.lancelsm_alter_table IS
-  'Changes the due thresholds (max_l0_generations, max_l0_bytes, max_wal_lag, max_memtable_rows, max_checkpoint_age) of a declared table, 42704 for one not declared; one row updated, contacts no server; EXECUTE revoked from PUBLIC';
+  'Changes the due thresholds (max_l0_generations, max_l0_bytes, max_wal_lag, max_memtable_rows, max_checkpoint_age) of a declared table, keeping those not given and setting those named in clear to NULL; 42704 for a table not declared; one row updated, contacts no server; EXECUTE revoked from PUBLIC';
 COMMENT ON FUNCTION @extschema@.lancelsm_remove_table IS
   'Forgets a declared table: deletes its row of lancelsm_table and returns whether there was one; the LanceDB table is untouched and no server is contacted';
 
@@ -81,8 +157,10 @@ COMMENT ON FUNCTION @extschema@.lancelsm_progress() IS
   'The rows of the view lancelsm_progress, read from shared memory; no network request; 55000 unless lancelsm is in shared_preload_libraries; EXECUTE granted to pg_read_all_stats';
 COMMENT ON VIEW @extschema@.lancelsm_progress IS
   'One row per table being checkpointed now in any database of the cluster: phase, the bucket waited on, target and outstanding L0 generations, passes, polls, retries, reissues; reads shared memory only; needs lancelsm preloaded';
-COMMENT ON FUNCTION @extschema@.lancelsm_progress_skipped IS
-  'Counts the checkpoints since server start that ran without a row in lancelsm_progress because all lancelsm.max_progress_entries entries were taken; reads shared memory only';
+COMMENT ON FUNCTION @extschema@.lancelsm_info() IS
+  'The one row of the view lancelsm_info, read from shared memory and pg_extension; no network request; counts NULL unless lancelsm is preloaded; EXECUTE granted to pg_read_all_stats';
+COMMENT ON VIEW @extschema@.lancelsm_info IS
+  'One row on lancelsm itself: library and catalog versions, whether it is preloaded, progress, history and herd entries in use against their maximum, checkpoints run without a progress row; reads shared memory only';
 COMMENT ON FUNCTION @extschema@.lancelsm_checkpoint_history() IS
   'The rows of the view lancelsm_checkpoint_history, read from shared memory; no network request; 55000 unless lancelsm is in shared_preload_libraries; EXECUTE granted to pg_read_all_stats';
 COMMENT ON VIEW @extschema@.lancelsm_checkpoint_history IS
