@@ -225,6 +225,9 @@ done
 
 suite "emulator unit tests" python3 -m unittest discover -s "$here/emulator" -p 'test_*.py'
 suite "pass-end predictor unit tests" "$here/test/pace/run.sh"
+# the alerting rules of contrib/prometheus against their unit tests
+# (promtool, from Debian's prometheus package: scripts/deps.sh)
+suite "Prometheus rules" promtool test rules "$here/contrib/prometheus/lancelsm-rules.test.yaml"
 if [[ " $versions " == *" $heavy_version "* ]]; then
 	# against the host's PostgreSQL 15 ($work/tree is its copy)
 	suite "ASan and UBSan" make -C "$work/tree" -s sanitize-check

@@ -755,6 +755,30 @@ pool_wait_set(void)
 	return pool_set;
 }
 
+/*
+ * pool_wait_event: the wait event of one wait: LancelsmServer while a
+ * request is in flight or a task waits for the server's compaction,
+ * LancelsmBackoff when nothing is in flight and the caller waits before a
+ * retry or re-issue.  Registered by name on PostgreSQL 17 and later (once
+ * per process); before 17 both are the generic Extension (pg_compat.h).
+ */
+static uint32
+pool_wait_event(bool backing_off)
+{
+	static uint32 server_event = 0;
+	static uint32 backoff_event = 0;
+
+	if (backing_off && pool_ninflight == 0)
+	{
+		if (backoff_event == 0)
+			backoff_event = WaitEventExtensionNew("LancelsmBackoff");
+		return backoff_event;
+	}
+	if (server_event == 0)
+		server_event = WaitEventExtensionNew("LancelsmServer");
+	return server_event;
+}
+
 /* One socket that fired, copied out before curl may change the table. */
 typedef struct PoolFired
 {
@@ -764,14 +788,16 @@ typedef struct PoolFired
 } PoolFired;
 
 /*
- * pool_wait_once: one wait of at most timeout_ms.  Returns the sockets
+ * pool_wait_once: one wait of at most timeout_ms, shown as backing off
+ * when nothing is in flight and the caller says so.  Returns the sockets
  * curl watches that became ready, in a palloc'd array, with their count
  * in *nfired; *latch_set tells whether the latch woke us.  A parked
  * socket whose peer closed makes the next wait rebuild the set.  The set
  * is kept (pool_set).
  */
 static PoolFired *
-pool_wait_once(long timeout_ms, int *nfired, bool *latch_set)
+pool_wait_once(long timeout_ms, bool backing_off, int *nfired,
+			   bool *latch_set)
 {
 	WaitEventSet *set = pool_wait_set();
 	int			nevents = pool_nslots;
@@ -779,7 +805,8 @@ pool_wait_once(long timeout_ms, int *nfired, bool *latch_set)
 	PoolFired  *fired = palloc(nevents * sizeof(PoolFired));
 	int			n;
 
-	n = WaitEventSetWait(set, timeout_ms, events, nevents, PG_WAIT_EXTENSION);
+	n = WaitEventSetWait(set, timeout_ms, events, nevents,
+						 pool_wait_event(backing_off));
 	*latch_set = false;
 	*nfired = 0;
 	for (int i = 0; i < n; i++)
@@ -811,7 +838,7 @@ pool_wait_once(long timeout_ms, int *nfired, bool *latch_set)
  * sockets that fired and on the timers that expired.
  */
 static void
-pool_step(TimestampTz wake_at, TimestampTz deadline)
+pool_step(TimestampTz wake_at, TimestampTz deadline, bool backing_off)
 {
 	PoolFired  *fired;
 	bool		latch_set;
@@ -821,7 +848,7 @@ pool_step(TimestampTz wake_at, TimestampTz deadline)
 
 	fired = pool_wait_once(pool_timeout_ms(GetCurrentTimestamp(), wake_at,
 										   deadline),
-						   &nfired, &latch_set);
+						   backing_off, &nfired, &latch_set);
 	if (latch_set)
 		ResetLatch(MyLatch);
 	CHECK_FOR_INTERRUPTS();
@@ -847,7 +874,8 @@ pool_step(TimestampTz wake_at, TimestampTz deadline)
  * deadline with LSM_DEADLINE_GRACE_MS added (0: none).
  */
 static void *
-pool_wait_loop(TimestampTz wake_at, TimestampTz grace, CURLcode *code)
+pool_wait_loop(TimestampTz wake_at, TimestampTz grace, bool backing_off,
+			   CURLcode *code)
 {
 	for (;;)
 	{
@@ -863,14 +891,16 @@ pool_wait_loop(TimestampTz wake_at, TimestampTz grace, CURLcode *code)
 			return NULL;
 		if (pool_ninflight == 0 && wake_at == 0)
 			return NULL;
-		pool_step(wake_at, grace);
+		pool_step(wake_at, grace, backing_off);
 	}
 }
 
 /*
  * lsm_pool_wait: drive every handle in flight until one finishes (return
  * its owner, the handle off its pool, and libcurl's result in *code) or
- * until wake_at passes (return NULL; 0: no wake-up).  Raises
+ * until wake_at passes (return NULL; 0: no wake-up); backing_off: the
+ * caller sleeps until wake_at before a retry or re-issue (the wait event
+ * says so while nothing is in flight).  Raises
  * PostgreSQL's own error on query cancel, statement_timeout or when
  * deadline (0: none) passes; handles then stay in flight and the caller
  * must take them off with lsm_pool_abort_next().  The kept WaitEventSet
@@ -878,7 +908,8 @@ pool_wait_loop(TimestampTz wake_at, TimestampTz grace, CURLcode *code)
  * Errors: 57014, or out of memory.
  */
 void *
-lsm_pool_wait(TimestampTz wake_at, TimestampTz deadline, CURLcode *code)
+lsm_pool_wait(TimestampTz wake_at, TimestampTz deadline, bool backing_off,
+			  CURLcode *code)
 {
 	void	   *done = NULL;
 	volatile TimestampTz until = wake_at;
@@ -887,7 +918,7 @@ lsm_pool_wait(TimestampTz wake_at, TimestampTz deadline, CURLcode *code)
 
 	PG_TRY();
 	{
-		done = pool_wait_loop(until, grace, code);
+		done = pool_wait_loop(until, grace, backing_off, code);
 	}
 	PG_CATCH();
 	{

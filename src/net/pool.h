@@ -26,7 +26,7 @@ extern bool lsm_pool_add(CURL *easy, Oid serverid, Oid umid, bool multiplex,
 						 void *owner);
 extern void lsm_pool_remove(CURL *easy);
 extern void *lsm_pool_wait(TimestampTz wake_at, TimestampTz deadline,
-						   CURLcode *code);
+						   bool backing_off, CURLcode *code);
 extern void *lsm_pool_abort_next(void);
 
 /*
