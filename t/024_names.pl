@@ -198,23 +198,18 @@ is(emu_at($new, 'GET', '/_emulator/counts?table=events')->{flush_lsm}, 1,
 # 4. a DNS server that never answers
 #
 server('silent', "database 'mydb', host_override 'http://db.silent.lancelsm.test:$port'");
-my $silent_queries = () = slurp_file($faults_log) =~ /^silent /mg;
+server('silent2', "database 'mydb', host_override 'http://cancel.silent.lancelsm.test:$port'");
 
 # silent_asked: wait (at most 10 s) until the silent server has received
-# more queries than $silent_queries
+# a query for $host (the statement that looks it up is under way)
 sub silent_asked
 {
+	my ($host) = @_;
 	my $until = time() + 10;
-	my $n;
 
-	while (time() < $until)
-	{
-		$n = () = slurp_file($faults_log) =~ /^silent /mg;
-		last if $n > $silent_queries;
-		sleep(0.01);
-	}
-	$silent_queries = $n;
-	return $n;
+	sleep(0.01)
+	  while slurp_file($faults_log) !~ /^silent \Q$host\E$/m && time() < $until;
+	return slurp_file($faults_log) =~ /^silent \Q$host\E$/m;
 }
 
 ($s, $pid) = fresh('500ms');
@@ -225,8 +220,8 @@ cmp_ok($ms, '<', 1500,
 	sprintf('silent DNS server: statement_timeout 500 ms: the call returned in %.0f ms', $ms));
 $s->query_safe("SET statement_timeout = '60s'");
 my ($canceller) = open_session($node);
-my $banner = send_query($s, sprintf($FLUSH, 'silent'));
-ok(silent_asked(), 'silent DNS server: the lookup is under way');
+my $banner = send_query($s, sprintf($FLUSH, 'silent2'));
+ok(silent_asked('cancel.silent.lancelsm.test'), 'silent DNS server: the lookup is under way');
 my $t0 = time();
 $canceller->query_safe("SELECT pg_cancel_backend($pid)");
 my ($out, $cerr) = finish_query($s, $banner);
