@@ -11,7 +11,7 @@ Start:
     python3 emulator/lsm_emulator.py --port 0 --port-file PATH --api-key KEY \
         --table NAME:BUCKETS[:ROWS_PER_SECOND] [--table ...] \
         [--pass-ms MS] [--prefix-max N] [--pool N] [--replay-ms MS] \
-        [--seal-rows N] [--host 127.0.0.1] \
+        [--seal-rows N] [--rtt-ms MS] [--host 127.0.0.1] \
         [--tls-cert FILE --tls-key FILE [--tls-client-ca FILE]]
 
 See emulator/README.md for the control API.
@@ -338,14 +338,15 @@ class Emulator:
 
     def __init__(self, api_key, tables=(), pass_ms=300, prefix_max=1, pool=2,
                  replay_ms=200, seal_rows=1000, host="127.0.0.1", port=0,
-                 quiet=False, ssl_context=None, stats_keys="generations"):
+                 quiet=False, ssl_context=None, stats_keys="generations",
+                 rtt_ms=0):
         self.api_key = api_key
         self.ssl_context = ssl_context
         self.handlers = set()   # open client connections (Handler objects)
         self.initial = {"tables": list(tables), "pass_ms": pass_ms,
                         "prefix_max": prefix_max, "pool": pool,
                         "replay_ms": replay_ms, "seal_rows": seal_rows,
-                        "stats_keys": stats_keys}
+                        "stats_keys": stats_keys, "rtt_ms": rtt_ms}
         self.lock = threading.RLock()
         self.host, self.port = host, port
         self.quiet = quiet
@@ -368,6 +369,7 @@ class Emulator:
             self.replay_ms = self.initial["replay_ms"]
             self.seal_rows = self.initial["seal_rows"]
             self.stats_keys = self.initial["stats_keys"]
+            self.rtt_ms = self.initial["rtt_ms"]
             self.pool = Pool(self.initial["pool"])
             self.draining = False
             self.draining_until = None   # monotonic end of a timed drain
@@ -1090,6 +1092,10 @@ class Handler(BaseHTTPRequestHandler):
         emu.log_entry(entry)
         self._entry = entry
         try:
+            # the network's round trip: this connection's thread waits,
+            # every other connection is served meanwhile
+            if emu.rtt_ms:
+                self._sleep_ms(emu.rtt_ms)
             self._route_inner(method, table, route, other_route, query, body)
         except OSError:
             self.close_connection = True  # the client went away
@@ -1515,14 +1521,16 @@ class Control:
         if parts == ["config"]:
             if method == "POST":
                 with emu.lock:
-                    for k in ("pass_ms", "prefix_max", "seal_rows", "replay_ms"):
+                    for k in ("pass_ms", "prefix_max", "seal_rows", "replay_ms",
+                              "rtt_ms"):
                         if k in req:
                             setattr(emu, k, _int(req[k], k, 1 if k == "seal_rows" else 0))
             with emu.lock:
                 return 200, {"ok": True, "pass_ms": emu.pass_ms,
                              "prefix_max": emu.prefix_max,
                              "seal_rows": emu.seal_rows,
-                             "replay_ms": emu.replay_ms}
+                             "replay_ms": emu.replay_ms,
+                             "rtt_ms": emu.rtt_ms}
         if parts == ["behaviour"]:
             if method == "POST":
                 with emu.lock:
@@ -1916,6 +1924,10 @@ def main(argv=None):
     ap.add_argument("--pool", type=int, default=2)
     ap.add_argument("--replay-ms", type=int, default=200)
     ap.add_argument("--seal-rows", type=int, default=1000)
+    ap.add_argument("--rtt-ms", type=int, default=0,
+                    help="answer every route request this many ms late, as "
+                         "a network's round trip would (other connections "
+                         "are served meanwhile)")
     ap.add_argument("--stats-keys", choices=sorted(STATS_KEYS),
                     default="generations",
                     help="spell get_lsm_stats keys as released (generations) "
@@ -1935,6 +1947,8 @@ def main(argv=None):
     a = ap.parse_args(argv)
     if a.max_lifetime < 0:
         ap.error("--max-lifetime wants seconds >= 0")
+    if a.rtt_ms < 0:
+        ap.error("--rtt-ms wants milliseconds >= 0")
     if bool(a.tls_cert) != bool(a.tls_key) or (a.tls_client_ca and not a.tls_cert):
         ap.error("--tls-cert and --tls-key go together; --tls-client-ca needs them")
     ctx = make_ssl_context(a.tls_cert, a.tls_key, a.tls_client_ca) \
@@ -1942,7 +1956,8 @@ def main(argv=None):
     emu = Emulator(a.api_key, a.table, pass_ms=a.pass_ms,
                    prefix_max=a.prefix_max, pool=a.pool, replay_ms=a.replay_ms,
                    seal_rows=a.seal_rows, host=a.host, port=a.port,
-                   quiet=a.quiet, ssl_context=ctx, stats_keys=a.stats_keys)
+                   quiet=a.quiet, ssl_context=ctx, stats_keys=a.stats_keys,
+                   rtt_ms=a.rtt_ms)
     if a.state_file:
         emu.state_file = StateFile(emu, a.state_file)
         emu.state_file.restore(a.restart_replay_ms)
