@@ -355,6 +355,8 @@ class Emulator:
         self.state_file = None   # StateFile with --state-file
         self.tables = {}
         self.writer = None      # the writers' thread, once a table exists
+        self.writing = []       # the tables with a writer (rows_per_second > 0)
+        self.writing_stale = True   # tables or their rates changed since
         self._reset_locked()
 
     # ---- setup / reset ---------------------------------------------------
@@ -364,6 +366,7 @@ class Emulator:
             for t in self.tables.values():
                 t.alive = False
             self.tables = {}
+            self.writing_stale = True
             self.pass_ms = self.initial["pass_ms"]
             self.prefix_max = self.initial["prefix_max"]
             self.replay_ms = self.initial["replay_ms"]
@@ -397,6 +400,7 @@ class Emulator:
             t = Table(name, buckets, rows_per_second, lsm, indexes,
                       primary_key, shard_ids)
             self.tables[name] = t
+            self.writing_stale = True
             self.ensure_writer()
         return t
 
@@ -448,11 +452,17 @@ class Emulator:
     def _writer_loop(self):
         """One thread writes for every table at its rows_per_second, every
         50 ms (a thread per table would wake 20,000 times a second with
-        1,000 tables, most of them idle)."""
+        1,000 tables, most of them idle).  Only the tables with a writer
+        are visited: 100,000 idle tables must not hold the lock for
+        milliseconds every tick."""
         while not self.stopping.wait(0.05):
             now = time.monotonic()
             with self.lock:
-                for t in self.tables.values():
+                if self.writing_stale:
+                    self.writing = [t for t in self.tables.values()
+                                    if t.rows_per_second > 0]
+                    self.writing_stale = False
+                for t in self.writing:
                     self._writer_tick(t, now)
 
     def _writer_tick(self, t, now):
@@ -1731,7 +1741,13 @@ class Control:
                     r = req["rows_per_second"]
                     if isinstance(r, bool) or not isinstance(r, (int, float)) or r < 0:
                         raise ControlError("rows_per_second must be a number >= 0")
-                    t.rows_per_second = float(r)
+                    with self.emu.lock:
+                        if t.rows_per_second <= 0:
+                            # its ticks start now, not when it last wrote
+                            t.writer_last = time.monotonic()
+                            t.writer_carry = 0.0
+                        t.rows_per_second = float(r)
+                        self.emu.writing_stale = True
                 if "paused" in req:
                     t.paused = _bool(req["paused"], "paused")
                 return 200, ok
@@ -1875,6 +1891,7 @@ class StateFile:
             emu.tables = {}
             for d in state["tables"]:
                 emu.tables[d["name"]] = self._table(d)
+            emu.writing_stale = True
             emu.ensure_writer()
         emu.restart_node()
         with emu.lock:
