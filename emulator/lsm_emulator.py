@@ -629,6 +629,14 @@ class Emulator:
             c["connections"] = len(conns)
             return c
 
+    def table_counts(self):
+        """Calls per route of every table called since the last log
+        reset, exact however many (the log keeps the newest LOG_MAX)."""
+        with self.lock:
+            return {name: {r: n for r, n in t["routes"].items()
+                           if n or r in ROUTES}
+                    for name, t in self.tally.items() if name is not None}
+
     # ---- server ----------------------------------------------------------
 
     def start(self):
@@ -1605,6 +1613,8 @@ class Control:
             return 200, ok
         if parts == ["counts"] and method == "GET":
             return 200, emu.counts(q.get("table"))
+        if parts == ["counts", "tables"] and method == "GET":
+            return 200, {"tables": emu.table_counts()}
         if parts == ["connections", "close_idle"] and method == "POST":
             return 200, {"ok": True, "closed": emu.close_idle(self.handler)}
         raise ControlError("no control route %s %s" % (method, path), 404)

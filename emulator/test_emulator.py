@@ -768,6 +768,17 @@ class HttpTest(unittest.TestCase):
         finally:
             e.stop()
 
+    def test_counts_per_table(self):
+        self.ctl("log/reset", {})
+        self.stats()
+        self.stats()
+        self.req("flush_lsm", table="other")
+        self.req("get_lsm_write_spec", table="other", body="{}")
+        self.assertEqual(self.ctl("counts/tables")[1], {"tables": {
+            "events": {"flush_lsm": 0, "compact_lsm": 0, "get_lsm_stats": 2},
+            "other": {"flush_lsm": 1, "compact_lsm": 0, "get_lsm_stats": 0,
+                      "get_lsm_write_spec": 1}}})
+
     def test_sealed_buckets_are_compacted_like_any(self):
         self.ctl("tables/events/generations", {"count": 2, "rows": 3})
         self.ctl("tables/events/bucket", {"bucket": "b0", "status": "Sealed"})
