@@ -1,6 +1,6 @@
 # lancelsm: PGXS build.  `make && make install`, then `make installcheck`
 # against a running cluster; the suite starts and stops its own emulator
-# (README.md, "Layout").
+# (docs/development.md, "Layout").
 EXTENSION = lancelsm
 MODULE_big = lancelsm
 OBJS = \

@@ -209,6 +209,7 @@ run_version() {
 }
 
 suite "version consistency" "$here/scripts/check-version.sh"
+suite "documentation links" "$here/scripts/check-links.sh"
 suite "layer rules" "$here/scripts/check-layers.sh"
 suite "older libcurl headers" "$here/scripts/check-old-curl.sh"
 for v in $versions; do

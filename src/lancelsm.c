@@ -6,8 +6,8 @@
  *
  * The SQL functions are in src/functions/ (flush, compact and checkpoint
  * in maintenance.c), running operations in src/checkpoint/, the meaning
- * of answers in src/protocol/ and the HTTP client in src/net/; README.md,
- * "Layout", draws the folders and what each may call.
+ * of answers in src/protocol/ and the HTTP client in src/net/;
+ * docs/development.md, "Layout", draws the folders and what each may call.
  *
  *-------------------------------------------------------------------------
  */

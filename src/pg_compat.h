@@ -11,7 +11,7 @@
  * header may come anywhere after postgres.h (the .c files put it last).
  *
  * Version 16 is covered by these guards but is neither compiled nor tested
- * here (README.md, "Supported PostgreSQL versions").
+ * here (docs/install.md, "Supported PostgreSQL versions").
  *
  *-------------------------------------------------------------------------
  */

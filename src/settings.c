@@ -8,7 +8,7 @@
  * variables live here, below every layer, so that the transport, protocol
  * and task code read them without depending on the SQL entry points.
  * Their meaning, units and ranges are documented at their registration
- * and in README.md, "Settings".
+ * and in docs/configuration.md, "Settings".
  *
  *-------------------------------------------------------------------------
  */

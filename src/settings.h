@@ -5,7 +5,7 @@
  *
  * The variables live in src/settings.c and are registered in src/lancelsm.c
  * (_PG_init); their meaning, units and defaults are documented there and
- * in README.md.
+ * in docs/configuration.md.
  *
  *-------------------------------------------------------------------------
  */

@@ -13,11 +13,11 @@
 #      ends as "succeeded" in cron.job_run_details (a failed table is a
 #      row with ok false, not an error), the emulator saw the checkpoint's
 #      flush / stats / compact calls, and the checkpoint history shows
-#      steady ok; the README's "strict" job (a DO block raising when a row
+#      steady ok; docs/operations.md's "strict" job (a DO block raising when a row
 #      is not ok) ends as "failed" naming leaky only (with
 #      lancelsm.share_checkpoints off: the other jobs checkpoint leaky at
 #      the same moment, and lancelsm_checkpoint_all() would skip a table in
-#      progress, README.md "Many sessions on one table");
+#      progress, docs/operations.md "Many sessions on one table");
 #  (b) a job "SET statement_timeout = '1s'; SELECT lancelsm_checkpoint(
 #      'emu', 'events')" against a server that never answers its flush ends
 #      as "failed" with "canceling statement due to statement timeout",
@@ -286,7 +286,7 @@ for my $n (@nodes)
 			 WHERE server = 'emu' AND table_name = 'steady'}),
 			't', "$mode: the history shows the checkpoint of steady ok");
 		# its server never answered for events: not a table the history
-		# records (README.md, "Progress and history")
+		# records (docs/operations.md, "Progress and history")
 		is($node->safe_psql('postgres', q{
 			SELECT count(*) FROM lancelsm_checkpoint_history
 			 WHERE server = 'emu' AND table_name = 'events'}),

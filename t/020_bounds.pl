@@ -233,7 +233,7 @@ sub pinned_polls_with
 	return 0;
 }
 ok(pinned_polls_with($tok_a), 'token: "pinned" polls with token A while "events" waits');
-# replaced atomically, as the README asks of the agent
+# replaced atomically, as docs/configuration.md asks of the agent
 PostgreSQL::Test::Utils::append_to_file("$token_file.new", $tok_b);
 rename("$token_file.new", $token_file) or die "rename: $!";
 ok(pinned_polls_with($tok_b), 'token: "pinned" now polls with token B');

@@ -566,8 +566,8 @@ declared_names(const DeclaredSet *set, int t, Datum *values, bool *nulls,
  * statement_timeout (57014), 0A000 when the installed SQL objects are
  * older than this library (the hint names ALTER EXTENSION UPDATE), and
  * 22P05 naming the column when a shard id, status or index name of a
- * bucket has no equivalent in the database encoding (README.md,
- * "Database encodings").
+ * bucket has no equivalent in the database encoding
+ * (docs/configuration.md, "Database encodings").
  */
 PG_FUNCTION_INFO_V1(lancelsm_declared_bucket_stats);
 Datum

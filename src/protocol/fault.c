@@ -15,7 +15,7 @@
  * never part of any of it.
  *
  * Protocol: docs/protocol.md, "Errors".
- * The SQLSTATEs are listed in README.md, "Errors".
+ * The SQLSTATEs are listed in docs/troubleshooting.md, "Errors".
  *
  *-------------------------------------------------------------------------
  */
@@ -126,7 +126,7 @@ lsm_fault_verdict(const LsmOutcome *req)
 }
 
 /*
- * fault_sqlstate: the SQLSTATE of a failure class (README.md, "Errors").
+ * fault_sqlstate: the SQLSTATE of a failure class (docs/troubleshooting.md, "Errors").
  */
 static int
 fault_sqlstate(const LsmOutcome *req)
