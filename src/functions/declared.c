@@ -316,6 +316,37 @@ declared_slice_of(const char *server, const char *table_name, int32 slices)
 }
 
 /*
+ * declared_slice_rows: which rows of the SPI result of declared_read's
+ * query (server, table_name first) are in slice slice of slices, and
+ * their count into *count; NULL, all of them, with one slice.  Allocated
+ * in the SPI context.
+ */
+static bool *
+declared_slice_rows(int32 slice, int32 slices, int *count)
+{
+	bool	   *mine;
+
+	*count = (int) SPI_processed;
+	if (slices <= 1)
+		return NULL;
+	mine = palloc(Max(SPI_processed, 1) * sizeof(bool));
+	*count = 0;
+	for (uint64 r = 0; r < SPI_processed; r++)
+	{
+		HeapTuple	tuple = SPI_tuptable->vals[r];
+		TupleDesc	desc = SPI_tuptable->tupdesc;
+		char	   *server = SPI_getvalue(tuple, desc, 1);
+		char	   *name = SPI_getvalue(tuple, desc, 2);
+
+		mine[r] = declared_slice_of(server, name, slices) == slice;
+		*count += mine[r];
+		pfree(server);
+		pfree(name);
+	}
+	return mine;
+}
+
+/*
  * declared_read: the declared tables of slice slice of slices
  * (declared_slice_of; 0 of 1: all of them), ordered by server and
  * table_name under the "C" collation, into set->servers and set->names
@@ -329,7 +360,9 @@ declared_read(FunctionCallInfo fcinfo, bool with_limits, int32 slice,
 			  int32 slices, DeclaredSet *set)
 {
 	MemoryContext outer = CurrentMemoryContext;
+	bool	   *mine;
 	int			n;
+	int			i;
 	int			nestlevel;
 	int			rc;
 
@@ -346,7 +379,8 @@ declared_read(FunctionCallInfo fcinfo, bool with_limits, int32 slice,
 				(errcode(ERRCODE_INTERNAL_ERROR),
 				 errmsg_internal("SPI_execute failed: %s",
 								 SPI_result_code_string(rc))));
-	n = Max((int) SPI_processed, 1);
+	mine = declared_slice_rows(slice, slices, &set->ntables);
+	n = Max(set->ntables, 1);
 	set->servers = MemoryContextAlloc(outer, n * sizeof(char *));
 	set->names = MemoryContextAlloc(outer, n * sizeof(char *));
 	set->limits = NULL;
@@ -360,26 +394,21 @@ declared_read(FunctionCallInfo fcinfo, bool with_limits, int32 slice,
 		set->limit_nulls = MemoryContextAlloc(outer,
 											  n * LSM_LIMIT_COLS * sizeof(bool));
 	}
-	set->ntables = 0;
+	i = 0;
 	for (uint64 r = 0; r < SPI_processed; r++)
 	{
 		HeapTuple	tuple = SPI_tuptable->vals[r];
 		TupleDesc	desc = SPI_tuptable->tupdesc;
-		char	   *server = SPI_getvalue(tuple, desc, 1);
-		char	   *name = SPI_getvalue(tuple, desc, 2);
-		int			i = set->ntables;
 
-		if (slices > 1 && declared_slice_of(server, name, slices) != slice)
-		{
-			pfree(server);
-			pfree(name);
+		if (mine != NULL && !mine[r])
 			continue;
-		}
-		set->servers[i] = MemoryContextStrdup(outer, server);
-		set->names[i] = MemoryContextStrdup(outer, name);
+		set->servers[i] = MemoryContextStrdup(outer,
+											  SPI_getvalue(tuple, desc, 1));
+		set->names[i] = MemoryContextStrdup(outer,
+											SPI_getvalue(tuple, desc, 2));
 		if (with_limits)
 			declared_read_limits(set, r, i, outer);
-		set->ntables++;
+		i++;
 	}
 	declared_spi_finish(nestlevel);
 }
