@@ -260,6 +260,24 @@ SELECT dt_try($$SELECT * FROM lancelsm_checkpoint_due(slice => 1)$$);
 SELECT count(*) FROM lancelsm_checkpoint_due(NULL, 3);
 DROP TABLE sl_member, sl_run;
 SELECT count(lancelsm_remove_table(server, table_name)) FROM lancelsm_table;
+
+-- max_requests_in_flight: a server that allows 2 gets at most 2 requests
+-- at once from one call, so its 12 stats reads (each held 100 ms by the
+-- emulator's round trip) come on exactly 2 new connections
+CREATE SERVER du_two FOREIGN DATA WRAPPER lancelsm
+  OPTIONS (database 'mydb', host_override :'emu_url', max_requests_in_flight '2');
+SELECT key AS emu_key FROM emu_conf \gset
+CREATE USER MAPPING FOR CURRENT_USER SERVER du_two OPTIONS (api_key :'emu_key');
+SELECT count(lancelsm_add_table('du_two', 'sl_' || i, max_l0_generations => 5))
+  FROM generate_series(1, 12) i;
+SELECT emu('POST', '/_emulator/config', '{"rtt_ms": 100}') ->> 'rtt_ms' AS rtt_ms;
+SELECT emu('POST', '/_emulator/log/reset');
+SELECT count(*) FILTER (WHERE ok AND NOT due) AS quiet FROM lancelsm_checkpoint_due();
+SELECT c->>'get_lsm_stats' AS stats, c->>'connections' AS connections
+  FROM emu('GET', '/_emulator/counts') c;
+SELECT emu('POST', '/_emulator/config', '{"rtt_ms": 0}') ->> 'rtt_ms' AS rtt_ms;
+SELECT count(lancelsm_remove_table(server, table_name)) FROM lancelsm_table;
+DROP SERVER du_two CASCADE;
 DROP SERVER du_nomap;
 REVOKE ALL ON lancelsm_table FROM regress_du_reader;
 REVOKE USAGE ON FOREIGN SERVER emu FROM regress_du_reader;
