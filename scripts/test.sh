@@ -17,8 +17,9 @@
 # suites (ASan + UBSan, the decoder tests and the replay of every fuzz
 # corpus, 10,000 sqlsmith queries, contrib/'s exporter queries, alert
 # rules and dashboard in the real postgres_exporter and Prometheus, the
-# SDK conformance check), and the emulator's own tests.  Each suite's result with its time in seconds,
-# one result line per version, then the count of suites passed and failed.
+# SDK conformance check), and the emulator's own tests.  Each suite's
+# result with its time in seconds, one result line per version, then the
+# count of suites passed and failed.
 #
 # LANCELSM_PG_VERSIONS picks the versions (default "15 16 17 18 19"); the
 # heavy suites run when 15 is among them.  LANCELSM_SKIP_CONFORMANCE=1
