@@ -23,7 +23,7 @@
 # Needs lancelsm installed in the host's PostgreSQL 15 (PG_CONFIG), or,
 # with MONITORING_BUILD=1, builds a copy of this tree and installs it into
 # a scratch DESTDIR that the cluster reads through Debian's
-# extension_destdir (as scripts/sqlsmith.sh does).  Needs the packages
+# extension_destdir (scripts/scratch-cluster.sh, as scripts/sqlsmith.sh).  Needs the packages
 # prometheus and prometheus-postgres-exporter (scripts/deps.sh), python3
 # and curl.  Run as root (the cluster runs as postgres).  Everything
 # listens on 127.0.0.1 or a Unix socket in a temporary directory, on ports
@@ -54,7 +54,8 @@ work=$(mktemp -d /tmp/lancelsm-monitoring.XXXXXX)
 chmod 755 "$work"
 chown postgres: "$work"
 pids=()
-as_postgres() { su postgres -c "$1"; }
+. "$here/scripts/scratch-cluster.sh"
+as_postgres() { scratch_as_postgres "$1"; }
 cleanup() {
 	local pid
 	for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null; done
@@ -103,35 +104,10 @@ wait_for() {
 "$here/scripts/regress-emulator.sh" "$work" "$key" --max-lifetime "$limit" || exit 1
 emuport=$(cat "$work/emulator.port")
 
-destdir_conf=
 if [ "${MONITORING_BUILD:-0}" = 1 ]; then
-	mkdir -p "$work/src" && "$here/scripts/source-tar.sh" | tar -C "$work/src" -xf - &&
-		make -C "$work/src" -s PG_CONFIG="$pg_config" >"$work/build.log" 2>&1 &&
-		make -C "$work/src" -s PG_CONFIG="$pg_config" install DESTDIR="$work/dest" >>"$work/build.log" 2>&1 ||
-		{ cat "$work/build.log" >&2; exit 1; }
-	chmod -R a+rX "$work/dest"
-	# both settings, or the preloaded library and CREATE EXTENSION's
-	# would be two different copies
-	destdir_conf="extension_destdir = '$work/dest'
-dynamic_library_path = '$work/dest$("$pg_config" --pkglibdir):\$libdir'"
+	scratch_build "$work" "$pg_config" || exit 1
 fi
-
-as_postgres "'$bindir/initdb' -D '$work/data' -A trust --no-sync >'$work/initdb.log' 2>&1" ||
-	{ cat "$work/initdb.log" >&2; exit 1; }
-cat >>"$work/data/postgresql.conf" <<EOF
-shared_preload_libraries = 'lancelsm'
-listen_addresses = ''
-unix_socket_directories = '$work'
-port = $pgport
-fsync = off
-max_connections = 20
-lancelsm.poll_interval_min = '10ms'
-lancelsm.poll_interval_max = '50ms'
-lancelsm.backoff_base = '1ms'
-$destdir_conf
-EOF
-as_postgres "'$bindir/pg_ctl' -D '$work/data' -l '$work/server.log' -w -t 60 start >/dev/null" ||
-	{ cat "$work/server.log" >&2; exit 1; }
+scratch_cluster "$work" "$pg_config" $pgport || exit 1
 
 psql() {
 	as_postgres "PGOPTIONS='-c statement_timeout=60s -c client_min_messages=error' '$bindir/psql' -X -q -At -v ON_ERROR_STOP=1 -h '$work' -p $pgport -U postgres -d ${2:-lsm} -c $(printf %q "$1")"
