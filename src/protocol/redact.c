@@ -14,6 +14,13 @@
  * Secrets shorter than a window are masked where they appear whole;
  * that masks innocent text as well, which is the price of such a secret.
  *
+ * What the reader supplied is no secret to it: windows that occur in an
+ * exempt text (the table name the caller passed, which a server may echo)
+ * are left out of the set, and a short secret that occurs whole in one
+ * is not masked.  Were they masked, whether an echo of the caller's own
+ * text came back masked would tell the caller which of its windows are
+ * windows of a secret, a byte at a time.
+ *
  * The windows of all secrets go into one open-addressing hash set of
  * 32-bit values, and the text is read once with a rolling window: O(n)
  * in the text's length plus O(s) in the secrets' (each short secret adds
@@ -97,15 +104,35 @@ redact_add(LsmRedactor *r, uint32 w)
 }
 
 /*
+ * redact_occurs: whether the len bytes at s occur in one of the nexempt
+ * NUL-terminated texts of exempt (NULL entries skipped).
+ */
+static bool
+redact_occurs(const char *s, size_t len, const char *const *exempt,
+			  int nexempt)
+{
+	for (int i = 0; i < nexempt; i++)
+		if (exempt[i] != NULL &&
+			memmem(exempt[i], strlen(exempt[i]), s, len) != NULL)
+			return true;
+	return false;
+}
+
+/*
  * lsm_redactor_new
  *		Prepare the nsecrets secrets (NUL-terminated; NULL and empty
- *		entries are skipped) for lsm_redact, in CurrentMemoryContext.  The
- *		strings of secrets shorter than LSM_REDACT_WINDOW bytes are
- *		referenced, not copied: they must outlive the redactor.  Free it
- *		with lsm_redactor_free, which wipes what it holds of the secrets.
+ *		entries are skipped) for lsm_redact, in CurrentMemoryContext, less
+ *		what the nexempt texts of exempt (NUL-terminated; NULL entries
+ *		skipped; exempt may be NULL when nexempt is 0) hold: a window of a
+ *		secret that occurs in an exempt text is not masked, nor a secret
+ *		shorter than a window that occurs whole in one.  The strings of
+ *		secrets shorter than LSM_REDACT_WINDOW bytes are referenced, not
+ *		copied: they must outlive the redactor.  Free it with
+ *		lsm_redactor_free, which wipes what it holds of the secrets.
  */
 LsmRedactor *
-lsm_redactor_new(const char *const *secrets, int nsecrets)
+lsm_redactor_new(const char *const *secrets, int nsecrets,
+				 const char *const *exempt, int nexempt)
 {
 	LsmRedactor *r = palloc0(sizeof(LsmRedactor));
 	size_t		nwindows = 0;
@@ -119,7 +146,7 @@ lsm_redactor_new(const char *const *secrets, int nsecrets)
 
 		if (len >= LSM_REDACT_WINDOW)
 			nwindows += len - LSM_REDACT_WINDOW + 1;
-		else if (len > 0)
+		else if (len > 0 && !redact_occurs(secrets[i], len, exempt, nexempt))
 		{
 			r->short_secrets[r->nshort] = secrets[i];
 			r->short_lens[r->nshort++] = len;
@@ -142,7 +169,9 @@ lsm_redactor_new(const char *const *secrets, int nsecrets)
 		for (size_t j = 0; len >= LSM_REDACT_WINDOW && j < len; j++)
 		{
 			w = (w << 8) | s[j];
-			if (j + 1 >= LSM_REDACT_WINDOW)
+			if (j + 1 >= LSM_REDACT_WINDOW &&
+				!redact_occurs(secrets[i] + j + 1 - LSM_REDACT_WINDOW,
+							   LSM_REDACT_WINDOW, exempt, nexempt))
 				redact_add(r, w);
 		}
 		explicit_bzero(&w, sizeof(w));
