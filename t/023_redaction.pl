@@ -187,6 +187,7 @@ sub probe
 		s/[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/ID/g;
 		s/\Q$name\E/NAME/g;
 		s/\nLOCATION:.*//s;
+		s/^psql:<stdin>:\d+: //mg;
 	}
 	return ($e, $logged);
 }
