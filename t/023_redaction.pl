@@ -21,7 +21,8 @@
 # name.  Were the name or its echo masked where they share 4 bytes with
 # the key, the two errors would differ and tell the role the key a byte
 # at a time.  Both errors, and their entries in the server log, must read
-# the same but for the name, and show the name as it was passed.
+# the same but for the name, and show the name as it was passed; so must
+# they when a gateway echoes the key itself beside the name.
 use strict;
 use warnings FATAL => 'all';
 
@@ -169,13 +170,20 @@ is_deeply([ map { scalar @{ pieces($_) } } $right, $wrong ], [ 2, 1 ],
 	'(the right name holds 2 windows of the key, the wrong one 1)');
 
 # probe: mallory's error for a flush of table $name, and the server log's
-# entry of it, with the request id and the name replaced.
+# entry of it, with the request id and the name replaced; with $echo, a
+# gateway answers 502 with that message, "NAME" replaced by the name.
 sub probe
 {
-	my ($name) = @_;
+	my ($name, $echo) = @_;
 	my $offset = -s $node->logfile;
 
 	emu_at($emu, 'POST', '/_emulator/reset');
+	if (defined $echo)
+	{
+		(my $said = $echo) =~ s/NAME/$name/g;
+		fault({ table => $name, route => 'flush_lsm', status => 502,
+			json => { code => 20, error => $said } });
+	}
 	my ($r, $o, $e) = $node->psql('postgres',
 		"\\set VERBOSITY verbose\nSELECT lancelsm_flush('emu', '$name')",
 		extra_params => [ '-U', 'mallory' ]);
@@ -204,6 +212,21 @@ is($log_right, $expected,
 	'the server log, the right next byte: the name and its echo as passed');
 is($log_wrong, $expected,
 	'the server log, a wrong next byte: the same entries but for the name');
+
+# a gateway that echoes the key itself beside the name: the key is masked
+# whole whatever the name (were the name's windows exempted one by one,
+# the right next byte would leave "sk***" of it, a wrong one "s***")
+my $gateway = "key $KEY rejected for table NAME";
+($err_right, $log_right) = probe($right, $gateway);
+($err_wrong, $log_wrong) = probe($wrong, $gateway);
+$expected = 'ERROR:  HV000: could not flush LanceDB table "NAME"' . "\n"
+  . 'DETAIL:  The server answered HTTP status 502, code 20: key *** rejected for table NAME. Request ID: ID.';
+is($err_right, $expected,
+	'a gateway echoing the key, the right next byte: the key masked whole');
+is($err_wrong, $expected,
+	'a gateway echoing the key, a wrong next byte: the same error');
+is($log_right, $expected, 'the server log, the right next byte: the same');
+is($log_wrong, $expected, 'the server log, a wrong next byte: the same');
 
 $s->quit;
 $node->stop;
