@@ -227,8 +227,9 @@ due_row(ReturnSetInfo *rsinfo, const DeclaredSet *set, const DuePlan *plan,
  * (with lancelsm preloaded) is not acted on: ok true, elapsed NULL, action
  * none, message "skipped: a checkpoint of this table is running in
  * backend N"; due and reason as ever.
- * A successful checkpoint action sets last_checkpoint_at (a WARNING where
- * the transaction cannot write it).  Raises only on cancel or
+ * A successful checkpoint action sets last_checkpoint_at, and each action
+ * and failed stats read its table's outcome (src/functions/outcome.c; a
+ * WARNING where the transaction cannot write them).  Raises only on cancel or
  * statement_timeout (57014), which end every action.
  */
 PG_FUNCTION_INFO_V1(lancelsm_checkpoint_due);
@@ -238,6 +239,7 @@ lancelsm_checkpoint_due(PG_FUNCTION_ARGS)
 	ReturnSetInfo *rsinfo = lsm_materialize(fcinfo, LSM_DUE_COLS);
 	DeclaredSet set;
 	DuePlan		plan;
+	TimestampTz started = GetCurrentTimestamp();
 
 	lsm_declared_resolve(fcinfo, true, &set);
 	due_plan_alloc(&set, &plan);
@@ -252,6 +254,11 @@ lancelsm_checkpoint_due(PG_FUNCTION_ARGS)
 	}
 	PG_END_TRY();
 	lsm_declared_record(fcinfo, &set, plan.acts);
+	lsm_declared_record_outcomes(fcinfo, &(LsmOutcomeCall) {
+		.source = LSM_OUTCOME_CHECKPOINT_DUE, .ntables = set.ntables,
+			.servers = set.servers, .names = set.names, .acts = plan.acts,
+			.stats_failures = plan.failures, .stats_started = started
+	});
 	for (int i = 0; i < set.ntables; i++)
 		due_row(rsinfo, &set, &plan, i);
 	return (Datum) 0;

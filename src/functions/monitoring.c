@@ -18,7 +18,9 @@
  * column, and for progress without the waiting bucket) and of 1.3, told
  * apart by their column count (lsm_materialize_versions).  All of this
  * needs lancelsm in shared_preload_libraries: without it each function
- * raises 55000 saying so.
+ * raises 55000 saying so, but for lancelsm_running(), behind the view
+ * lancelsm_status that alerts read: it returns no rows, so that the view
+ * works on every server (its phase columns NULL).
  *
  *-------------------------------------------------------------------------
  */
@@ -28,6 +30,7 @@
 #include "fmgr.h"
 #include "funcapi.h"
 #include "functions/functions.h"
+#include "miscadmin.h"
 #include "utils/builtins.h"
 #include "utils/timestamp.h"
 #include "wire_text.h"
@@ -270,4 +273,45 @@ lancelsm_checkpoint_history_reset(PG_FUNCTION_ARGS)
 	monitoring_require_shmem(true);
 	lsm_history_reset();
 	PG_RETURN_VOID();
+}
+
+/*
+ * lancelsm_running()
+ * RETURNS TABLE (server text, table_name text, pid integer, phase text,
+ *   started_at timestamptz)
+ *
+ * No arguments.  One row per checkpoint running in a backend connected
+ * to this database (one per table of a multi-table checkpoint), with the
+ * phase lancelsm_progress shows; server is its name when the checkpoint
+ * started.  No rows without lancelsm in shared_preload_libraries.  Raises
+ * 0A000 when declared with another number of columns.
+ */
+PG_FUNCTION_INFO_V1(lancelsm_running);
+Datum
+lancelsm_running(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = lsm_materialize(fcinfo, LSM_RUNNING_COLS);
+	LsmProgressCopy *copy;
+	int			n;
+
+	if (!lsm_progress_available())
+		return (Datum) 0;
+	copy = lsm_progress_copy(&n);
+	for (int e = 0; e < n; e++)
+	{
+		Datum		values[LSM_RUNNING_COLS];
+		bool		nulls[LSM_RUNNING_COLS] = {0};
+		int			i = 0;
+
+		if (copy[e].dbid != MyDatabaseId)
+			continue;
+		values[i++] = monitoring_text(copy[e].server);
+		values[i++] = monitoring_text(copy[e].table_name);
+		values[i++] = Int32GetDatum(copy[e].pid);
+		values[i++] = CStringGetTextDatum(copy[e].phase);
+		values[i++] = TimestampTzGetDatum(copy[e].started_at);
+		lsm_put_row(rsinfo, values, nulls, i);
+	}
+	pfree(copy);
+	return (Datum) 0;
 }
