@@ -20,6 +20,7 @@ OBJS = \
 	src/net/socket.o \
 	src/net/endpoint.o \
 	src/protocol/fault.o \
+	src/protocol/redact.o \
 	src/checkpoint/task.o \
 	src/checkpoint/watermark.o \
 	src/checkpoint/pace.o \
@@ -47,7 +48,7 @@ DATA = $(wildcard sql/$(EXTENSION)--*.sql)
 # together; PostgreSQL 15 has no separate --expecteddir.)  setup starts
 # the emulator unless LANCELSM_EMULATOR_PORT names one; teardown, last,
 # stops it.
-REGRESS = setup options functions faults checkpoint permissions declared due progress scale write_spec client_options teardown
+REGRESS = setup options functions faults checkpoint permissions declared due progress scale write_spec client_options comments teardown
 REGRESS_OPTS = --dbname=contrib_regression
 TAP_TESTS = 1
 

@@ -203,4 +203,15 @@ pg_compat_parse_json(JsonLexContext *lex, const PgCompatJsonSemAction *sem)
 #define pg_parse_json(lex, sem) pg_compat_parse_json((lex), (sem))
 #endif
 
+/*
+ * 17 lets an extension name its wait events (WaitEventExtensionNew, in
+ * utils/wait_event.h, returning the event to pass to a wait); before, all
+ * of them are the generic Extension.
+ */
+#if PG_VERSION_NUM < 170000
+#include "utils/wait_event.h"
+
+#define WaitEventExtensionNew(name) ((void) (name), (uint32) PG_WAIT_EXTENSION)
+#endif
+
 #endif							/* LANCELSM_PG_COMPAT_H */

@@ -213,6 +213,7 @@ lancelsm_checkpoint_many(PG_FUNCTION_ARGS)
 		Datum		values[LSM_CHECKPOINT_ROW_COLS];
 		bool		nulls[LSM_CHECKPOINT_ROW_COLS];
 
+		lsm_log_action(config->server_name, tasks[i]);
 		lsm_put_row(rsinfo, values, nulls,
 					lsm_checkpoint_row_values(tasks[i], values, nulls, 0));
 	}

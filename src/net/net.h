@@ -146,7 +146,8 @@ extern void lsm_http_start(LsmRequest *req, TimestampTz deadline);
 extern const LsmOutcome *lsm_http_outcome(const LsmRequest *req);
 extern void lsm_http_release(LsmRequest *req);
 extern void lsm_http_free(LsmRequest *req);
-extern void *lsm_http_wait(TimestampTz wake_at, TimestampTz deadline);
+extern void *lsm_http_wait(TimestampTz wake_at, TimestampTz deadline,
+						   bool backing_off);
 extern void lsm_http_abort_all(void);
 
 /* in pool.c: libcurl's set-up, once per process (_PG_init) */
