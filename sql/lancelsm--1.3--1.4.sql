@@ -207,6 +207,9 @@ COMMENT ON COLUMN @extschema@.lancelsm_table.last_started_at IS
   'When the last action started; NULL when it never started (a server or name refused)';
 COMMENT ON COLUMN @extschema@.lancelsm_table.last_finished_at IS
   'When the last action ended';
+-- since 1.4 a direct checkpoint on a declared table sets it too
+COMMENT ON COLUMN @extschema@.lancelsm_table.last_checkpoint_at IS
+  'Start of the table''s last successful checkpoint by lancelsm_checkpoint_due(), lancelsm_checkpoint_all() or lancelsm_checkpoint on the declared table; never moves back; NULL before the first';
 
 -- The checkpoints running in this database with their phase, for
 -- lancelsm_status.  Unlike lancelsm_progress() it returns no rows, rather
