@@ -4,8 +4,9 @@
  *		The SQL functions of the progress and history views, lancelsm_progress
  *		and lancelsm_checkpoint_history: lancelsm_progress(),
  *		lancelsm_progress_skipped(), lancelsm_checkpoint_history() and
- *		lancelsm_checkpoint_history_reset(); and lancelsm_info(), how
- *		lancelsm itself stands (versions, preload, registries in use).
+ *		lancelsm_checkpoint_history_reset(); lancelsm_info(), how
+ *		lancelsm itself stands (versions, preload, registries in use); and
+ *		lancelsm_running(), the running phases behind lancelsm_status.
  *
  * What they show is kept in shared memory by src/checkpoint/progress.c,
  * which hands out copies (checkpoint.h, "in progress.c") taken under its
