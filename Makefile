@@ -34,6 +34,7 @@ OBJS = \
 	src/net/token.o \
 	src/functions/due.o \
 	src/functions/threshold.o \
+	src/functions/outcome.o \
 	src/protocol/lsm_stats_json.o \
 	src/protocol/lsm_json.o
 

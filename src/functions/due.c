@@ -290,10 +290,11 @@ due_slice_args(FunctionCallInfo fcinfo, int32 *slice, int32 *slices)
  * (with lancelsm preloaded) is not acted on: ok true, elapsed NULL, action
  * none, message "skipped: a checkpoint of this table is running in
  * backend N"; due and reason as ever.
- * A successful checkpoint action sets last_checkpoint_at (a WARNING where
- * the transaction cannot write it).  Each failed row is logged at LOG,
- * naming its server and table (at most LSM_LOG_FAILED_ROWS per call),
- * and one WARNING counts them; the other actions are logged as
+ * A successful checkpoint action sets last_checkpoint_at, and each action
+ * and failed stats read its table's outcome (src/functions/outcome.c; a
+ * WARNING where the transaction cannot write them).  Each failed row is
+ * logged at LOG, naming its server and table (at most LSM_LOG_FAILED_ROWS
+ * per call), and one WARNING counts them; the other actions are logged as
  * lancelsm.log_min_duration says.  Raises only on cancel or
  * statement_timeout (57014), which end every action, and 22023 for
  * slices below 1 or a slice outside 0 .. slices - 1.
@@ -307,6 +308,7 @@ lancelsm_checkpoint_due(PG_FUNCTION_ARGS)
 	DuePlan		plan;
 	int32		slice;
 	int32		slices;
+	TimestampTz started = GetCurrentTimestamp();
 
 	due_slice_args(fcinfo, &slice, &slices);
 	rsinfo = lsm_materialize(fcinfo, LSM_DUE_COLS);
@@ -323,6 +325,11 @@ lancelsm_checkpoint_due(PG_FUNCTION_ARGS)
 	}
 	PG_END_TRY();
 	lsm_declared_record(fcinfo, &set, plan.acts);
+	lsm_declared_record_outcomes(fcinfo, &(LsmOutcomeCall) {
+		.source = LSM_OUTCOME_CHECKPOINT_DUE, .ntables = set.ntables,
+			.servers = set.servers, .names = set.names, .acts = plan.acts,
+			.stats_failures = plan.failures, .stats_started = started
+	});
 	due_log(&set, &plan);
 	for (int i = 0; i < set.ntables; i++)
 		due_row(rsinfo, &set, &plan, i);

@@ -49,6 +49,8 @@
  * database */
 #define LSM_HISTORY_COLS_V1_2 8
 #define LSM_HISTORY_COLS_V1_3 9
+/* lancelsm_running: one row per checkpoint running in this database */
+#define LSM_RUNNING_COLS 5
 /* lancelsm_write_spec: one row, or none */
 #define LSM_WRITE_SPEC_COLS 5
 /* lancelsm_info (1.4) */

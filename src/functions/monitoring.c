@@ -4,8 +4,9 @@
  *		The SQL functions of the progress and history views, lancelsm_progress
  *		and lancelsm_checkpoint_history: lancelsm_progress(),
  *		lancelsm_progress_skipped(), lancelsm_checkpoint_history() and
- *		lancelsm_checkpoint_history_reset(); and lancelsm_info(), how
- *		lancelsm itself stands (versions, preload, registries in use).
+ *		lancelsm_checkpoint_history_reset(); lancelsm_info(), how
+ *		lancelsm itself stands (versions, preload, registries in use); and
+ *		lancelsm_running(), the running phases behind lancelsm_status.
  *
  * What they show is kept in shared memory by src/checkpoint/progress.c,
  * which hands out copies (checkpoint.h, "in progress.c") taken under its
@@ -19,7 +20,9 @@
  * column, and for progress without the waiting bucket) and of 1.3, told
  * apart by their column count (lsm_materialize_versions).  All of this
  * needs lancelsm in shared_preload_libraries: without it each function
- * raises 55000 saying so.
+ * raises 55000 saying so, but for lancelsm_running(), behind the view
+ * lancelsm_status that alerts read: it returns no rows, so that the view
+ * works on every server (its phase columns NULL).
  *
  *-------------------------------------------------------------------------
  */
@@ -29,6 +32,7 @@
 #include "fmgr.h"
 #include "funcapi.h"
 #include "functions/functions.h"
+#include "miscadmin.h"
 #include "settings.h"
 #include "utils/builtins.h"
 #include "utils/timestamp.h"
@@ -360,5 +364,46 @@ lancelsm_info(PG_FUNCTION_ARGS)
 	nulls[i] = true;			/* not counted yet */
 	values[i++] = (Datum) 0;
 	lsm_put_row(rsinfo, values, nulls, i);
+	return (Datum) 0;
+}
+
+/*
+ * lancelsm_running()
+ * RETURNS TABLE (server text, table_name text, pid integer, phase text,
+ *   started_at timestamptz)
+ *
+ * No arguments.  One row per checkpoint running in a backend connected
+ * to this database (one per table of a multi-table checkpoint), with the
+ * phase lancelsm_progress shows; server is its name when the checkpoint
+ * started.  No rows without lancelsm in shared_preload_libraries.  Raises
+ * 0A000 when declared with another number of columns.
+ */
+PG_FUNCTION_INFO_V1(lancelsm_running);
+Datum
+lancelsm_running(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = lsm_materialize(fcinfo, LSM_RUNNING_COLS);
+	LsmProgressCopy *copy;
+	int			n;
+
+	if (!lsm_progress_available())
+		return (Datum) 0;
+	copy = lsm_progress_copy(&n);
+	for (int e = 0; e < n; e++)
+	{
+		Datum		values[LSM_RUNNING_COLS];
+		bool		nulls[LSM_RUNNING_COLS] = {0};
+		int			i = 0;
+
+		if (copy[e].dbid != MyDatabaseId)
+			continue;
+		values[i++] = monitoring_text(copy[e].server);
+		values[i++] = monitoring_text(copy[e].table_name);
+		values[i++] = Int32GetDatum(copy[e].pid);
+		values[i++] = CStringGetTextDatum(copy[e].phase);
+		values[i++] = TimestampTzGetDatum(copy[e].started_at);
+		lsm_put_row(rsinfo, values, nulls, i);
+	}
+	pfree(copy);
 	return (Datum) 0;
 }
