@@ -11,7 +11,10 @@
  * target (the URL with its ?delimiter=), the database, its prefix, the CA
  * bundle and the proxy, and a run is shared by the sessions of any
  * database and role that send the same credentials (a digest of them is
- * part of the entry's key; no secret is kept in clear).  A checkpoint that
+ * part of the entry's key; no secret is kept in clear) and pace their
+ * checkpoints alike (their poll interval, backoff, budgets and bounds are
+ * part of the key too): no session's settings make another session's
+ * checkpoint wait longer than it would alone.  A checkpoint that
  * waits for its drain claims its table's entry ("leads a run") just before
  * it starts and publishes its outcome into the entry the moment its table
  * finishes -- the task driver reports each finished task to a callback
@@ -293,28 +296,51 @@ herd_credential(const LsmConfig *c)
 }
 
 /*
+ * herd_pace: the settings of this session that decide how a run goes and
+ * when it ends -- the poll interval's bounds, the backoff, the retry and
+ * re-issue budgets, the idle bound and the response cap -- as text;
+ * palloc'd.  Part of the key, so that a run is shared only among
+ * sessions that would run it alike: a role that slows its own polls
+ * (lancelsm.poll_interval_min = '1h') or makes its runs fail early
+ * (lancelsm.retry_budget = 0) leads a run of its own, which no session
+ * of other settings joins, waits behind or is skipped for.
+ */
+static char *
+herd_pace(void)
+{
+	return psprintf("%d %d %d %d %d %d %d %d",
+					lsm_poll_interval_min_ms, lsm_poll_interval_max_ms,
+					lsm_backoff_base_ms, lsm_backoff_max_ms,
+					lsm_retry_budget, lsm_reissue_budget,
+					lsm_max_idle_polls, lsm_max_response_size_kb);
+}
+
+/*
  * herd_key: the registry key of a task's table, its hash in *hash;
- * palloc'd.  The key is the credentials' digest and the exact request
- * target: the table's URL as every request of the checkpoint names it
- * (base URL, encoded identifier, ?delimiter= when not "$"), the database,
- * its prefix, the CA bundle and the proxy that carry it, so that two
- * servers which would address different tables never share a run.
+ * palloc'd.  The key is the credentials' digest, the session's pacing
+ * settings (herd_pace) and the exact request target: the table's URL as
+ * every request of the checkpoint names it (base URL, encoded identifier,
+ * ?delimiter= when not "$"), the database, its prefix, the CA bundle and
+ * the proxy that carry it, so that two servers which would address
+ * different tables never share a run.
  */
 static char *
 herd_key(const LsmTask *task, uint64 *hash)
 {
 	const LsmConfig *c = task->config;
 	char	   *credential = herd_credential(c);
+	char	   *pace = herd_pace();
 	char	   *target = lsm_url_build(c->base_url, c->id_delimiter,
 									   task->wire_table_name, "lsm");
-	char	   *key = psprintf("%s\x1f%s\x1f%s\x1f%s\x1f%s\x1f%s", credential,
-							   target,
+	char	   *key = psprintf("%s\x1f%s\x1f%s\x1f%s\x1f%s\x1f%s\x1f%s",
+							   credential, pace, target,
 							   c->database ? c->database : "",
 							   c->database_prefix ? c->database_prefix : "",
 							   c->ssl_ca_file ? c->ssl_ca_file : "",
 							   c->proxy ? c->proxy : "");
 
 	pfree(credential);
+	pfree(pace);
 	pfree(target);
 	*hash = hash_bytes_extended((const unsigned char *) key, strlen(key), 0);
 	return key;
@@ -684,8 +710,8 @@ herd_claim_all(HerdCall *call, LsmHerdMode mode)
  * covers it (or waits behind one that does not, then joins or leads the
  * next: see the header of this file) and leads a run otherwise; with
  * LSM_HERD_SKIP every task whose table has a run going is finished at
- * once as a success with a "skipped" note and no start time
- * (lsm_herd_skipped), and the others lead or run alone.  A led run ends
+ * once, not as a success, with a "skipped" note and no start time
+ * (lsm_herd_skipped: its row says ok false, 55006), and the others lead or run alone.  A led run ends
  * the moment its table finishes, whatever the call's other tables do.  At
  * most LSM_CALL_MAX_CLAIMS tasks of one call lead; the others that would
  * run alone.  A joiner ends with no requests of its own (passes and polls

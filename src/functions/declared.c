@@ -773,9 +773,10 @@ lsm_declared_record(FunctionCallInfo fcinfo, const DeclaredSet *set,
  * table whose server is unusable (42704, 42809, 42501) or whose name is
  * refused (22023) gets its failure row with a NULL elapsed.  A table
  * whose checkpoint another backend of this cluster is running (with
- * lancelsm preloaded) is skipped: ok true, elapsed NULL, passes and polls
- * 0, message "skipped: a checkpoint of this table is running in backend
- * N", and its last_checkpoint_at is not set.  Each
+ * lancelsm preloaded, and paced alike: src/checkpoint/herd.c) is skipped,
+ * which is no success: ok false, sqlstate 55006, elapsed NULL, passes and
+ * polls 0, message "skipped: a checkpoint of this table is running in
+ * backend N", and its last_checkpoint_at is not set.  Each
  * checkpoint that succeeded sets its table's last_checkpoint_at (see
  * lsm_declared_record: a WARNING where it cannot).  Raises only on cancel
  * or statement_timeout (57014), which end every checkpoint.

@@ -224,9 +224,10 @@ due_row(ReturnSetInfo *rsinfo, const DeclaredSet *set, const DuePlan *plan,
  * cannot be read, or whose server is unusable (42704, 42809, 42501), is a
  * row with ok false, its SQLSTATE and message, due NULL and action none.
  * A due table whose checkpoint another backend of this cluster is running
- * (with lancelsm preloaded) is not acted on: ok true, elapsed NULL, action
- * none, message "skipped: a checkpoint of this table is running in
- * backend N"; due and reason as ever.
+ * (with lancelsm preloaded, and paced alike: src/checkpoint/herd.c) is not
+ * acted on and not reported as a success: ok false, sqlstate 55006,
+ * elapsed NULL, action none, message "skipped: a checkpoint of this table
+ * is running in backend N"; due and reason as ever.
  * A successful checkpoint action sets last_checkpoint_at (a WARNING where
  * the transaction cannot write it).  Raises only on cancel or
  * statement_timeout (57014), which end every action.
