@@ -133,7 +133,8 @@ typedef enum HerdState
 {
 	HERD_RUNNING,
 	HERD_ENDED,					/* its outcome is copied out */
-	HERD_LOST					/* the entry has moved on: try again */
+	HERD_LOST,					/* the entry has moved on: try again */
+	HERD_STOPPED				/* the waiter's row deadline came first */
 } HerdState;
 
 static HerdShared *herd_shared = NULL;
@@ -450,7 +451,8 @@ herd_try(LsmTask *task, LsmHerdMode mode, HerdTicket *t, bool may_claim)
 
 /*
  * herd_personal: whether a failure belongs to the leader's session (its
- * key or token refused) rather than to the table.
+ * key or token refused, or its call stopped waiting at its own row
+ * deadline: 57014) rather than to the table.
  */
 static bool
 herd_personal(const LsmFailure *f)
@@ -458,7 +460,8 @@ herd_personal(const LsmFailure *f)
 	return ERRCODE_TO_CATEGORY(f->sqlerrcode) ==
 		ERRCODE_INVALID_AUTHORIZATION_SPECIFICATION ||
 		f->sqlerrcode == ERRCODE_INSUFFICIENT_PRIVILEGE ||
-		f->sqlerrcode == ERRCODE_CONFIG_FILE_ERROR;
+		f->sqlerrcode == ERRCODE_CONFIG_FILE_ERROR ||
+		f->sqlerrcode == ERRCODE_QUERY_CANCELED;
 }
 
 /*
@@ -590,16 +593,19 @@ herd_state(const HerdTicket *t, HerdOutcome *out)
 
 /*
  * herd_wait: sleep on the entry's condition variable until the run of
- * ticket t is over; returns true with its outcome in *out, false when it
- * was lost sight of (the entry went to another run).  Bounded by cancel
- * and statement_timeout (57014), as every wait of lancelsm: where no
- * timer is armed, the statement's deadline raises the same error.
+ * ticket t is over (HERD_ENDED, its outcome in *out), or was lost sight of
+ * (HERD_LOST: the entry went to another run), or, for a task that returns
+ * a row among many (row_deadline), until its call's row deadline
+ * (HERD_STOPPED).  Bounded by cancel and statement_timeout (57014), as
+ * every wait of lancelsm: where no timer is armed, the statement's
+ * deadline raises the same error.
  */
-static bool
-herd_wait(const HerdTicket *t, HerdOutcome *out)
+static HerdState
+herd_wait(const HerdTicket *t, bool row_deadline, HerdOutcome *out)
 {
 	ConditionVariable *cv = &herd_shared->entries[t->slot].cv;
 	TimestampTz deadline = lsm_statement_deadline();
+	TimestampTz stop_at = row_deadline ? lsm_statement_row_deadline() : 0;
 	HerdState	state;
 
 	if (deadline != 0)
@@ -607,20 +613,49 @@ herd_wait(const HerdTicket *t, HerdOutcome *out)
 	ConditionVariablePrepareToSleep(cv);
 	while ((state = herd_state(t, out)) == HERD_RUNNING)
 	{
+		TimestampTz until = stop_at != 0 ? stop_at : deadline;
 		long		ms;
 
-		if (deadline == 0)
+		if (until == 0)
 		{
 			ConditionVariableSleep(cv, PG_WAIT_EXTENSION);
 			continue;
 		}
-		ms = (long) ((deadline - GetCurrentTimestamp() + 999) / 1000);
+		ms = (long) ((until - GetCurrentTimestamp() + 999) / 1000);
+		if (ms <= 0 && stop_at != 0)
+		{
+			state = HERD_STOPPED;
+			break;
+		}
 		if (ms <= 0)
 			lsm_deadline_passed();
 		(void) ConditionVariableTimedSleep(cv, ms, PG_WAIT_EXTENSION);
 	}
 	ConditionVariableCancelSleep();
-	return state == HERD_ENDED;
+	return state;
+}
+
+/*
+ * herd_stop: end a joiner whose call's row deadline came before the run
+ * it waits for ended: 57014, naming the backend that leads the run.
+ */
+static void
+herd_stop(LsmTask *task, const HerdTicket *t)
+{
+	int			leader = 0;
+
+	LWLockAcquire(herd_shared->lock, LW_SHARED);
+	if (herd_shared->entries[t->slot].run == t->run)
+		leader = herd_shared->entries[t->slot].leader_pid;
+	LWLockRelease(herd_shared->lock);
+	lsm_task_set_failure(task,
+						 lsm_fault_new(ERRCODE_QUERY_CANCELED,
+									   psprintf("The call stopped waiting shortly before statement_timeout, to return a row for each table; the checkpoint of backend %d it waited for was still running.",
+												leader),
+									   pstrdup("Raise statement_timeout, or look at lancelsm_progress while the checkpoint waits."),
+									   LSM_FAULT_CHECKPOINT, task->table_name));
+	task->started_at = t->need_at;
+	task->finished_at = GetCurrentTimestamp();
 }
 
 /*
@@ -661,6 +696,7 @@ herd_follow(LsmTask *task, HerdTicket *t)
 	for (;;)
 	{
 		HerdOutcome out;
+		HerdState	state;
 
 		if (t->role == HERD_ALONE || t->role == HERD_LEAD)
 		{
@@ -669,7 +705,13 @@ herd_follow(LsmTask *task, HerdTicket *t)
 			herd_run_leaders(&one);
 			return;
 		}
-		if (herd_wait(t, &out) && t->role == HERD_JOIN && out.shared)
+		state = herd_wait(t, task->row_deadline, &out);
+		if (state == HERD_STOPPED)
+		{
+			herd_stop(task, t);
+			return;
+		}
+		if (state == HERD_ENDED && t->role == HERD_JOIN && out.shared)
 		{
 			herd_adopt(task, t, &out);
 			return;

@@ -920,6 +920,25 @@ lsm_progress_available(void)
 }
 
 /*
+ * lsm_progress_diagnosis: what lancelsm_progress says a running checkpoint
+ * with counters counts waits on, as a sentence (a constant string), or
+ * NULL when nothing is amiss: passes that end without draining anything,
+ * and from LSM_STALL_SUSPECT_PASSES of them in a row on, that the server
+ * may keep compacted generations listed.  The checkpoint keeps waiting
+ * (statement_timeout, cancel and lancelsm.max_idle_polls are its bounds).
+ * Never raises an error.
+ */
+const char *
+lsm_progress_diagnosis(const LsmTaskCounters *counts)
+{
+	if (counts->stalled_passes >= LSM_STALL_SUSPECT_PASSES)
+		return "Compaction passes end without draining anything: the server may keep compacted generations listed.";
+	if (counts->stalled_passes > 0)
+		return "Compaction passes end without draining anything.";
+	return NULL;
+}
+
+/*
  * lsm_progress_copy: a copy of every progress entry in use, in the order
  * of the pool, in a palloc'd array; *n is set to their count (the array
  * has at least one element, even when *n is 0).  Each entry is copied

@@ -461,6 +461,9 @@ declared_collect(FunctionCallInfo fcinfo, LsmTaskKind kind, bool with_limits,
 				 DeclaredSet *set)
 {
 	lsm_declared_prepare(fcinfo, kind, with_limits, set);
+	if (kind == LSM_TASK_CHECKPOINT)
+		for (int t = 0; t < set->ntables; t++)
+			lsm_task_set_row_deadline(set->tasks[t]);
 	PG_TRY();
 	{
 		if (kind == LSM_TASK_CHECKPOINT)
@@ -778,8 +781,13 @@ lsm_declared_record(FunctionCallInfo fcinfo, const DeclaredSet *set,
  * polls 0, message "skipped: a checkpoint of this table is running in
  * backend N", and its last_checkpoint_at is not set.  Each
  * checkpoint that succeeded sets its table's last_checkpoint_at (see
- * lsm_declared_record: a WARNING where it cannot).  Raises only on cancel
- * or statement_timeout (57014), which end every checkpoint.
+ * lsm_declared_record: a WARNING where it cannot).  A checkpoint still
+ * waiting shortly before statement_timeout (the smaller of 1 s and a
+ * tenth of it: lsm_statement_row_deadline) is given up: its row has ok
+ * false, 57014 and what it was waiting on (passes that ended without
+ * draining anything, a bucket that is not Active), and the tables that
+ * converged keep their rows and their last_checkpoint_at.  Raises only on
+ * cancel, or statement_timeout before the rows are out (57014).
  */
 PG_FUNCTION_INFO_V1(lancelsm_checkpoint_all);
 Datum
