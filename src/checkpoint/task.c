@@ -26,6 +26,16 @@
  * have acted before failing, and a second unset would then report
  * "nothing set" for the one that worked.  src/net/http.c sends set and unset
  * on a fresh connection so that libcurl never re-sends them either.
+ * Patience: a checkpoint waits for its drain until statement_timeout or
+ * cancel, as the SDK's checkpoint_lsm does, however many polls or passes
+ * go by without a drop (lancelsm.max_idle_polls, off by default, is the
+ * one early bound).  Once LSM_STALL_SUSPECT_PASSES passes in a row have
+ * ended without draining anything, it triggers the next one at the
+ * doubling poll interval, and says what it waits on in lancelsm_progress
+ * and in the detail of the 57014 that ends it.  A call of many tables
+ * stops waiting shortly before its deadline and fails the tables still
+ * waiting as rows (lsm_task_set_row_deadline).
+ *
  * A trigger-only task (lancelsm_checkpoint_due) does not wait for the
  * drain: a compact ends with its trigger, a checkpoint with the trigger
  * that follows its flush and watermark read (or with that read, when
@@ -596,7 +606,17 @@ task_checkpoint_step(LsmTask *task, const LsmStats *stats)
 	else if (step == LSM_STEP_TRIGGER)
 	{
 		task->phase = LSM_PHASE_COMPACT;
-		task_issue(task);
+		if (lsm_watermark_stall_suspected(wm))
+		{
+			/*
+			 * Passes keep ending without draining anything: wait on, as
+			 * the SDK does, but at the doubling poll interval rather than
+			 * with a pass and two stats reads every few milliseconds.
+			 */
+			task_sleep(task, lsm_poll_interval_next(wm, false));
+		}
+		else
+			task_issue(task);
 	}
 	else if (task->trigger_only)
 		task_finish(task, NULL);	/* passes own every outstanding bucket */
