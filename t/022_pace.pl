@@ -11,6 +11,9 @@
 #    the table too instead of skipping it for the slow run.
 # 2. A table skipped because a run paced alike holds it is never ok:
 #    checkpoint_all and checkpoint_due report ok false, 55006, "skipped".
+# 3. What a slow-paced checkpoint learnt of the table's passes (polled at
+#    2 s) does not set the DBA's next first poll: it polls as it would
+#    alone, not at the middle of the slow session's coarse bracket.
 use strict;
 use warnings FATAL => 'all';
 
@@ -122,6 +125,26 @@ emu('POST', '/_emulator/tables/events/latch', { bucket => 'b0', held => JSON::PP
 (undef, $err) = finish_query($held, $lead);
 is(sqlstate_of($err), '', 'skip: the holding run converges once the latch is free')
   or diag($err);
+
+# 3. the pace memory: a slow-paced checkpoint's bracket is not recalled
+$atk->query_safe(q{SET lancelsm.poll_interval_min = '2s'});
+$atk->query_safe(q{SET lancelsm.poll_interval_max = '3s'});
+emu('POST', '/_emulator/tables/events/generations', { count => 1 });
+my ($slow_ms, undef, $slow_err) = timed_query($atk,
+	q{SELECT lancelsm_checkpoint('emu', 'events')});
+is(sqlstate_of($slow_err), '', 'memory: the slow-paced checkpoint converges')
+  or diag($slow_err);
+cmp_ok($slow_ms, '>=', 1700, sprintf('memory: ... at its own pace (%.0f ms)', $slow_ms));
+emu('POST', '/_emulator/tables/events/generations', { count => 1 });
+emu('POST', '/_emulator/log/reset');
+$dba->query_safe(q{SELECT lancelsm_checkpoint('emu', 'events')});
+my @log = @{ emu('GET', '/_emulator/log?table=events')->{requests} };
+my ($compact) = grep { $_->{route} eq 'compact_lsm' } @log;
+my ($poll) = grep { $_->{route} eq 'get_lsm_stats' && $compact && $_->{time} > $compact->{time} } @log;
+ok($compact && $poll, 'memory: the DBA triggered a pass and polled');
+my $gap = $poll ? 1000 * ($poll->{time} - $compact->{time}) : 1e9;
+cmp_ok($gap, '<', 600,
+	sprintf('memory: its first poll %.0f ms after the trigger, not at the slow bracket\'s middle (~1000 ms)', $gap));
 
 $_->quit for ($dba, $atk, $held);
 $node->stop;
