@@ -1,6 +1,6 @@
 # lancelsm: PGXS build.  `make && make install`, then `make installcheck`
 # against a running cluster; the suite starts and stops its own emulator
-# (README.md, "Layout").
+# (docs/development.md, "Layout").
 EXTENSION = lancelsm
 MODULE_big = lancelsm
 OBJS = \
@@ -20,6 +20,7 @@ OBJS = \
 	src/net/socket.o \
 	src/net/endpoint.o \
 	src/protocol/fault.o \
+	src/protocol/redact.o \
 	src/checkpoint/task.o \
 	src/checkpoint/watermark.o \
 	src/checkpoint/pace.o \
@@ -46,7 +47,7 @@ DATA = $(wildcard sql/$(EXTENSION)--*.sql)
 # together; PostgreSQL 15 has no separate --expecteddir.)  setup starts
 # the emulator unless LANCELSM_EMULATOR_PORT names one; teardown, last,
 # stops it.
-REGRESS = setup options functions faults checkpoint permissions declared due progress scale write_spec client_options teardown
+REGRESS = setup options functions faults checkpoint permissions declared due progress scale write_spec client_options comments teardown
 REGRESS_OPTS = --dbname=contrib_regression
 TAP_TESTS = 1
 

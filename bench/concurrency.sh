@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# bench/concurrency.sh: bench/README.md goal 6 (concurrency).  pgbench, 64
+# bench/concurrency.sh: bench/results.md goal 6 (concurrency).  pgbench, 64
 # sessions (BENCH_CLIENTS) for 60 s (BENCH_SECONDS) against table "conc"
 # (4 buckets, a writer at 400 rows/s), two custom scripts: lancelsm_stats
 # (weight 9) and lancelsm_checkpoint (weight 1), statement_timeout 120 s,

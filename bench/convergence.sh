@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# bench/convergence.sh: bench/README.md goals 1 (convergence), 2 (lightness).
+# bench/convergence.sh: bench/results.md goals 1 (convergence), 2 (lightness).
 # Scenario: 1 bucket, 3 L0 generations, --pass-ms 300, pool 2.
 #  * lancelsm_checkpoint, BENCH_REPS runs (default 5) in one session, median;
 #  * the official Node SDK's checkpointLsm(), BENCH_SDK_REPS runs (default 2);

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# bench/decode.sh: bench/README.md goal 5 (decode).  lancelsm_stats on a table
+# bench/decode.sh: bench/results.md goal 5 (decode).  lancelsm_stats on a table
 # of BENCH_BUCKETS buckets (default 10,000) × BENCH_GENS L0 generations each
 # (default 10: 100,000 generations), created through the control API.
 # Prints the body size, the server's own time for the request (emulator

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # bench/floor.sh: how close lancelsm_checkpoint gets to the server's own pass
-# time (bench/README.md goal 8).  1 bucket, N L0 generations, one pass each,
+# time (bench/results.md goal 8).  1 bucket, N L0 generations, one pass each,
 # the pass durations scripted per run (POST /_emulator/tables/T/pass_script):
 #  * fixed: 3 passes of 300 ms, BENCH_REPS runs (default 5) in one session;
 #  * varying: 10 runs of 3 passes, every duration drawn at random between

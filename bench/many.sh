@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# bench/many.sh: bench/README.md goal 3 (many tables).  BENCH_TABLES tables
+# bench/many.sh: bench/results.md goal 3 (many tables).  BENCH_TABLES tables
 # (default 50), 1 bucket and 1 L0 generation each, 300 ms passes, pool size
 # = the number of tables (so the server could run every pass at once).
 #  * one table alone: lancelsm_checkpoint(server, text);

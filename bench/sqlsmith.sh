@@ -7,7 +7,7 @@
 # root or postgres.  Prints the queries, the time, the errors by SQLSTATE class,
 # the emulator's requests, the crashed backends and the postmaster
 # restarts (both must be 0: the exit status is non-zero otherwise).
-# Figures: bench/README.md, "sqlsmith".  About 15 minutes on 2 cores.
+# Figures: bench/results.md, "sqlsmith".  About 15 minutes on 2 cores.
 set -uo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 SQLSMITH_BUILD=${SQLSMITH_BUILD:-1} SQLSMITH_TIMEOUT=${SQLSMITH_TIMEOUT:-3600} exec "$here/scripts/sqlsmith.sh" "${1:-100000}"

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# bench/thousand.sh: 1,000 tables in one call (bench/README.md goal 9).
+# bench/thousand.sh: 1,000 tables in one call (bench/results.md goal 9).
 # BENCH_TABLES tables (default 1000), 1 bucket and 1 L0 generation each,
 # the emulator with BENCH_PERMITS compaction permits (50) and BENCH_PASS_MS
 # passes (300 ms), so the server's own minimum is tables / 50 x 300 ms (6 s

@@ -30,30 +30,9 @@
 #include <jansson.h>
 
 #include "harness_elog.h"
+#include "harness_check.h"
 #include "harness_palloc.h"
 #include "protocol/lsm_json.h"
-
-static int	npassed = 0;
-static int	nfailed = 0;
-
-/* Record one check; print the case name and the reason when it fails. */
-static void
-check(int ok, const char *name, const char *fmt,...)
-{
-	va_list		args;
-
-	if (ok)
-	{
-		npassed++;
-		return;
-	}
-	nfailed++;
-	printf("FAIL %s: ", name);
-	va_start(args, fmt);
-	vprintf(fmt, args);
-	va_end(args);
-	printf("\n");
-}
 
 /* A growable string for building bodies. */
 typedef struct Buf
@@ -1363,6 +1342,5 @@ main(void)
 	test_error_bodies();
 	test_request_body();
 	test_performance();
-	printf("%d passed, %d failed\n", npassed, nfailed);
-	return nfailed == 0 ? 0 : 1;
+	return harness_check_summary();
 }

@@ -16,7 +16,7 @@
 #      files by base name);
 #   6. no two files depend on each other: no cycle of header includes, and
 #      no two .c files each including the other's private header;
-#   7. README.md's "Layout" section names every file of src/.
+#   7. docs/development.md's "Layout" section names every file of src/.
 # Prints each breach and a summary (files, include lines, depth of the
 # include graph); exits 1 on any breach.  There are no exceptions.
 set -euo pipefail
@@ -145,11 +145,11 @@ while IFS=$'\t' read -r f h; do
 	fi
 done <<<"$includes"
 
-# rule 7: README's Layout names every file of src/
-layout=$(awk '/^## Layout/ { on = 1; next } /^## / { on = 0 } on' "$here/README.md")
-[ -n "$layout" ] || breach "README.md has no \"## Layout\" section"
+# rule 7: docs/development.md's Layout names every file of src/
+layout=$(awk '/^## Layout/ { on = 1; next } /^## / { on = 0 } on' "$here/docs/development.md")
+[ -n "$layout" ] || breach "docs/development.md has no \"## Layout\" section"
 for f in $files; do
-	grep -qF "src/$f" <<<"$layout" || breach "README.md's Layout does not name src/$f"
+	grep -qF "src/$f" <<<"$layout" || breach "docs/development.md's Layout does not name src/$f"
 done
 
 echo "check-layers: $(wc -l <<<"$files") files, $nlines project include lines, include graph $maxdepth deep"

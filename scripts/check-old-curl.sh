@@ -5,7 +5,7 @@
 # than the 7.85.0 that brought CURLOPT_PROTOCOLS_STR, and checks that the
 # CURLOPT_PROTOCOLS fallback is what got compiled.  Also checks that every
 # libcurl symbol the sources use is in the table below, whose newest entry
-# must be the minimum that src/net/http.c enforces and README.md states.
+# must be the minimum that src/net/http.c enforces and docs/install.md states.
 #
 # The headers are extracted once with mmdebstrap (installed when missing)
 # into /var/cache/lancelsm/curl-bullseye, from the archive of this
@@ -137,8 +137,8 @@ newest=$(grep -v '^$' <<<"$symbols" | awk '{print $2}' | sort -V | tail -1)
 hex=$(printf '0x%02X%02X%02X' $(tr . ' ' <<<"$minimum"))
 grep -q "LIBCURL_VERSION_NUM < $hex" src/net/http.c ||
 	{ echo "check-old-curl: src/net/http.c does not enforce $minimum ($hex)"; exit 1; }
-grep -q "libcurl $minimum or later" README.md ||
-	{ echo "check-old-curl: README.md does not state libcurl $minimum or later"; exit 1; }
+grep -q "libcurl $minimum or later" docs/install.md ||
+	{ echo "check-old-curl: docs/install.md does not state libcurl $minimum or later"; exit 1; }
 echo "check-old-curl: $(wc -w <<<"$used") libcurl symbols used, the newest needs $minimum"
 
 # 2. bullseye's libcurl headers, extracted once

@@ -1,26 +1,82 @@
 #!/usr/bin/env bash
-# The demo command (README.md): on a fresh Debian 12 machine, as root,
-# installs what it needs, builds and installs lancelsm, starts the emulator
-# with a table under write load but without the LSM write path, and in a
-# throwaway cluster turns the path on with lancelsm_set_write_spec, shows
-# the spec and the L0 that builds up, checkpoints, and shows it drained.
+# The demo command (README.md): the loop a DBA runs, on a fresh Debian 12
+# machine, as root.  It installs what it needs (scripts/deps.sh demo);
+# builds lancelsm in a temporary copy of the tree, so that no build output
+# is left in the clone, and installs it under that temporary directory,
+# not over PostgreSQL's own files (Debian's extension_destdir and
+# dynamic_library_path point the cluster at it); starts the emulator with
+# two tables under write load, "events" with an LSM write path and
+# "analytics$clicks" without one yet; then, in a throwaway cluster with
+# shared_preload_libraries = 'lancelsm,pg_cron', runs scripts/demo.sql: a
+# server, user mappings for the caller and for the job's role, the write
+# spec, two declared tables with thresholds, a due job that pg_cron runs
+# every minute (it waits for that run, at most 90 s), and the views and
+# history it leaves.  Removes everything it made on exit, its temporary
+# directory included; the packages it installed stay.  About two minutes
+# (128 s on a loaded 2-core machine with the packages already installed),
+# up to one of them waiting for pg_cron's next minute.
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 key=lsm-demo-key-51d0
 [ "$(id -u)" = 0 ] || { echo "scripts/demo.sh: run as root" >&2; exit 1; }
-"$here/scripts/deps.sh"
-make -C "$here" -s && make -C "$here" -s install
+start=$SECONDS
+say() { echo "== [$((SECONDS - start)) s] $*"; }
 
 work=$(mktemp -d /tmp/lancelsm-demo.XXXXXX)
 chmod 755 "$work"
-trap '[ -f "$work/emulator.pid" ] && kill "$(cat "$work/emulator.pid")" 2>/dev/null; wait 2>/dev/null' EXIT
-"$here/scripts/emulator.sh" "$work" --api-key "$key" --pass-ms 300 --seal-rows 200
+cleanup() {
+	if [ -f "$work/emulator.pid" ]; then
+		kill "$(cat "$work/emulator.pid")" 2>/dev/null || true
+		wait 2>/dev/null || true
+	fi
+	rm -rf "$work"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+say "Installing what the demo needs (PostgreSQL 15, pg_cron, build tools)"
+"$here/scripts/deps.sh" demo
+
+say "Building lancelsm in $work/src, installed under $work/dest"
+mkdir "$work/src"
+# the tree without build outputs (scripts/source-tar.sh)
+"$here/scripts/source-tar.sh" | tar -C "$work/src" -xf -
+export PG_CONFIG=/usr/lib/postgresql/15/bin/pg_config
+libdir=$("$PG_CONFIG" --pkglibdir)
+make -C "$work/src" -s clean >/dev/null
+make -C "$work/src" -s -j2 >/dev/null
+make -C "$work/src" -s install DESTDIR="$work/dest" >/dev/null
+
+say "Starting the LanceDB LSM emulator with two tables under write load"
+"$here/scripts/emulator.sh" "$work" --api-key "$key" --pass-ms 300 --seal-rows 500 \
+	--prefix-max 8 --pool 4 --max-lifetime 900   # ends itself should this script be killed
 port=$(cat "$work/emulator.port")
-# "events": writers at 400 rows/s, an unenforced primary key "id", two
-# indexes, and no LSM write path yet (they write once it is on)
-curl -sS -X POST "http://127.0.0.1:$port/_emulator/tables" -d '{"name": "events",
-	"buckets": 1, "lsm": false, "rows_per_second": 400, "primary_key": "id",
-	"indexes": ["vec_idx", "text_idx"]}' >/dev/null
+emu() { curl -sS --max-time 10 -X POST "http://127.0.0.1:$port$1" -d "$2" >/dev/null; }
+# "events": 4 buckets with an LSM write path, writers at 400 rows/s
+emu /_emulator/tables '{"name": "events", "buckets": 4, "lsm": true,
+	"rows_per_second": 400, "primary_key": "id", "indexes": ["vec_idx"]}'
+# "analytics$clicks": no LSM write path yet; its writers start once it is on
+emu /_emulator/tables '{"name": "analytics$clicks", "buckets": 1, "lsm": false,
+	"rows_per_second": 150, "primary_key": "id", "indexes": ["text_idx"]}'
+
+# The cluster, as the postgres user: lancelsm and pg_cron preloaded,
+# pg_cron's jobs in background workers (no libpq login), lancelsm found
+# under $work/dest.  pg_createcluster quotes each value.
 cp "$here/scripts/demo.sql" "$work/demo.sql"
+{
+	echo "cd '$work'"
+	echo "export LANCELSM_EMULATOR_PORT=$port LANCELSM_EMULATOR_KEY=$key"
+	printf '%q ' exec pg_virtualenv -v 15 \
+		-o shared_preload_libraries=lancelsm,pg_cron \
+		-o cron.database_name=postgres \
+		-o cron.use_background_workers=on \
+		-o max_worker_processes=32 \
+		-o "extension_destdir=$work/dest" \
+		-o "dynamic_library_path=$work/dest$libdir:\$libdir" \
+		psql -X -q -v ON_ERROR_STOP=1 -d postgres -f demo.sql
+	echo
+} >"$work/run.sh"
 chown -R postgres: "$work"
-su postgres -c "cd '$work' && LANCELSM_EMULATOR_PORT=$port LANCELSM_EMULATOR_KEY=$key pg_virtualenv -v 15 psql -X -q -v ON_ERROR_STOP=1 -f demo.sql"
+say "A throwaway cluster with shared_preload_libraries = 'lancelsm,pg_cron'"
+su postgres -c "bash '$work/run.sh'"
+say "Done; removing the emulator and $work"

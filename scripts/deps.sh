@@ -1,9 +1,15 @@
 #!/usr/bin/env bash
-# Installs what lancelsm needs to build, test and demo on Debian 12 (as root):
+# scripts/deps.sh [demo]
+# Installs what lancelsm needs on Debian 12 (as root).  "demo": only what
+# scripts/demo.sh needs to build lancelsm and run it preloaded with pg_cron
+# against the emulator: PostgreSQL 15, its server headers, pg_cron,
+# libcurl, jansson, the compiler, curl and python3.  Without an argument,
+# what the test command needs as well:
 # PostgreSQL 15 here, and mmdebstrap + zstd for the chroots in which
 # scripts/pg-chroot.sh brings the newer majors; sqlsmith for
 # scripts/sqlsmith.sh; nginx and squid for the TLS edge and proxy tests
-# (t/009_edge.pl, t/010_proxy.pl), which start their own instances: the
+# (t/009_edge.pl, t/010_proxy.pl), which start their own instances;
+# prometheus for promtool, which tests contrib/prometheus's rules: the
 # packages' own services must never run.
 set -euo pipefail
 if [ "$(id -u)" != 0 ]; then
@@ -14,27 +20,33 @@ export DEBIAN_FRONTEND=noninteractive
 # wait for another apt-get on this machine instead of failing at once
 apt_get() { apt-get -o DPkg::Lock::Timeout=600 "$@"; }
 apt_get update -qq
-apt_get install -y -qq --no-install-recommends \
-	postgresql-15 postgresql-server-dev-15 postgresql-common postgresql-15-cron \
-	libcurl4-openssl-dev libjansson-dev pkg-config make gcc \
-	libipc-run-perl curl openssl python3 ca-certificates \
-	mmdebstrap zstd sqlsmith >/dev/null
+demo_packages=(postgresql-15 postgresql-server-dev-15 postgresql-common postgresql-15-cron
+	libcurl4-openssl-dev libjansson-dev pkg-config make gcc curl python3 ca-certificates)
+if [ "${1:-}" = demo ]; then
+	apt_get install -y -qq --no-install-recommends "${demo_packages[@]}" >/dev/null
+	exit 0
+fi
+[ $# = 0 ] || { echo "usage: scripts/deps.sh [demo]" >&2; exit 2; }
+apt_get install -y -qq --no-install-recommends "${demo_packages[@]}" \
+	libipc-run-perl openssl mmdebstrap zstd sqlsmith >/dev/null
 command -v node >/dev/null || apt_get install -y -qq nodejs npm >/dev/null
-# nginx and squid: installed with their services kept from starting (a
-# policy-rc.d for the duration, unless one is there already; Debian's
-# postinst would start nginx on *:80 and squid on *:3128), and disabled
-# where systemd runs, so that nothing of theirs listens after this
-if ! command -v nginx >/dev/null || ! command -v squid >/dev/null; then
+# nginx, squid and prometheus: installed with their services kept from
+# starting (a policy-rc.d for the duration, unless one is there already;
+# Debian's postinst would start nginx on *:80, squid on *:3128 and
+# prometheus on *:9090), and disabled where systemd runs, so that nothing
+# of theirs listens after this
+if ! command -v nginx >/dev/null || ! command -v squid >/dev/null ||
+	! command -v promtool >/dev/null; then
 	policy=/usr/sbin/policy-rc.d
 	own_policy=0
 	if [ ! -e $policy ]; then
 		printf '#!/bin/sh\nexit 101\n' >$policy && chmod 755 $policy && own_policy=1
 	fi
 	rc=0
-	apt_get install -y -qq --no-install-recommends nginx squid >/dev/null || rc=$?
+	apt_get install -y -qq --no-install-recommends nginx squid prometheus >/dev/null || rc=$?
 	if [ $own_policy = 1 ]; then rm -f $policy; fi
 	[ $rc = 0 ] || exit $rc
 	if [ -d /run/systemd/system ]; then
-		systemctl disable --now nginx squid >/dev/null 2>&1 || true
+		systemctl disable --now nginx squid prometheus >/dev/null 2>&1 || true
 	fi
 fi

@@ -63,10 +63,10 @@ in_version() {
 vtree=$(in_version "mktemp -d /tmp/lancelsm-flakes.XXXXXX") || exit 1
 logs=$(mktemp -d /tmp/lancelsm-flake-logs.XXXXXX)
 chmod 755 "$vroot$vtree"
-tar -C "$here" --exclude=node_modules --exclude=.git -cf - . | tar -C "$vroot$vtree" -xf -
+"$here/scripts/source-tar.sh" | tar -C "$vroot$vtree" -xf -
 pg_config=/usr/lib/postgresql/$v/bin/pg_config
 make="make -C '$vtree' -s PG_CONFIG=$pg_config"
-in_version "chown -R postgres: '$vtree' && $make PG_CFLAGS=-Werror >/dev/null && $make install >/dev/null" || exit 1
+in_version "chown -R postgres: '$vtree' && $make clean && $make PG_CFLAGS=-Werror >/dev/null && $make install >/dev/null" || exit 1
 
 env=""
 [ -e "$vroot$(in_version "$pg_config --pkglibdir")/pg_cron.so" ] && env="LANCELSM_REQUIRE_PG_CRON=1"

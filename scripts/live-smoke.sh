@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Live smoke test against a real LanceDB Cloud or Enterprise table
-# (README.md, "Live smoke test").  Runs only when these are set:
+# (docs/development.md, "Live smoke test").  Runs only when these are set:
 #   LANCELSM_LIVE_DATABASE   the LanceDB database name
 #   LANCELSM_LIVE_API_KEY    an API key with access to it
 #   LANCELSM_LIVE_TABLE      an existing table (namespaced: ns$table)

@@ -87,21 +87,10 @@ cleanup() {
 }
 trap 'rc=$?; cleanup; [ $rc = 0 ] || echo "=== package $v: $current FAILED" >&2' EXIT
 
-# source_files: the tree's files, without git's ignored build products
-source_files() {
-	if git -C "$here" rev-parse --git-dir >/dev/null 2>&1; then
-		(cd "$here" && git ls-files -z --cached --others --exclude-standard |
-			while IFS= read -r -d '' f; do [ -e "$f" ] && printf '%s\0' "$f"; done |
-			tar --null -T - -cf -)
-	else
-		tar -C "$here" --exclude=.git --exclude=node_modules -cf - .
-	fi
-}
-
 # unpack: the tree as lancelsm-X.Y.Z and the orig tarball beside it
 unpack() {
 	mkdir "$work/$src"
-	source_files | tar -C "$work/$src" -xf -
+	"$here/scripts/source-tar.sh" | tar -C "$work/$src" -xf -
 	tar -C "$work" --exclude="$src/debian" -czf "$work/lancelsm_$upstream.orig.tar.gz" "$src"
 }
 

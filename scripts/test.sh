@@ -7,7 +7,8 @@
 # (skipped, saying so, without it: nothing is ever downloaded), the others
 # from Debian's packages.  For each version, against an emulator of its
 # own: build with -Werror and install, pg_regress and TAP in a throwaway
-# cluster (pg_virtualenv, as the postgres user; pg_cron's TAP files on
+# cluster (pg_virtualenv, as the postgres user, in a mount namespace where
+# the test names of scripts/with-names.sh resolve; pg_cron's TAP files on
 # every version: Debian's pg_cron package where there is one, elsewhere
 # (16, 19) pg_cron built from the tarball LANCELSM_PG_CRON_SOURCE names),
 # the 1.0 -> current upgrade test, and the Debian package (not on 16: it
@@ -74,16 +75,21 @@ suite() {
 	return $rc
 }
 
-# copy_tree DIR: the source tree, without .git and node_modules, into DIR
+# copy_tree DIR: the source tree, without build outputs
+# (scripts/source-tar.sh), into DIR
 copy_tree() {
-	mkdir -p "$1" &&
-		tar -C "$here" --exclude=node_modules --exclude=.git -cf - . | tar -C "$1" -xf -
+	mkdir -p "$1" && "$here/scripts/source-tar.sh" | tar -C "$1" -xf -
 }
 
 # in_version CMD / as_postgres CMD: a shell command, as root or as the
-# postgres user, where the current version's PostgreSQL is installed
+# postgres user, where the current version's PostgreSQL is installed; where
+# the test names resolve (scripts/with-names.sh) when the caller sets
+# with_names
 in_version() {
-	if [ -z "$vroot" ]; then bash -c "$1"; else chroot "$vroot" bash -c "$1"; fi
+	local run=(bash -c "$1")
+	[ -z "$vroot" ] || run=(chroot "$vroot" "${run[@]}")
+	[ -z "${with_names:-}" ] || run=("$here/scripts/with-names.sh" "${vroot:-/}" "${run[@]}")
+	"${run[@]}"
 }
 as_postgres() {
 	in_version "su postgres -c $(printf %q "$1")"
@@ -97,9 +103,10 @@ step_build() {
 		"$make clean && $make PG_CFLAGS='$cflags' && $make install"
 }
 
-# installcheck N ENV: pg_regress and TAP, showing the regression diffs
-# when they fail
+# installcheck N ENV: pg_regress and TAP, where the test names resolve
+# (t/021_by_name.pl), showing the regression diffs when they fail
 installcheck() {
+	local with_names=1
 	as_postgres "cd '$vtree' && $2 pg_virtualenv -v $1 make installcheck PG_CONFIG=$(pg_config_of "$1")"
 	local rc=$?
 	[ $rc = 0 ] || head -300 "$vroot$vtree/regression.diffs" 2>/dev/null
@@ -107,7 +114,7 @@ installcheck() {
 }
 
 step_installcheck() {
-	local env="LANCELSM_EMULATOR_PORT=$port LANCELSM_EMULATOR_KEY=$key"
+	local env="LANCELSM_EMULATOR_PORT=$port LANCELSM_EMULATOR_KEY=$key LANCELSM_REQUIRE_NAMES=1"
 	# nginx and squid are on the host only (scripts/deps.sh): there the
 	# edge and proxy tests must run, in the chroots they skip
 	[ -z "$vroot" ] && env="$env LANCELSM_REQUIRE_NETWORK=1"
@@ -146,7 +153,7 @@ pg_upgrade_test() {
 	local tree="$vtree-$1"
 	local make="make -C '$tree' -s PG_CONFIG=$(pg_config_of "$1")"
 	copy_tree "$vroot$tree" &&
-		in_version "chown -R postgres: '$tree' && $make PG_CFLAGS='$cflags' && $make install" &&
+		in_version "chown -R postgres: '$tree' && $make clean && $make PG_CFLAGS='$cflags' && $make install" &&
 		as_postgres "cd '$vtree' && LANCELSM_UPGRADE_FROM=/usr/lib/postgresql/$1 make installcheck REGRESS= PROVE_TESTS=t/016_pg_upgrade.pl PG_CONFIG=$(pg_config_of "$2")"
 }
 
@@ -209,6 +216,7 @@ run_version() {
 }
 
 suite "version consistency" "$here/scripts/check-version.sh"
+suite "documentation links" "$here/scripts/check-links.sh"
 suite "layer rules" "$here/scripts/check-layers.sh"
 suite "older libcurl headers" "$here/scripts/check-old-curl.sh"
 for v in $versions; do
@@ -217,6 +225,9 @@ done
 
 suite "emulator unit tests" python3 -m unittest discover -s "$here/emulator" -p 'test_*.py'
 suite "pass-end predictor unit tests" "$here/test/pace/run.sh"
+# the alerting rules of contrib/prometheus against their unit tests
+# (promtool, from Debian's prometheus package: scripts/deps.sh)
+suite "Prometheus rules" promtool test rules "$here/contrib/prometheus/lancelsm-rules.test.yaml"
 if [[ " $versions " == *" $heavy_version "* ]]; then
 	# against the host's PostgreSQL 15 ($work/tree is its copy)
 	suite "ASan and UBSan" make -C "$work/tree" -s sanitize-check

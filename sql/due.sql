@@ -27,7 +27,8 @@ SELECT lancelsm_add_table('emu', 'du_quiet', 10, 100000, 10, 100, '1 day');
 SELECT lancelsm_add_table('emu', 'du_null');
 SELECT lancelsm_add_table('emu', 'du_gone', max_memtable_rows => 0);
 SELECT lancelsm_add_table('emu', 'du_latched', max_l0_generations => 0);
-SELECT lancelsm_add_table('emu', 'du_l0', max_l0_generations => 7);
+-- declaring a table again is an error (42710) and changes nothing
+SELECT dt_try($$SELECT lancelsm_add_table('emu', 'du_l0', max_l0_generations => 7)$$);
 SELECT lancelsm_add_table(NULL, 'du_x', 1) IS NULL AS null_server,
        lancelsm_add_table('emu', NULL, 1) IS NULL AS null_name;
 SELECT server, table_name, max_l0_generations, max_l0_bytes, max_wal_lag,
@@ -47,10 +48,23 @@ SELECT count(*) FROM lancelsm_table WHERE table_name = 'du_x';
 SELECT lancelsm_alter_table('emu', 'du_null', 5, 6, 7, 8, '9 minutes');
 SELECT max_l0_generations, max_l0_bytes, max_wal_lag, max_memtable_rows,
        max_checkpoint_age FROM lancelsm_table WHERE table_name = 'du_null';
+-- a threshold given is set, one omitted or NULL keeps its value (as
+-- cron.alter_job), one named in clear is set to NULL
 SELECT lancelsm_alter_table('emu', 'du_null', max_wal_lag => 3);
 SELECT max_l0_generations, max_l0_bytes, max_wal_lag, max_memtable_rows,
        max_checkpoint_age FROM lancelsm_table WHERE table_name = 'du_null';
+SELECT lancelsm_alter_table('emu', 'du_null', max_l0_bytes => NULL,
+                            clear => '{max_l0_generations, max_checkpoint_age}');
+SELECT max_l0_generations, max_l0_bytes, max_wal_lag, max_memtable_rows,
+       max_checkpoint_age FROM lancelsm_table WHERE table_name = 'du_null';
 SELECT lancelsm_alter_table('emu', 'du_null');
+SELECT max_l0_generations, max_l0_bytes, max_wal_lag, max_memtable_rows,
+       max_checkpoint_age FROM lancelsm_table WHERE table_name = 'du_null';
+SELECT dt_try($$SELECT lancelsm_alter_table('emu', 'du_null', clear => '{max_wal_lag, wal_lag}')$$);
+SELECT dt_try($$SELECT lancelsm_alter_table('emu', 'du_null', max_wal_lag => 4, clear => '{max_wal_lag}')$$);
+SELECT dt_try($$SELECT lancelsm_alter_table('emu', 'du_null', clear => '{NULL}')$$);
+SELECT lancelsm_alter_table('emu', 'du_null',
+                            clear => '{max_l0_bytes, max_wal_lag, max_memtable_rows}');
 SELECT max_l0_generations, max_l0_bytes, max_wal_lag, max_memtable_rows,
        max_checkpoint_age FROM lancelsm_table WHERE table_name = 'du_null';
 SELECT dt_try($$SELECT lancelsm_alter_table('emu', 'du_x', 1)$$);

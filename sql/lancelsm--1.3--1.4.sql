@@ -2,6 +2,82 @@
 
 \echo Use "ALTER EXTENSION lancelsm UPDATE TO '1.4'" to load this file. \quit
 
+-- BEGIN upgrade order
+-- The functions below need the 1.4 library.  A session that loaded an
+-- older one (from shared_preload_libraries, until the server restarts, or
+-- by calling a function before the package upgrade) still runs it: say
+-- so instead of failing on the first missing C function.  Only 1.4 and
+-- later define lancelsm.log_min_duration.
+DO $$
+BEGIN
+  IF pg_catalog.current_setting('lancelsm.retry_budget', true) IS NOT NULL
+     AND pg_catalog.current_setting('lancelsm.log_min_duration', true) IS NULL THEN
+    RAISE EXCEPTION 'this session runs a lancelsm library older than 1.4'
+      USING ERRCODE = 'feature_not_supported',
+            HINT = 'Restart the server if lancelsm is in shared_preload_libraries, or else start a new session, then run ALTER EXTENSION lancelsm UPDATE again.';
+  END IF;
+END
+$$;
+-- END upgrade order
+
+-- BEGIN thresholds
+-- lancelsm_alter_table keeps what it is not given, as cron.alter_job does:
+-- a NULL or omitted threshold keeps its value, and the new clear argument
+-- names the thresholds to set to NULL (no longer used).  A new argument
+-- means a new signature: the function is dropped and created again, and
+-- EXECUTE granted on the 1.3 function to a delegate must be granted again.
+-- lancelsm_add_table on a declared table raises 42710 (the library does,
+-- whatever the catalog's version).
+DROP FUNCTION @extschema@.lancelsm_alter_table(pg_catalog.text, pg_catalog.text,
+  pg_catalog.int8, pg_catalog.int8, pg_catalog.int8, pg_catalog.int8, pg_catalog.interval);
+CREATE FUNCTION @extschema@.lancelsm_alter_table(
+    server pg_catalog.text,
+    table_name pg_catalog.text,
+    max_l0_generations pg_catalog.int8 DEFAULT NULL,
+    max_l0_bytes pg_catalog.int8 DEFAULT NULL,
+    max_wal_lag pg_catalog.int8 DEFAULT NULL,
+    max_memtable_rows pg_catalog.int8 DEFAULT NULL,
+    max_checkpoint_age pg_catalog.interval DEFAULT NULL,
+    clear pg_catalog.text[] DEFAULT NULL)
+RETURNS pg_catalog.void
+AS 'MODULE_PATHNAME', 'lancelsm_alter_table'
+LANGUAGE C VOLATILE PARALLEL UNSAFE;
+REVOKE ALL ON FUNCTION @extschema@.lancelsm_alter_table(pg_catalog.text, pg_catalog.text,
+  pg_catalog.int8, pg_catalog.int8, pg_catalog.int8, pg_catalog.int8, pg_catalog.interval,
+  pg_catalog.text[]) FROM PUBLIC;
+-- END thresholds
+
+-- BEGIN lancelsm_info
+-- One row on how lancelsm itself stands, as pg_stat_statements_info: the
+-- library's and the catalog's versions, whether it is preloaded, the
+-- shared-memory entries in use against their maximum, and the skipped
+-- count that lancelsm_progress_skipped() returned, which it replaces.
+-- Readable by pg_read_all_stats, as the progress and history views.
+DROP FUNCTION @extschema@.lancelsm_progress_skipped();
+CREATE FUNCTION @extschema@.lancelsm_info()
+RETURNS TABLE (
+    library_version pg_catalog.text,
+    catalog_version pg_catalog.text,
+    preloaded pg_catalog.bool,
+    progress_entries pg_catalog.int4,
+    max_progress_entries pg_catalog.int4,
+    history_entries pg_catalog.int4,
+    max_history_entries pg_catalog.int4,
+    herd_entries pg_catalog.int4,
+    max_herd_entries pg_catalog.int4,
+    progress_skipped pg_catalog.int8,
+    history_evicted pg_catalog.int8)
+AS 'MODULE_PATHNAME', 'lancelsm_info'
+LANGUAGE C STRICT VOLATILE PARALLEL SAFE ROWS 1;
+
+CREATE VIEW @extschema@.lancelsm_info AS
+  SELECT * FROM @extschema@.lancelsm_info();
+
+REVOKE EXECUTE ON FUNCTION @extschema@.lancelsm_info() FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION @extschema@.lancelsm_info() TO pg_read_all_stats;
+GRANT SELECT ON @extschema@.lancelsm_info TO pg_read_all_stats;
+-- END lancelsm_info
+
 -- BEGIN progress diagnosis
 -- A checkpoint waits for a server whose compaction passes end without
 -- draining anything, as the SDK's checkpoint_lsm does (statement_timeout,
@@ -43,3 +119,94 @@ REVOKE EXECUTE ON FUNCTION @extschema@.lancelsm_progress() FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION @extschema@.lancelsm_progress() TO pg_read_all_stats;
 GRANT SELECT ON @extschema@.lancelsm_progress TO pg_read_all_stats;
 -- END progress diagnosis
+
+-- BEGIN comments
+-- Help in psql (\df+, \dv+, \d+ lancelsm_table, \dew+): what each object
+-- does, its units and what one call costs.  sql/comments.sql checks that
+-- every object of the extension and every column of lancelsm_table has
+-- one, and that no two are alike.  Functions whose name is unique are
+-- named without their arguments, so that a later signature keeps its help.
+COMMENT ON FOREIGN DATA WRAPPER lancelsm IS
+  'LanceDB LSM write path: a server per LanceDB database (database, region or host_override), the API key in a user mapping; no foreign tables, and creating a server contacts nothing';
+COMMENT ON FUNCTION @extschema@.lancelsm_fdw_validator IS
+  'Validates the options of lancelsm servers and user mappings at CREATE and ALTER (names, URLs, timeouts in seconds, headers) and suggests the closest name for a misspelt one; no network request';
+
+COMMENT ON FUNCTION @extschema@.lancelsm_flush IS
+  'Seals the active memtable of every bucket of one LanceDB table into a new L0 generation; one flush request, idempotent, returns once sealed';
+COMMENT ON FUNCTION @extschema@.lancelsm_compact IS
+  'Starts one background compaction pass per bucket the server can latch and returns at once, without waiting for L0 to drain; one compact request';
+COMMENT ON FUNCTION @extschema@.lancelsm_checkpoint(pg_catalog.text, pg_catalog.text) IS
+  'Flushes one table, then compacts and polls until no L0 generation at or below the flush''s watermark remains; a flush, a compact per pass and a stats request per poll (50 ms to 5 s apart), bounded by statement_timeout';
+COMMENT ON FUNCTION @extschema@.lancelsm_checkpoint(pg_catalog.text, pg_catalog.text[]) IS
+  'Checkpoints every table of the array concurrently from this backend under the statement''s one deadline; one row per distinct table (ok, sqlstate, message, elapsed, passes, polls); at most 32 connections per server and user mapping';
+COMMENT ON FUNCTION @extschema@.lancelsm_stats IS
+  'One row per bucket of one table: WAL positions and lag (entries), L0 generations and bytes, memtable rows and bytes; one stats request (include_generation_rows makes the server open every L0 dataset to count rows)';
+COMMENT ON FUNCTION @extschema@.lancelsm_generations IS
+  'One row per L0 generation of one table (shard_id, generation, bytes, rows; rows NULL unless include_generation_rows); one stats request';
+COMMENT ON FUNCTION @extschema@.lancelsm_memtables IS
+  'One row per memtable of one table, oldest first and the active one last (rows, bytes, batches, the indexes it maintains); one stats request';
+
+COMMENT ON FUNCTION @extschema@.lancelsm_set_write_spec IS
+  'Turns a table''s LSM write path on: installs its write spec (bucket, identity or unsharded; maintained indexes, NULL for every one; writer defaults as a JSON object of strings); one request on a fresh connection; EXECUTE revoked from PUBLIC';
+COMMENT ON FUNCTION @extschema@.lancelsm_unset_write_spec IS
+  'Turns a table''s LSM write path off: removes its write spec (55000 when none is set); one request on a fresh connection, not retried after a 5xx; EXECUTE revoked from PUBLIC';
+COMMENT ON FUNCTION @extschema@.lancelsm_write_spec IS
+  'Reads one table''s LSM write spec: one row (sharding, column, number of buckets, the indexes the server resolved, writer defaults), or none when the path is off; one request';
+
+COMMENT ON TABLE @extschema@.lancelsm_table IS
+  'The declared LanceDB tables, one row per (server, table_name), with their due thresholds; read by the stats views and the due job, changed by lancelsm_add_table, lancelsm_alter_table and lancelsm_remove_table, and dumped by pg_dump';
+COMMENT ON COLUMN @extschema@.lancelsm_table.server IS
+  'Name of the lancelsm foreign server that reaches the table';
+COMMENT ON COLUMN @extschema@.lancelsm_table.table_name IS
+  'Full LanceDB table identifier, namespace levels joined by the server''s id_delimiter (default $)';
+COMMENT ON COLUMN @extschema@.lancelsm_table.added_at IS
+  'When the table was declared; max_checkpoint_age counts from it until the first successful checkpoint';
+COMMENT ON COLUMN @extschema@.lancelsm_table.max_l0_generations IS
+  'Compact when the L0 generations summed over the buckets exceed this count; NULL: not used';
+COMMENT ON COLUMN @extschema@.lancelsm_table.max_l0_bytes IS
+  'Compact when the L0 bytes summed over the buckets exceed this many bytes; NULL: not used';
+COMMENT ON COLUMN @extschema@.lancelsm_table.max_wal_lag IS
+  'Flush when the WAL lag of any one bucket exceeds this many WAL entries; NULL: not used';
+COMMENT ON COLUMN @extschema@.lancelsm_table.max_memtable_rows IS
+  'Flush when the memtable rows summed over the buckets exceed this count; NULL: not used';
+COMMENT ON COLUMN @extschema@.lancelsm_table.max_checkpoint_age IS
+  'Checkpoint when last_checkpoint_at (else added_at) is older than this interval; NULL: not used';
+COMMENT ON COLUMN @extschema@.lancelsm_table.last_checkpoint_at IS
+  'Start of the table''s last successful checkpoint by lancelsm_checkpoint_due() or lancelsm_checkpoint_all(); never moves back; NULL before the first';
+
+COMMENT ON FUNCTION @extschema@.lancelsm_add_table IS
+  'Declares a LanceDB table in lancelsm_table, with optional due thresholds (NULL: not used); checks the server and the name, contacts no server; EXECUTE revoked from PUBLIC';
+COMMENT ON FUNCTION @extschema@.lancelsm_alter_table IS
+  'Changes the due thresholds (max_l0_generations, max_l0_bytes, max_wal_lag, max_memtable_rows, max_checkpoint_age) of a declared table, keeping those not given and setting those named in clear to NULL; 42704 for a table not declared; one row updated, contacts no server; EXECUTE revoked from PUBLIC';
+COMMENT ON FUNCTION @extschema@.lancelsm_remove_table IS
+  'Forgets a declared table: deletes its row of lancelsm_table and returns whether there was one; the LanceDB table is untouched and no server is contacted';
+
+COMMENT ON FUNCTION @extschema@.lancelsm_declared_bucket_stats IS
+  'The rows of the view lancelsm_bucket_stats: the stats of every declared table, read concurrently, one row per bucket; one stats request per declared table';
+COMMENT ON FUNCTION @extschema@.lancelsm_declared_table_stats IS
+  'The rows of the view lancelsm_table_stats: one row per declared table with bucket totals, thresholds and the due verdict, or the error that kept its stats from being read; one stats request per declared table';
+COMMENT ON VIEW @extschema@.lancelsm_bucket_stats IS
+  'Per bucket of every declared table: lancelsm_stats'' columns after server and table_name (l0_rows NULL); a table whose stats fail has no rows here; each query sends one stats request per declared table';
+COMMENT ON VIEW @extschema@.lancelsm_table_stats IS
+  'Per declared table: L0 and memtable totals, WAL lag, its thresholds, last_checkpoint_at, and whether lancelsm_checkpoint_due() would act now (due, due_reason, due_action), or error_sqlstate and error; each query sends one stats request per declared table';
+
+COMMENT ON FUNCTION @extschema@.lancelsm_checkpoint_all IS
+  'Checkpoints every declared table concurrently until drained, one row per table (a failure is a row with ok false, never an error); records last_checkpoint_at; with share_checkpoints, skips a table another session is checkpointing';
+COMMENT ON FUNCTION @extschema@.lancelsm_checkpoint_due IS
+  'The due job: reads every declared table''s stats concurrently, then flushes, compacts or checkpoints only the tables past a threshold, without waiting for a drain; one stats request per table plus one action per due table; records last_checkpoint_at';
+
+COMMENT ON FUNCTION @extschema@.lancelsm_progress() IS
+  'The rows of the view lancelsm_progress, read from shared memory; no network request; 55000 unless lancelsm is in shared_preload_libraries; EXECUTE granted to pg_read_all_stats';
+COMMENT ON VIEW @extschema@.lancelsm_progress IS
+  'One row per table being checkpointed now in any database of the cluster: phase, the bucket waited on, target and outstanding L0 generations, passes, polls, retries, reissues; reads shared memory only; needs lancelsm preloaded';
+COMMENT ON FUNCTION @extschema@.lancelsm_info() IS
+  'The one row of the view lancelsm_info, read from shared memory and pg_extension; no network request; counts NULL unless lancelsm is preloaded; EXECUTE granted to pg_read_all_stats';
+COMMENT ON VIEW @extschema@.lancelsm_info IS
+  'One row on lancelsm itself: library and catalog versions, whether it is preloaded, progress, history and herd entries in use against their maximum, checkpoints run without a progress row; reads shared memory only';
+COMMENT ON FUNCTION @extschema@.lancelsm_checkpoint_history() IS
+  'The rows of the view lancelsm_checkpoint_history, read from shared memory; no network request; 55000 unless lancelsm is in shared_preload_libraries; EXECUTE granted to pg_read_all_stats';
+COMMENT ON VIEW @extschema@.lancelsm_checkpoint_history IS
+  'The last checkpoint outcome of each table, cluster-wide (finished_at, ok, sqlstate, message, elapsed, passes), at most lancelsm.max_history_entries tables, kept across clean restarts; reads shared memory only; needs lancelsm preloaded';
+COMMENT ON FUNCTION @extschema@.lancelsm_checkpoint_history_reset IS
+  'Empties the checkpoint history of every database of the cluster; writes shared memory only, no network request; superusers only unless granted';
+-- END comments

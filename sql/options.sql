@@ -176,6 +176,25 @@ CREATE USER MAPPING FOR PUBLIC SERVER o_token
 ALTER USER MAPPING FOR PUBLIC SERVER o_token
   OPTIONS (SET extra_headers '{"X-Secret": "s", "X-TENANT": "other"}');
 SELECT count(*) FROM pg_user_mappings WHERE srvname = 'o_token';
+-- header names match as gateways compare them: '_' and '-' alike, in
+-- any case, since nginx, CGI and WSGI servers read X_Tenant as X-Tenant
+ALTER USER MAPPING FOR PUBLIC SERVER o_token
+  OPTIONS (SET extra_headers '{"X-Secret": "s", "X_Tenant": "other"}');
+ALTER USER MAPPING FOR PUBLIC SERVER o_token
+  OPTIONS (SET extra_headers '{"x_tENANT": "other"}');
+SELECT umoptions FROM pg_user_mappings WHERE srvname = 'o_token';
+-- ... in one extra_headers value, and against the headers lancelsm sets
+CREATE SERVER o_dup FOREIGN DATA WRAPPER lancelsm
+  OPTIONS (database 'd', extra_headers '{"X-Tenant": "a", "x_tenant": "b"}');
+ALTER USER MAPPING FOR PUBLIC SERVER o_token
+  OPTIONS (SET extra_headers '{"X_Api_Key": "k2"}');
+CREATE SERVER o_dup FOREIGN DATA WRAPPER lancelsm
+  OPTIONS (database 'd', extra_headers '{"x_request_ID": "r"}');
+-- names that differ by more than that are different names
+ALTER USER MAPPING FOR PUBLIC SERVER o_token
+  OPTIONS (SET extra_headers '{"X-Secret": "s", "X.Tenant": "other", "XTenant": "o"}');
+ALTER USER MAPPING FOR PUBLIC SERVER o_token
+  OPTIONS (SET extra_headers '{"X-Secret": "s"}');
 CREATE SERVER o_cert FOREIGN DATA WRAPPER lancelsm
   OPTIONS (database 'd', ssl_cert_file '/c', extra_headers '{"X-Tenant": "acme"}');
 CREATE USER MAPPING FOR PUBLIC SERVER o_cert

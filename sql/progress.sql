@@ -13,7 +13,10 @@ SELECT (emu_counts('events') ->> 'flush_lsm')::int AS flushes,
 SELECT * FROM lancelsm_progress;
 SELECT * FROM lancelsm_checkpoint_history;
 SELECT count(*) FROM lancelsm_progress();
-SELECT lancelsm_progress_skipped();
+-- lancelsm_info works without the preload: versions, preloaded false,
+-- no counts (lancelsm_progress_skipped() is gone in 1.4)
+SELECT * FROM lancelsm_info;
+SELECT count(*) FROM pg_proc WHERE proname = 'lancelsm_progress_skipped';
 SELECT lancelsm_checkpoint_history_reset();
 \set VERBOSITY terse
 -- the pool sizes are read at server start only
@@ -26,7 +29,7 @@ SELECT p.proname,
        has_function_privilege('pg_read_all_stats', p.oid, 'EXECUTE') AS stats_exec,
        p.provolatile, p.proparallel
 FROM pg_proc p
-WHERE p.proname IN ('lancelsm_progress', 'lancelsm_progress_skipped',
+WHERE p.proname IN ('lancelsm_progress', 'lancelsm_info',
                     'lancelsm_checkpoint_history',
                     'lancelsm_checkpoint_history_reset')
 ORDER BY p.proname COLLATE "C";
@@ -34,12 +37,35 @@ SELECT c.relname,
        has_table_privilege('pg_read_all_stats', c.oid, 'SELECT') AS stats_select,
        has_table_privilege('public', c.oid, 'SELECT') AS public_select
 FROM pg_class c
-WHERE c.relname IN ('lancelsm_progress', 'lancelsm_checkpoint_history')
+WHERE c.relname IN ('lancelsm_progress', 'lancelsm_checkpoint_history',
+                    'lancelsm_info')
 ORDER BY c.relname COLLATE "C";
 -- the views' columns, in order
 SELECT attrelid::regclass AS view, string_agg(attname, ', ' ORDER BY attnum) AS columns
 FROM pg_attribute
 WHERE attrelid IN ('lancelsm_progress'::regclass,
-                   'lancelsm_checkpoint_history'::regclass) AND attnum > 0
+                   'lancelsm_checkpoint_history'::regclass,
+                   'lancelsm_info'::regclass) AND attnum > 0
 GROUP BY attrelid
 ORDER BY attrelid::regclass::text COLLATE "C";
+
+-- a function declared with a shape this library does not know: the hint
+-- says which side is behind, from pg_extension's version against the
+-- library's (the catalog rows changed in a transaction rolled back)
+CREATE FUNCTION pg_temp.info_narrow() RETURNS TABLE (a text, b text)
+  AS 'lancelsm', 'lancelsm_info' LANGUAGE C;
+CREATE FUNCTION pg_temp.info_wide() RETURNS TABLE (a text, b text, c bool,
+  d int, e int, f int, g int, h int, i int, j int8, k int8, l int8)
+  AS 'lancelsm', 'lancelsm_info' LANGUAGE C;
+\set VERBOSITY default
+BEGIN;
+UPDATE pg_extension SET extversion = '1.3' WHERE extname = 'lancelsm';
+SELECT * FROM pg_temp.info_narrow();
+ROLLBACK;
+BEGIN;
+UPDATE pg_extension SET extversion = '1.10' WHERE extname = 'lancelsm';
+SELECT * FROM pg_temp.info_narrow();
+ROLLBACK;
+-- same versions: the shape decides
+SELECT * FROM pg_temp.info_wide();
+\set VERBOSITY terse

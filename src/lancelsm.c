@@ -6,8 +6,8 @@
  *
  * The SQL functions are in src/functions/ (flush, compact and checkpoint
  * in maintenance.c), running operations in src/checkpoint/, the meaning
- * of answers in src/protocol/ and the HTTP client in src/net/; README.md,
- * "Layout", draws the folders and what each may call.
+ * of answers in src/protocol/ and the HTTP client in src/net/;
+ * docs/development.md, "Layout", draws the folders and what each may call.
  *
  *-------------------------------------------------------------------------
  */
@@ -85,6 +85,11 @@ _PG_init(void)
 							   &lsm_allowed_endpoints, "", PGC_SUSET,
 							   GUC_LIST_INPUT, lsm_endpoints_check,
 							   lsm_endpoints_assign, NULL);
+	DefineCustomIntVariable("lancelsm.log_min_duration",
+							"Sets the minimum duration of a flush, compaction or checkpoint above which it is logged, with its server, table, outcome and times.",
+							"Zero logs every action; -1 logs none.",
+							&lsm_log_min_duration_ms, -1, -1, INT_MAX,
+							PGC_SUSET, GUC_UNIT_MS, NULL, NULL, NULL);
 	lsm_mapping_init();
 	lsm_checkpoint_init();
 	MarkGUCPrefixReserved("lancelsm");

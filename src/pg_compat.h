@@ -11,7 +11,7 @@
  * header may come anywhere after postgres.h (the .c files put it last).
  *
  * Version 16 is covered by these guards but is neither compiled nor tested
- * here (README.md, "Supported PostgreSQL versions").
+ * here (docs/install.md, "Supported PostgreSQL versions").
  *
  *-------------------------------------------------------------------------
  */
@@ -201,6 +201,17 @@ pg_compat_parse_json(JsonLexContext *lex, const PgCompatJsonSemAction *sem)
 
 #define JsonSemAction PgCompatJsonSemAction
 #define pg_parse_json(lex, sem) pg_compat_parse_json((lex), (sem))
+#endif
+
+/*
+ * 17 lets an extension name its wait events (WaitEventExtensionNew, in
+ * utils/wait_event.h, returning the event to pass to a wait); before, all
+ * of them are the generic Extension.
+ */
+#if PG_VERSION_NUM < 170000
+#include "utils/wait_event.h"
+
+#define WaitEventExtensionNew(name) ((void) (name), (uint32) PG_WAIT_EXTENSION)
 #endif
 
 #endif							/* LANCELSM_PG_COMPAT_H */

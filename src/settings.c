@@ -8,7 +8,7 @@
  * variables live here, below every layer, so that the transport, protocol
  * and task code read them without depending on the SQL entry points.
  * Their meaning, units and ranges are documented at their registration
- * and in README.md, "Settings".
+ * and in docs/configuration.md, "Settings".
  *
  *-------------------------------------------------------------------------
  */
@@ -26,3 +26,4 @@ int			lsm_max_idle_polls = 0;
 int			lsm_max_response_size_kb = 64 * 1024;
 bool		lsm_share_checkpoints = true;
 char	   *lsm_allowed_endpoints = NULL;
+int			lsm_log_min_duration_ms = -1;

@@ -5,7 +5,7 @@
  *
  * The variables live in src/settings.c and are registered in src/lancelsm.c
  * (_PG_init); their meaning, units and defaults are documented there and
- * in README.md.
+ * in docs/configuration.md.
  *
  *-------------------------------------------------------------------------
  */
@@ -26,5 +26,6 @@ extern int	lsm_max_idle_polls;		/* 0: no progress bound */
 extern int	lsm_max_response_size_kb;	/* response body cap */
 extern bool lsm_share_checkpoints;	/* join or skip running checkpoints */
 extern char *lsm_allowed_endpoints; /* "": any endpoint */
+extern int	lsm_log_min_duration_ms;	/* -1: actions not logged */
 
 #endif							/* LANCELSM_SETTINGS_H */

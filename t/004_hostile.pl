@@ -1,6 +1,6 @@
 # 004_hostile.pl: bad answers from the server, at the transport level.
 #
-# Each case asserts the exact SQLSTATE (README.md, "Errors") and that the
+# Each case asserts the exact SQLSTATE (docs/troubleshooting.md, "Errors") and that the
 # backend survives (SELECT 1 afterwards):
 #  - lancelsm.max_response_size is enforced while reading: an endless
 #    chunked body and a 512 MB Content-Length body fail with 54000 at the

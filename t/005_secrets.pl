@@ -5,7 +5,7 @@
 #    failing (401, 404, a server that echoes the key back, a timeout):
 #    the key never appears in the server log except in the text of the
 #    CREATE/ALTER USER MAPPING statements that contain it (PostgreSQL logs
-#    statements as they are; README.md, "Privileges"), and not even there
+#    statements as they are; docs/security.md, "Privileges"), and not even there
 #    when the mapping is changed with log_statement off (the documented
 #    mitigation).  Never in errors, details, hints, NOTICEs, nor in
 #    pg_stat_activity while a call runs.

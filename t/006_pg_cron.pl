@@ -13,11 +13,11 @@
 #      ends as "succeeded" in cron.job_run_details (a failed table is a
 #      row with ok false, not an error), the emulator saw the checkpoint's
 #      flush / stats / compact calls, and the checkpoint history shows
-#      steady ok; the README's "strict" job (a DO block raising when a row
+#      steady ok; docs/operations.md's "strict" job (a DO block raising when a row
 #      is not ok) ends as "failed" naming leaky only (with
 #      lancelsm.share_checkpoints off: the other jobs checkpoint leaky at
 #      the same moment, and lancelsm_checkpoint_all() would skip a table in
-#      progress, README.md "Many sessions on one table");
+#      progress, docs/operations.md "Many sessions on one table");
 #  (b) a job "SET statement_timeout = '1s'; SELECT lancelsm_checkpoint(
 #      'emu', 'events')" against a server that never answers its flush ends
 #      as "failed" with "canceling statement due to statement timeout",
@@ -286,7 +286,7 @@ for my $n (@nodes)
 			 WHERE server = 'emu' AND table_name = 'steady'}),
 			't', "$mode: the history shows the checkpoint of steady ok");
 		# its server never answered for events: not a table the history
-		# records (README.md, "Progress and history")
+		# records (docs/operations.md, "Progress and history")
 		is($node->safe_psql('postgres', q{
 			SELECT count(*) FROM lancelsm_checkpoint_history
 			 WHERE server = 'emu' AND table_name = 'events'}),
@@ -400,31 +400,43 @@ for (split /\n/, slurp_file($yaml_file))
 	elsif ($in_query && /^    (.*)$/) { $query{$cur} .= "$1\n"; }
 	else { $in_query = 0; }
 }
-is_deeply([ sort keys %query ],
-	[qw(lancelsm_checkpoint_last lancelsm_progress lancelsm_table)],
-	'the exporter file has its three queries');
+is_deeply(
+	[ sort keys %query ],
+	[
+		qw(lancelsm_checkpoint_error lancelsm_checkpoint_last lancelsm_info
+		  lancelsm_progress lancelsm_table)
+	],
+	'the exporter file has its five queries');
 for my $n (@nodes)
 {
 	my ($mode, $node, $preloaded) = @$n;
 	for my $name (sort keys %query)
 	{
-		next if $name ne 'lancelsm_table' && !$preloaded;
+		next
+		  if $name ne 'lancelsm_table' && $name ne 'lancelsm_info'
+		  && !$preloaded;
 		my ($rc, $out, $err) = $node->psql('postgres', $query{$name});
 		ok($rc == 0 && $err eq '', "$mode: exporter query $name runs")
 		  or diag($err);
 	}
-	is($node->safe_psql('postgres', "SELECT server, table_name, sqlstate, error, buckets
+	is($node->safe_psql('postgres', "SELECT server, table_name, error, buckets
 		FROM ($query{lancelsm_table}) q ORDER BY table_name"),
-		"emu|leaky|HV00R|1|\nemu|steady||0|2",
-		"$mode: exporter: steady's stats; leaky's error");
+		"emu|leaky|1|\nemu|steady|0|2",
+		"$mode: exporter: steady's stats; leaky's error, without an error label");
 	next unless $preloaded;
 	is($node->safe_psql('postgres', "SELECT table_name, running
 		FROM ($query{lancelsm_progress}) q ORDER BY 1"),
 		"leaky|0\nsteady|0", "$mode: exporter: no checkpoint running");
-	is($node->safe_psql('postgres', "SELECT table_name, sqlstate, ok, passes >= 0
+	is($node->safe_psql('postgres', "SELECT table_name, ok, passes >= 0
 		FROM ($query{lancelsm_checkpoint_last}) q ORDER BY 1"),
-		"steady||1|t",
+		"steady|1|t",
 		"$mode: exporter: the last checkpoint of each table");
+	is($node->safe_psql('postgres', "SELECT count(*)
+		FROM ($query{lancelsm_checkpoint_error}) q"),
+		"0", "$mode: exporter: no failed last checkpoint, no error series");
+	is($node->safe_psql('postgres', "SELECT history_entries >= 1, max_herd_entries
+		FROM ($query{lancelsm_info}) q"),
+		"t|256", "$mode: exporter: lancelsm_info's entries");
 }
 
 # let the hung requests go, then stop the nodes (the emulator stops in

@@ -1,7 +1,7 @@
 # 008_pg_cron_due.pl: lancelsm_checkpoint_due() scheduled by pg_cron.
 #
 # One node with pg_cron and lancelsm preloaded, in pg_cron's default mode,
-# runs the README's job "lsm-due" (every minute with pg_cron 1.4, every 5
+# runs docs/operations.md's job "lsm-due" (every minute with pg_cron 1.4, every 5
 # seconds with 1.5 or later) against four declared tables, three of them
 # with an emulator writer (20 rows/s):
 #

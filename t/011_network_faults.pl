@@ -212,7 +212,7 @@ cmp_ok($ms, '>=', 1950, 'half-open: not before statement_timeout');
 cmp_ok($ms, '<', 3000, 'half-open: at statement_timeout');
 is(calls(), '1/0/0', 'half-open: the watermark read never reached the server');
 
-# ... and without one, the server's read_timeout.  The bound (README.md):
+# ... and without one, the server's read_timeout.  The bound (docs/configuration.md):
 # read_timeout + about 2 s for a request without a body, + about 6 s for
 # one with a body, as this stats read: libcurl's low-speed check averages
 # over its last 5 one-second samples, and the body sent counts as bytes

@@ -4,7 +4,7 @@
 # 1 and max_wal_lag 0: with 2 L0 generations and a write, due, action
 # checkpoint) with its server and PUBLIC user mapping; a hot standby
 # streams from a base backup of it.
-# What README.md ("Where the last success lives") promises there:
+# What docs/operations.md ("Where the last success lives") promises there:
 #  1. the declarations are replicated: lancelsm_table on the standby shows
 #     what the primary declared, thresholds included;
 #  2. a checkpoint runs on the standby (network calls need no write): one

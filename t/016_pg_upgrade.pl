@@ -9,7 +9,7 @@
 # On the old major, with lancelsm preloaded: the extension, server "emu"
 # with a user mapping holding the API key, table "lake" declared with
 # thresholds, and last_checkpoint_at recorded by lancelsm_checkpoint_due().
-# pg_upgrade (--copy) to a new cluster of this major; then, as README.md
+# pg_upgrade (--copy) to a new cluster of this major; then, as docs/operations.md
 # ("What survives what", "Where the last success lives") says:
 #  1. the extension is there at the same version;
 #  2. the user mapping and its key survive;

@@ -18,6 +18,7 @@ use FindBin;
 use HTTP::Tiny;
 use JSON::PP;
 use POSIX ();
+use Socket qw(getaddrinfo getnameinfo NI_NUMERICHOST SOCK_STREAM);
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
@@ -28,7 +29,8 @@ our @EXPORT = qw(start_emulator emu emu_reset emu_counts wait_for_request
   backend_emulator_sockets backend_tcp_rows $API_KEY
   start_extra_emulator stop_extra_emulator emu_at backend_rss_kb
   reset_peak_rss sqlstate_of setup_node_conf skip_without_pg_cron
-  query_until skip_in_repeat_runs install_lancelsm wait_peer_closed run_sql);
+  query_until skip_in_repeat_runs install_lancelsm wait_peer_closed run_sql
+  skip_without_name);
 
 our $API_KEY = 'tap-secret-key';
 
@@ -232,6 +234,25 @@ sub skip_in_repeat_runs
 	plan skip_all => 'run once per version in the source tree suite, not '
 	  . 'as the package\'s autopkgtest (LANCELSM_PACKAGE_TEST)'
 	  if $ENV{LANCELSM_PACKAGE_TEST};
+}
+
+# skip_without_name: skip the whole test (plan skip_all) unless getaddrinfo
+# resolves $name to $address (and to nothing else), as it does where
+# scripts/with-names.sh runs the suite; scripts/test.sh sets
+# LANCELSM_REQUIRE_NAMES there, and then a name that does not resolve
+# bails out instead.
+sub skip_without_name
+{
+	my ($name, $address) = @_;
+	my ($err, @res) = getaddrinfo($name, undef, { socktype => SOCK_STREAM });
+	my @got = map { (getnameinfo($_->{addr}, NI_NUMERICHOST))[1] } @res;
+
+	return if !$err && "@got" eq $address;
+	my $why = "$name does not resolve to $address alone ("
+	  . ($err ? "getaddrinfo: $err" : "it resolves to @got")
+	  . '); run the suite under scripts/with-names.sh';
+	BAIL_OUT($why) if $ENV{LANCELSM_REQUIRE_NAMES};
+	plan skip_all => $why;
 }
 
 # sqlstate_of: the SQLSTATE of the first ERROR or FATAL in psql's

@@ -180,6 +180,7 @@ typedef enum LsmHerdMode
 extern void lsm_herd_shmem_init(void);
 extern void lsm_herd_run_all(LsmTask **tasks, int ntasks, LsmHerdMode mode);
 extern bool lsm_herd_skipped(const LsmTask *task);
+extern bool lsm_herd_usage(int *running, int *max);
 
 /* in progress.c */
 /* The longest strings progress and history keep, in bytes with the
@@ -234,5 +235,6 @@ extern void lsm_history_reset(void);
 
 /* in shmem.c */
 extern void lsm_checkpoint_init(void);
+extern bool lsm_entries_max(int *progress, int *history);
 
 #endif							/* LANCELSM_CHECKPOINT_H */

@@ -68,6 +68,8 @@
 #include "storage/shmem.h"
 #include "utils/timestamp.h"
 #include "utils/wait_event.h"
+
+#include "pg_compat.h"
 #include "wire_text.h"
 
 /* Runs of distinct tables the registry tracks at once. */
@@ -195,6 +197,43 @@ lsm_herd_shmem_init(void)
 	shmem_request_hook = herd_shmem_request;
 	prev_shmem_startup_hook = shmem_startup_hook;
 	shmem_startup_hook = herd_shmem_startup;
+}
+
+/*
+ * herd_wait_event: the wait event of a backend waiting for another
+ * backend's run of the same table, LancelsmHerd: registered by name on
+ * PostgreSQL 17 and later (once per process), the generic Extension
+ * before (pg_compat.h).
+ */
+static uint32
+herd_wait_event(void)
+{
+	static uint32 event = 0;
+
+	if (event == 0)
+		event = WaitEventExtensionNew("LancelsmHerd");
+	return event;
+}
+
+/*
+ * lsm_herd_usage: how many herd entries are running a checkpoint now
+ * (*running) and how many there are (*max), counted under a shared lock;
+ * false, with both 0, when lancelsm was not preloaded (no registry).
+ */
+bool
+lsm_herd_usage(int *running, int *max)
+{
+	*running = 0;
+	*max = 0;
+	if (herd_shared == NULL)
+		return false;
+	*max = HERD_ENTRIES;
+	LWLockAcquire(herd_shared->lock, LW_SHARED);
+	for (int i = 0; i < HERD_ENTRIES; i++)
+		if (herd_shared->entries[i].running)
+			(*running)++;
+	LWLockRelease(herd_shared->lock);
+	return true;
 }
 
 /*
@@ -618,7 +657,7 @@ herd_wait(const HerdTicket *t, bool row_deadline, HerdOutcome *out)
 
 		if (until == 0)
 		{
-			ConditionVariableSleep(cv, PG_WAIT_EXTENSION);
+			ConditionVariableSleep(cv, herd_wait_event());
 			continue;
 		}
 		ms = (long) ((until - GetCurrentTimestamp() + 999) / 1000);
@@ -629,7 +668,7 @@ herd_wait(const HerdTicket *t, bool row_deadline, HerdOutcome *out)
 		}
 		if (ms <= 0)
 			lsm_deadline_passed();
-		(void) ConditionVariableTimedSleep(cv, ms, PG_WAIT_EXTENSION);
+		(void) ConditionVariableTimedSleep(cv, ms, herd_wait_event());
 	}
 	ConditionVariableCancelSleep();
 	return state;

@@ -39,3 +39,18 @@ lsm_checkpoint_init(void)
 	lsm_progress_shmem_init();
 	lsm_herd_shmem_init();
 }
+
+/*
+ * lsm_entries_max: the sizes of the progress and history registries
+ * (lancelsm.max_progress_entries and lancelsm.max_history_entries, fixed
+ * at server start); false, with both 0, when lancelsm was not preloaded.
+ */
+bool
+lsm_entries_max(int *progress, int *history)
+{
+	bool		preloaded = lsm_progress_available();
+
+	*progress = preloaded ? lsm_max_progress_entries : 0;
+	*history = preloaded ? lsm_max_history_entries : 0;
+	return preloaded;
+}

@@ -1210,6 +1210,19 @@ task_wake_due(TaskDriver *d)
 }
 
 /*
+ * task_next_backing_off: whether the task that wakes first (after
+ * task_wake_due) sleeps before a retry or re-issue, for the wait event.
+ */
+static bool
+task_next_backing_off(TaskDriver *d)
+{
+	if (pairingheap_is_empty(d->sleepers))
+		return false;
+	return pairingheap_container(LsmTask, sleep_node,
+								 pairingheap_first(d->sleepers))->backing_off;
+}
+
+/*
  * task_drain_rewake: a pass of the call was seen over on drain, of a
  * higher rank than any before; move the next poll of every checkpoint
  * waiting on the same drain where lsm_watermark_rewake says (the server
@@ -1445,7 +1458,8 @@ lsm_task_run_all_notify(LsmTask **tasks, int ntasks, LsmTaskDone done,
 				if (wake_at == 0 || wake_at > d.row_deadline)
 					wake_at = d.row_deadline;
 			}
-			answered = lsm_http_wait(wake_at, d.deadline);
+			answered = lsm_http_wait(wake_at, d.deadline,
+									 task_next_backing_off(&d));
 
 			if (answered)
 				task_driver_answer(&d, answered);

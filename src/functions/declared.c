@@ -46,8 +46,16 @@
 #include "utils/timestamp.h"
 #include "utils/tuplestore.h"
 
-/* Arguments of lancelsm_add_table and lancelsm_alter_table in 1.2. */
+/* Arguments of lancelsm_add_table, and of lancelsm_alter_table in 1.2. */
 #define DECLARE_ARGS 7
+/* Arguments of lancelsm_alter_table since 1.4: the thresholds to clear. */
+#define ALTER_ARGS 8
+
+/* The thresholds lancelsm_alter_table's clear argument may name. */
+static const char *const declared_thresholds[] = {
+	"max_l0_generations", "max_l0_bytes", "max_wal_lag", "max_memtable_rows",
+	"max_checkpoint_age"
+};
 
 /*
  * declared_relation: the schema-qualified, quoted name of lancelsm_table,
@@ -109,15 +117,15 @@ declared_spi_finish(int nestlevel)
 static uint64
 declared_modify(FunctionCallInfo fcinfo, const char *template, int nargs)
 {
-	static const Oid argtypes[DECLARE_ARGS] = {TEXTOID, TEXTOID, INT8OID,
-		INT8OID, INT8OID, INT8OID, INTERVALOID};
-	Datum		args[DECLARE_ARGS];
-	char		nulls[DECLARE_ARGS];
+	static const Oid argtypes[ALTER_ARGS] = {TEXTOID, TEXTOID, INT8OID,
+		INT8OID, INT8OID, INT8OID, INTERVALOID, TEXTARRAYOID};
+	Datum		args[ALTER_ARGS];
+	char		nulls[ALTER_ARGS];
 	uint64		processed;
 	int			nestlevel;
 	int			rc;
 
-	Assert(nargs <= DECLARE_ARGS);
+	Assert(nargs <= ALTER_ARGS);
 	for (int i = 0; i < nargs; i++)
 	{
 		args[i] = PG_GETARG_DATUM(i);
@@ -137,6 +145,44 @@ declared_modify(FunctionCallInfo fcinfo, const char *template, int nargs)
 }
 
 /*
+ * declared_check_clear: the clear argument of lancelsm_alter_table (the
+ * eighth, NULL: none) names only thresholds, none of them also given a
+ * value.  Errors: 22023 otherwise, listing the thresholds.
+ */
+static void
+declared_check_clear(FunctionCallInfo fcinfo)
+{
+	Datum	   *elems;
+	bool	   *elem_nulls;
+	int			n;
+
+	if (PG_ARGISNULL(ALTER_ARGS - 1))
+		return;
+	deconstruct_array(PG_GETARG_ARRAYTYPE_P(ALTER_ARGS - 1), TEXTOID, -1,
+					  false, TYPALIGN_INT, &elems, &elem_nulls, &n);
+	for (int i = 0; i < n; i++)
+	{
+		char	   *name = elem_nulls[i] ? NULL : TextDatumGetCString(elems[i]);
+		int			k;
+
+		for (k = 0; k < lengthof(declared_thresholds); k++)
+			if (name != NULL && strcmp(name, declared_thresholds[k]) == 0)
+				break;
+		if (k == lengthof(declared_thresholds))
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("cannot clear \"%s\": it is not a threshold",
+							name ? name : "NULL"),
+					 errhint("The thresholds are max_l0_generations, max_l0_bytes, max_wal_lag, max_memtable_rows and max_checkpoint_age.")));
+		if (!PG_ARGISNULL(2 + k))
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("threshold \"%s\" cannot be both set and cleared",
+							name)));
+	}
+}
+
+/*
  * lancelsm_add_table(server text, table_name text,
  *   max_l0_generations bigint DEFAULT NULL, max_l0_bytes bigint DEFAULT NULL,
  *   max_wal_lag bigint DEFAULT NULL, max_memtable_rows bigint DEFAULT NULL,
@@ -147,9 +193,9 @@ declared_modify(FunctionCallInfo fcinfo, const char *template, int nargs)
  * bytes, WAL entries and rows, and an age) into lancelsm_table.  The
  * server must exist and belong to the lancelsm wrapper; it is not
  * contacted, and neither USAGE nor a user mapping is needed to declare.
- * Declaring a table again changes nothing, thresholds included, and
- * reports a NOTICE (42710).  Returns NULL and does nothing when server or
- * table_name is NULL.  Errors: 42704 unknown server, 42809 a server of
+ * Returns NULL and does nothing when server or table_name is NULL.
+ * Errors: 42710 a table already declared (nothing changes; the hint
+ * names lancelsm_alter_table), 42704 unknown server, 42809 a server of
  * another wrapper, 22023 an empty or over-long table name, 23514 a
  * negative threshold or an age not above zero, 42501 without INSERT on
  * lancelsm_table (EXECUTE is revoked from PUBLIC).  Declared by 1.1 with
@@ -177,11 +223,11 @@ lancelsm_add_table(PG_FUNCTION_ARGS)
 						"INSERT INTO %s (server, table_name, max_l0_generations, max_l0_bytes, max_wal_lag, max_memtable_rows, max_checkpoint_age) VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT DO NOTHING" :
 						"INSERT INTO %s (server, table_name) VALUES ($1, $2) ON CONFLICT DO NOTHING",
 						limits ? DECLARE_ARGS : 2) == 0)
-		ereport(NOTICE,
+		ereport(ERROR,
 				(errcode(ERRCODE_DUPLICATE_OBJECT),
-				 errmsg("table \"%s\" of server \"%s\" is already declared, skipping",
+				 errmsg("table \"%s\" of server \"%s\" is already declared",
 						table_name, server),
-				 limits ? errhint("Use lancelsm_alter_table to change its thresholds.") : 0));
+				 errhint("Use lancelsm_alter_table to change its thresholds.")));
 	PG_RETURN_VOID();
 }
 
@@ -189,24 +235,41 @@ lancelsm_add_table(PG_FUNCTION_ARGS)
  * lancelsm_alter_table(server text, table_name text,
  *   max_l0_generations bigint DEFAULT NULL, max_l0_bytes bigint DEFAULT NULL,
  *   max_wal_lag bigint DEFAULT NULL, max_memtable_rows bigint DEFAULT NULL,
- *   max_checkpoint_age interval DEFAULT NULL) RETURNS void
+ *   max_checkpoint_age interval DEFAULT NULL, clear text[] DEFAULT NULL)
+ *   RETURNS void
  *
- * Sets the five thresholds of a declared table to exactly the arguments
- * (an omitted or NULL one is not used).  Nothing is contacted.  Returns
- * NULL and does nothing when server or table_name is NULL.  Errors: 42704
- * when the table is not declared, 23514 a negative threshold or an age not
- * above zero, 42501 without UPDATE on lancelsm_table (EXECUTE is revoked
- * from PUBLIC).
+ * Changes the thresholds of a declared table as cron.alter_job changes a
+ * job: a threshold given (not NULL) is set, one omitted or NULL keeps its
+ * value, and one named in clear (by its argument name) is set to NULL,
+ * that is, no longer used.  Nothing is contacted.  Returns NULL and does
+ * nothing when server or table_name is NULL.  Errors: 42704 when the
+ * table is not declared, 22023 a name in clear that is no threshold, or
+ * a threshold both given and cleared, 23514 a negative threshold or an
+ * age not above zero, 42501 without UPDATE on lancelsm_table (EXECUTE is
+ * revoked from PUBLIC).  Declared by 1.2 and 1.3 without clear, it sets
+ * the five thresholds to exactly the arguments (NULL: not used), as those
+ * versions documented.
  */
 PG_FUNCTION_INFO_V1(lancelsm_alter_table);
 Datum
 lancelsm_alter_table(PG_FUNCTION_ARGS)
 {
+	bool		keeps = PG_NARGS() >= ALTER_ARGS;
+
 	if (PG_ARGISNULL(0) || PG_ARGISNULL(1))
 		PG_RETURN_NULL();
-	if (declared_modify(fcinfo,
+	if (keeps)
+		declared_check_clear(fcinfo);
+	if (declared_modify(fcinfo, keeps ?
+						"UPDATE %s SET "
+						"max_l0_generations = CASE WHEN 'max_l0_generations' = ANY ($8) THEN NULL ELSE coalesce($3, max_l0_generations) END, "
+						"max_l0_bytes = CASE WHEN 'max_l0_bytes' = ANY ($8) THEN NULL ELSE coalesce($4, max_l0_bytes) END, "
+						"max_wal_lag = CASE WHEN 'max_wal_lag' = ANY ($8) THEN NULL ELSE coalesce($5, max_wal_lag) END, "
+						"max_memtable_rows = CASE WHEN 'max_memtable_rows' = ANY ($8) THEN NULL ELSE coalesce($6, max_memtable_rows) END, "
+						"max_checkpoint_age = CASE WHEN 'max_checkpoint_age' = ANY ($8) THEN NULL ELSE coalesce($7, max_checkpoint_age) END "
+						"WHERE server = $1 AND table_name = $2" :
 						"UPDATE %s SET max_l0_generations = $3, max_l0_bytes = $4, max_wal_lag = $5, max_memtable_rows = $6, max_checkpoint_age = $7 WHERE server = $1 AND table_name = $2",
-						DECLARE_ARGS) == 0)
+						keeps ? ALTER_ARGS : DECLARE_ARGS) == 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_UNDEFINED_OBJECT),
 				 errmsg("table \"%s\" of server \"%s\" is not declared",
@@ -508,8 +571,8 @@ declared_names(const DeclaredSet *set, int t, Datum *values, bool *nulls,
  * statement_timeout (57014), 0A000 when the installed SQL objects are
  * older than this library (the hint names ALTER EXTENSION UPDATE), and
  * 22P05 naming the column when a shard id, status or index name of a
- * bucket has no equivalent in the database encoding (README.md,
- * "Database encodings").
+ * bucket has no equivalent in the database encoding
+ * (docs/configuration.md, "Database encodings").
  */
 PG_FUNCTION_INFO_V1(lancelsm_declared_bucket_stats);
 Datum
@@ -648,7 +711,7 @@ lancelsm_declared_table_stats(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 				 errmsg("lancelsm_declared_table_stats is declared with %d columns, which this lancelsm library does not support",
 						natts),
-				 errhint("Run ALTER EXTENSION lancelsm UPDATE.")));
+				 lsm_mismatch_hint(natts > LSM_TABLE_STATS_COLS_V1_2)));
 	declared_collect(fcinfo, LSM_TASK_STATS,
 					 natts == LSM_TABLE_STATS_COLS_V1_2, &set);
 	for (int i = 0; i < set.ntables; i++)
@@ -786,8 +849,11 @@ lsm_declared_record(FunctionCallInfo fcinfo, const DeclaredSet *set,
  * tenth of it: lsm_statement_row_deadline) is given up: its row has ok
  * false, 57014 and what it was waiting on (passes that ended without
  * draining anything, a bucket that is not Active), and the tables that
- * converged keep their rows and their last_checkpoint_at.  Raises only on
- * cancel, or statement_timeout before the rows are out (57014).
+ * converged keep their rows and their last_checkpoint_at.  Each failed
+ * row is logged at LOG, naming its server and table (at most
+ * LSM_LOG_FAILED_ROWS per call), and one WARNING counts them; the other
+ * checkpoints are logged as lancelsm.log_min_duration says.  Raises only
+ * on cancel, or statement_timeout before the rows are out (57014).
  */
 PG_FUNCTION_INFO_V1(lancelsm_checkpoint_all);
 Datum
@@ -795,6 +861,7 @@ lancelsm_checkpoint_all(PG_FUNCTION_ARGS)
 {
 	ReturnSetInfo *rsinfo = lsm_materialize(fcinfo, LSM_CHECKPOINT_ALL_COLS);
 	DeclaredSet set;
+	LsmFailedRows log = {0};
 
 	declared_collect(fcinfo, LSM_TASK_CHECKPOINT, false, &set);
 	lsm_declared_record(fcinfo, &set, set.tasks);
@@ -804,10 +871,17 @@ lancelsm_checkpoint_all(PG_FUNCTION_ARGS)
 		bool		nulls[LSM_CHECKPOINT_ALL_COLS];
 		int			i = 0;
 
+		if (set.tasks[t]->failure != NULL)
+			lsm_log_failed_row(&log, set.servers[t], set.names[t],
+							   set.tasks[t]->failure);
+		else
+			lsm_log_action(set.servers[t], set.tasks[t]);
+
 		values[i] = CStringGetTextDatum(set.servers[t]);
 		nulls[i++] = false;
 		i = lsm_checkpoint_row_values(set.tasks[t], values, nulls, i);
 		lsm_put_row(rsinfo, values, nulls, i);
 	}
+	lsm_log_failed_summary(&log, set.ntables);
 	return (Datum) 0;
 }

@@ -205,6 +205,33 @@ due_row(ReturnSetInfo *rsinfo, const DeclaredSet *set, const DuePlan *plan,
 }
 
 /*
+ * due_log: the server log lines of one call: each failed row (a stats
+ * read or an action that failed) at LOG, at most LSM_LOG_FAILED_ROWS of
+ * them, and one WARNING counting them; each action that succeeded or was
+ * skipped as lancelsm.log_min_duration says.
+ */
+static void
+due_log(const DeclaredSet *set, const DuePlan *plan)
+{
+	LsmFailedRows log = {0};
+
+	for (int i = 0; i < set->ntables; i++)
+	{
+		const LsmTask *act = plan->acts[i];
+
+		if (plan->failures[i] != NULL)
+			lsm_log_failed_row(&log, set->servers[i], set->names[i],
+							   plan->failures[i]);
+		else if (act != NULL && act->failure != NULL)
+			lsm_log_failed_row(&log, set->servers[i], set->names[i],
+							   act->failure);
+		else if (act != NULL)
+			lsm_log_action(set->servers[i], act);
+	}
+	lsm_log_failed_summary(&log, set->ntables);
+}
+
+/*
  * lancelsm_checkpoint_due()
  * RETURNS TABLE (server text, table_name text, ok boolean, sqlstate text,
  *   message text, elapsed interval, passes integer, polls integer,
@@ -232,7 +259,10 @@ due_row(ReturnSetInfo *rsinfo, const DeclaredSet *set, const DuePlan *plan,
  * elapsed NULL, action none, message "skipped: a checkpoint of this table
  * is running in backend N"; due and reason as ever.
  * A successful checkpoint action sets last_checkpoint_at (a WARNING where
- * the transaction cannot write it).  Raises only on cancel or
+ * the transaction cannot write it).  Each failed row is logged at LOG,
+ * naming its server and table (at most LSM_LOG_FAILED_ROWS per call),
+ * and one WARNING counts them; the other actions are logged as
+ * lancelsm.log_min_duration says.  Raises only on cancel or
  * statement_timeout (57014), which end every action.
  */
 PG_FUNCTION_INFO_V1(lancelsm_checkpoint_due);
@@ -256,6 +286,7 @@ lancelsm_checkpoint_due(PG_FUNCTION_ARGS)
 	}
 	PG_END_TRY();
 	lsm_declared_record(fcinfo, &set, plan.acts);
+	due_log(&set, &plan);
 	for (int i = 0; i < set.ntables; i++)
 		due_row(rsinfo, &set, &plan, i);
 	return (Datum) 0;

@@ -3,7 +3,8 @@
  * entry.c
  *		What the SQL functions of this folder share: running one task on a
  *		named server and table, the table-name checks, duplicate names of
- *		an array, and the columns of failure and checkpoint rows
+ *		an array, the columns of failure and checkpoint rows, and the
+ *		server log lines of actions and of failed rows
  *		(functions/entry.h).
  *
  *-------------------------------------------------------------------------
@@ -13,6 +14,7 @@
 #include "checkpoint/checkpoint.h"
 #include "functions/entry.h"
 #include "functions/option.h"
+#include "settings.h"
 #include "utils/builtins.h"
 #include "utils/timestamp.h"
 
@@ -97,6 +99,7 @@ lsm_run_task(LsmTaskKind kind, text *server, text *table,
 		lsm_task_init(task, kind, config, table_name, include_generation_rows);
 		lsm_task_set_body(task, body);
 		lsm_herd_run_all(&task, 1, LSM_HERD_JOIN);
+		lsm_log_action(config->server_name, task);
 		if (task->failure)
 			lsm_fault_raise(task->failure);
 	}
@@ -214,4 +217,108 @@ lsm_checkpoint_row_values(const LsmTask *task, Datum *values, bool *nulls,
 	values[i] = Int32GetDatum(task->polls);
 	nulls[i++] = false;
 	return i;
+}
+
+/*
+ * entry_elapsed_ms: how long a finished task ran, in milliseconds; 0 for
+ * one that never started.
+ */
+static double
+entry_elapsed_ms(const LsmTask *task)
+{
+	if (task->started_at == 0)
+		return 0;
+	return (double) (task->finished_at - task->started_at) / 1000.0;
+}
+
+/*
+ * entry_outcome: a finished task's outcome, as the log lines say it: ok,
+ * skipped or joined (with how another backend's run ended it), or failed
+ * with its SQLSTATE.  palloc'd.
+ */
+static char *
+entry_outcome(const LsmTask *task)
+{
+	if (task->failure != NULL)
+		return psprintf("failed (SQLSTATE %s)",
+						unpack_sql_state(task->failure->sqlerrcode));
+	if (task->note != NULL)
+		return pstrdup(task->note);
+	return pstrdup("ok");
+}
+
+/*
+ * lsm_log_action: the server log line of one finished flush, compact or
+ * checkpoint task of the given server (its name), when
+ * lancelsm.log_min_duration is 0 or more and the task ran at least that
+ * long (0: every action), as log_autovacuum_min_duration does for
+ * autovacuum.  The line names the server, the table, the action, its
+ * outcome, when it started and how long it ran, with its passes, polls
+ * and retries.  Other kinds of task (stats reads, the write spec) are not
+ * actions and are never logged.  Raises nothing but out of memory.
+ */
+void
+lsm_log_action(const char *server, const LsmTask *task)
+{
+	static const char *const messages[] = {
+		[LSM_TASK_FLUSH] = gettext_noop("lancelsm flush of LanceDB table \"%s\" of server \"%s\": %s"),
+		[LSM_TASK_COMPACT] = gettext_noop("lancelsm compaction of LanceDB table \"%s\" of server \"%s\": %s"),
+		[LSM_TASK_CHECKPOINT] = gettext_noop("lancelsm checkpoint of LanceDB table \"%s\" of server \"%s\": %s"),
+	};
+	double		ms = entry_elapsed_ms(task);
+
+	if (lsm_log_min_duration_ms < 0 || ms < lsm_log_min_duration_ms ||
+		task->started_at == 0 || task->kind >= lengthof(messages) ||
+		messages[task->kind] == NULL)
+		return;
+	ereport(LOG,
+			(errmsg(messages[task->kind], task->table_name, server,
+					entry_outcome(task)),
+			 errdetail("Started at %s, elapsed %.3f s, %d passes, %d polls, %d retries, %d re-issues.",
+					   timestamptz_to_str(task->started_at), ms / 1000.0,
+					   task->passes, task->polls, task->total_retries,
+					   task->reissues)));
+}
+
+/*
+ * lsm_log_failed_row: one failed row of a call over the declared tables
+ * (lancelsm_checkpoint_all, lancelsm_checkpoint_due): a LOG line naming
+ * the server and the table, with the failure's SQLSTATE and message, as
+ * long as the call has logged fewer than LSM_LOG_FAILED_ROWS; counted in
+ * *log either way for lsm_log_failed_summary.
+ */
+void
+lsm_log_failed_row(LsmFailedRows *log, const char *server,
+				   const char *table_name, const LsmFailure *failure)
+{
+	if (log->failed++ >= LSM_LOG_FAILED_ROWS)
+		return;
+	ereport(LOG,
+			(errcode(failure->sqlerrcode),
+			 errmsg("could not maintain LanceDB table \"%s\" of server \"%s\"",
+					table_name, server),
+			 failure->detail ?
+			 errdetail_internal("%s: %s", failure->message, failure->detail) :
+			 errdetail_internal("%s", failure->message)));
+}
+
+/*
+ * lsm_log_failed_summary: after the failed rows of a call over ntables
+ * declared tables were given to lsm_log_failed_row, one WARNING that sums
+ * them up (nothing when none failed): an outage then writes one line per
+ * call to the client, not one per table, and at most LSM_LOG_FAILED_ROWS
+ * LOG lines per call to the server log.
+ */
+void
+lsm_log_failed_summary(const LsmFailedRows *log, int ntables)
+{
+	if (log->failed == 0)
+		return;
+	ereport(WARNING,
+			(errcode(ERRCODE_WARNING),
+			 errmsg_plural("%d of %d declared LanceDB tables failed",
+						   "%d of %d declared LanceDB tables failed",
+						   log->failed, log->failed, ntables),
+			 errdetail("The result has a row for each with its SQLSTATE and message; the server log has the first %d.",
+					   Min(log->failed, LSM_LOG_FAILED_ROWS))));
 }

@@ -31,4 +31,20 @@ extern int	lsm_failure_columns(const LsmFailure *f, Datum *values,
 extern int	lsm_checkpoint_row_values(const LsmTask *task, Datum *values,
 									  bool *nulls, int i);
 
+/* entry.c: server log lines */
+/* The most failed rows one call over the declared tables logs. */
+#define LSM_LOG_FAILED_ROWS 10
+
+/* The failed rows of one call, as lsm_log_failed_row counts them. */
+typedef struct LsmFailedRows
+{
+	int			failed;
+} LsmFailedRows;
+
+extern void lsm_log_action(const char *server, const LsmTask *task);
+extern void lsm_log_failed_row(LsmFailedRows *log, const char *server,
+							   const char *table_name,
+							   const LsmFailure *failure);
+extern void lsm_log_failed_summary(const LsmFailedRows *log, int ntables);
+
 #endif							/* LANCELSM_ENTRY_H */

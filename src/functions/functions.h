@@ -53,6 +53,8 @@
 #define LSM_HISTORY_COLS_V1_3 9
 /* lancelsm_write_spec: one row, or none */
 #define LSM_WRITE_SPEC_COLS 5
+/* lancelsm_info (1.4) */
+#define LSM_INFO_COLS 11
 
 /*
  * The numbers of one bucket, as its lancelsm_stats row shows them, each
@@ -111,6 +113,8 @@ extern bool lsm_table_summarize(const LsmStats *stats, bool with_rows,
 								LsmRangeProblem *problem);
 extern char *lsm_range_detail(const LsmRangeProblem *problem);
 
+extern char *lsm_catalog_version(void);
+extern int	lsm_mismatch_hint(bool declared_newer);
 extern ReturnSetInfo *lsm_materialize(FunctionCallInfo fcinfo, int ncols);
 extern ReturnSetInfo *lsm_materialize_versions(FunctionCallInfo fcinfo,
 											   int ncols_old, int ncols_new,
@@ -140,6 +144,8 @@ extern bool lsm_option_parse_timeout(const char *value, long min, long max,
 									 long *seconds);
 extern char *lsm_option_parse_headers(const char *text, int *n, char ***names,
 									  char ***values);
+extern bool lsm_option_header_names_match(const char *a, size_t alen,
+										  const char *b, size_t blen);
 extern void lsm_option_wipe_strings(char **strings, int n);
 extern void lsm_option_wipe_secrets(List *options);
 extern void lsm_option_list_to_wire(List *options, Oid catalog);

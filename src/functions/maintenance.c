@@ -30,7 +30,7 @@
  * Seals every bucket's active memtable of the table into a new L0
  * generation (POST /v1/table/{id}/flush_lsm/; any 2xx succeeds, its body
  * unread).  Retries 429 and 503 (a draining node's too) within
- * lancelsm.retry_budget.  Errors: see README.md "Errors"
+ * lancelsm.retry_budget.  Errors: see docs/troubleshooting.md, "Errors"
  * (HV00R no such table, HV00N unreachable, 28000/42501 key refused,
  * 53000 contention past the budget, 57P03 draining, 57014 timeout/cancel).
  * Protocol: docs/protocol.md, "Maintenance routes".
@@ -190,6 +190,7 @@ lancelsm_checkpoint_many(PG_FUNCTION_ARGS)
 		Datum		values[LSM_CHECKPOINT_ROW_COLS];
 		bool		nulls[LSM_CHECKPOINT_ROW_COLS];
 
+		lsm_log_action(config->server_name, tasks[i]);
 		lsm_put_row(rsinfo, values, nulls,
 					lsm_checkpoint_row_values(tasks[i], values, nulls, 0));
 	}

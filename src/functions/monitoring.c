@@ -4,7 +4,8 @@
  *		The SQL functions of the progress and history views, lancelsm_progress
  *		and lancelsm_checkpoint_history: lancelsm_progress(),
  *		lancelsm_progress_skipped(), lancelsm_checkpoint_history() and
- *		lancelsm_checkpoint_history_reset().
+ *		lancelsm_checkpoint_history_reset(); and lancelsm_info(), how
+ *		lancelsm itself stands (versions, preload, registries in use).
  *
  * What they show is kept in shared memory by src/checkpoint/progress.c,
  * which hands out copies (checkpoint.h, "in progress.c") taken under its
@@ -29,6 +30,7 @@
 #include "fmgr.h"
 #include "funcapi.h"
 #include "functions/functions.h"
+#include "settings.h"
 #include "utils/builtins.h"
 #include "utils/timestamp.h"
 #include "wire_text.h"
@@ -200,7 +202,9 @@ lancelsm_progress(PG_FUNCTION_ARGS)
  * No arguments.  How many checkpoints since server start ran without a
  * progress entry because all lancelsm.max_progress_entries were in use,
  * or because their call had already claimed LSM_CALL_MAX_CLAIMS (32)
- * entries.  Needs shared_preload_libraries (55000 otherwise).
+ * entries.  Needs shared_preload_libraries (55000 otherwise).  Declared
+ * by 1.1 to 1.3 only: the update to 1.4 drops it for lancelsm_info's
+ * progress_skipped; the symbol stays for a catalog not updated yet.
  */
 PG_FUNCTION_INFO_V1(lancelsm_progress_skipped);
 Datum
@@ -290,4 +294,91 @@ lancelsm_checkpoint_history_reset(PG_FUNCTION_ARGS)
 	monitoring_require_shmem(true);
 	lsm_history_reset();
 	PG_RETURN_VOID();
+}
+
+/* The entry counts of lancelsm_info, in its column order. */
+#define INFO_COUNTS 6
+
+/*
+ * info_counts: the progress, history and herd entries in use and their
+ * maximum, in lancelsm_info's column order, into counts; false (counts
+ * all 0) when lancelsm was not preloaded.
+ */
+static bool
+info_counts(int counts[INFO_COUNTS])
+{
+	int			i = 0;
+	int			n;
+	int			max_progress;
+	int			max_history;
+	int			herds;
+	int			max_herds;
+	bool		preloaded = lsm_entries_max(&max_progress, &max_history);
+
+	memset(counts, 0, INFO_COUNTS * sizeof(int));
+	if (!preloaded)
+		return false;
+	pfree(lsm_progress_copy(&n));
+	counts[i++] = n;
+	counts[i++] = max_progress;
+	pfree(lsm_history_copy(&n));
+	counts[i++] = n;
+	counts[i++] = max_history;
+	(void) lsm_herd_usage(&herds, &max_herds);
+	counts[i++] = herds;
+	counts[i++] = max_herds;
+	Assert(i == INFO_COUNTS);
+	return true;
+}
+
+/*
+ * lancelsm_info()
+ * RETURNS TABLE (library_version text, catalog_version text,
+ *   preloaded boolean, progress_entries integer,
+ *   max_progress_entries integer, history_entries integer,
+ *   max_history_entries integer, herd_entries integer,
+ *   max_herd_entries integer, progress_skipped bigint,
+ *   history_evicted bigint)
+ *
+ * No arguments.  One row, as pg_stat_statements_info: the version of the
+ * loaded library and that of the extension's SQL objects in this database
+ * (they differ between a package upgrade and ALTER EXTENSION UPDATE, or
+ * until a restart when lancelsm is preloaded); whether lancelsm was
+ * loaded by shared_preload_libraries; the entries in use now and their
+ * maximum for progress (running checkpoints), history (tables' last
+ * outcomes) and herds (checkpoints other backends may join), of the whole
+ * cluster; how many checkpoints since server start ran without a progress
+ * entry (lancelsm_progress_skipped() before 1.4).  history_evicted is
+ * NULL: this library does not count evictions yet.  Without
+ * shared_preload_libraries, every count is NULL.  Raises nothing of its
+ * own but 0A000 when declared with another number of columns.
+ */
+PG_FUNCTION_INFO_V1(lancelsm_info);
+Datum
+lancelsm_info(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = lsm_materialize(fcinfo, LSM_INFO_COLS);
+	Datum		values[LSM_INFO_COLS];
+	bool		nulls[LSM_INFO_COLS] = {0};
+	char	   *catalog = lsm_catalog_version();
+	int			counts[INFO_COUNTS];
+	bool		preloaded = info_counts(counts);
+	int			i = 0;
+
+	values[i++] = CStringGetTextDatum(LANCELSM_VERSION);
+	nulls[i] = (catalog == NULL);
+	values[i++] = catalog ? CStringGetTextDatum(catalog) : (Datum) 0;
+	values[i++] = BoolGetDatum(preloaded);
+	for (int c = 0; c < INFO_COUNTS; c++)
+	{
+		values[i] = Int32GetDatum(counts[c]);
+		nulls[i++] = !preloaded;	/* kept only when preloaded */
+	}
+	nulls[i] = !preloaded;
+	values[i++] = Int64GetDatum(preloaded ?
+								(int64) lsm_progress_skipped_count() : 0);
+	nulls[i] = true;			/* not counted yet */
+	values[i++] = (Datum) 0;
+	lsm_put_row(rsinfo, values, nulls, i);
+	return (Datum) 0;
 }

@@ -200,8 +200,10 @@ option_server_http_version(ForeignServer *server)
 
 /*
  * option_add_header: append the line "name: value" to config's extra headers,
- * replacing an earlier one of the same name (the mapping's win over the
- * server's).  A secret value is also kept for redaction.
+ * replacing an earlier one of the same name, compared as gateways compare
+ * names (lsm_option_header_names_match: the mapping's "X_Tenant" replaces
+ * the server's "x-tenant").  The mapping's win over the server's.  A
+ * secret value is also kept for redaction.
  */
 static void
 option_add_header(LsmConfig *config, const char *name, const char *value,
@@ -213,8 +215,12 @@ option_add_header(LsmConfig *config, const char *name, const char *value,
 
 	for (i = 0; i < config->nheaders; i++)
 	{
-		if (pg_strncasecmp(config->header_lines[i], name, namelen) == 0 &&
-			config->header_lines[i][namelen] == ':')
+		const char *colon = strchr(config->header_lines[i], ':');
+
+		if (colon != NULL &&
+			lsm_option_header_names_match(config->header_lines[i],
+										  colon - config->header_lines[i],
+										  name, namelen))
 			break;
 	}
 	if (i == config->nheaders)

@@ -352,7 +352,8 @@ option_check_read_timeout(DefElem *def)
 
 /*
  * Headers lancelsm sets itself (or that belong to the HTTP layer): an
- * extra header must not replace them.  Compared without regard to case.
+ * extra header must not replace them.  Compared as gateways compare
+ * names (lsm_option_header_names_match).
  */
 static const char *const option_reserved_headers[] = {
 	"authorization", "connection", "content-length", "content-type",
@@ -379,6 +380,47 @@ option_is_token(const char *s)
 }
 
 /*
+ * option_header_fold: a byte of a header name as gateways compare it:
+ * ASCII letters in lower case, '_' as '-'.
+ */
+static char
+option_header_fold(char c)
+{
+	c = pg_ascii_tolower(c);
+	return c == '_' ? '-' : c;
+}
+
+/*
+ * lsm_option_header_names_match: whether header names a (alen bytes) and
+ * b (blen bytes) name the same header for a gateway or proxy: equal
+ * without regard to ASCII case, '_' and '-' alike.  HTTP compares names
+ * without regard to case; nginx (underscores_in_headers), CGI and WSGI
+ * servers and many gateways also read "X_Tenant" as "X-Tenant", so
+ * lancelsm treats them as one name wherever it compares two.
+ */
+bool
+lsm_option_header_names_match(const char *a, size_t alen, const char *b,
+							  size_t blen)
+{
+	if (alen != blen)
+		return false;
+	for (size_t i = 0; i < alen; i++)
+		if (option_header_fold(a[i]) != option_header_fold(b[i]))
+			return false;
+	return true;
+}
+
+/*
+ * option_header_names_match: lsm_option_header_names_match of two
+ * NUL-terminated names.
+ */
+static bool
+option_header_names_match(const char *a, const char *b)
+{
+	return lsm_option_header_names_match(a, strlen(a), b, strlen(b));
+}
+
+/*
  * option_header_problem: why one extra header is refused, as a full sentence,
  * or NULL.  The name is quoted (names are not secret), the value never is.
  */
@@ -389,9 +431,9 @@ option_header_problem(const char *name, const char *value)
 		return psprintf("Header name \"%s\" is not an HTTP token: use letters, digits and !#$%%&'*+-.^_`|~ only.",
 						name);
 	for (int i = 0; option_reserved_headers[i] != NULL; i++)
-		if (pg_strcasecmp(name, option_reserved_headers[i]) == 0)
+		if (option_header_names_match(name, option_reserved_headers[i]))
 			return psprintf("Header \"%s\" is set by lancelsm itself%s.",
-							name, pg_strcasecmp(name, "authorization") == 0 ?
+							name, option_header_names_match(name, "authorization") ?
 							"; use option \"bearer_token_file\" for a bearer token" : "");
 	for (const unsigned char *p = (const unsigned char *) value; *p; p++)
 		if (*p < 0x20 || *p == 0x7F)
@@ -421,8 +463,9 @@ lsm_option_wipe_strings(char **strings, int n)
  * lsm_option_parse_headers: decode an extra_headers value (a JSON object of
  * strings, in UTF-8) into palloc'd names and values.  Returns NULL, or why it is
  * refused (a sentence that quotes no value).  Names are checked to be HTTP
- * tokens lancelsm does not set itself and distinct without regard to case,
- * values to hold no control characters (JSON escapes such as \r\n included).
+ * tokens lancelsm does not set itself and distinct, compared as gateways
+ * compare them (lsm_option_header_names_match), values to hold no control
+ * characters (JSON escapes such as \r\n included).
  */
 char *
 lsm_option_parse_headers(const char *text, int *n, char ***names, char ***values)
@@ -438,7 +481,7 @@ lsm_option_parse_headers(const char *text, int *n, char ***names, char ***values
 	{
 		problem = option_header_problem((*names)[i], (*values)[i]);
 		for (int j = 0; problem == NULL && j < i; j++)
-			if (pg_strcasecmp((*names)[i], (*names)[j]) == 0)
+			if (option_header_names_match((*names)[i], (*names)[j]))
 				problem = psprintf("Header \"%s\" is given twice.",
 								   (*names)[i]);
 	}
@@ -835,7 +878,9 @@ option_check_endpoints(List *options)
  * the server's, when the server authenticates with server-level
  * credentials (bearer_token_file or ssl_cert_file): every role with USAGE
  * sends those, so a mapping must not present another tenant's header
- * with them.  NULL when there is no such header.  Values are wiped.
+ * with them.  Names are compared as gateways compare them: "X_Tenant"
+ * replaces "x-tenant" (lsm_option_header_names_match).  NULL when there
+ * is no such header.  Values are wiped.
  */
 char *
 lsm_header_override(List *server_options, List *mapping_options)
@@ -860,7 +905,7 @@ lsm_header_override(List *server_options, List *mapping_options)
 	valid &= lsm_option_parse_headers(mapping_headers, &nm, &mnames, &mvalues) == NULL;
 	for (int i = 0; valid && i < nm && found == NULL; i++)
 		for (int j = 0; j < ns && found == NULL; j++)
-			if (pg_strcasecmp(mnames[i], snames[j]) == 0)
+			if (option_header_names_match(mnames[i], snames[j]))
 				found = pstrdup(mnames[i]);
 	lsm_option_wipe_strings(svalues, ns);
 	lsm_option_wipe_strings(snames, ns);

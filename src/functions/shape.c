@@ -4,6 +4,11 @@
  *		The summary of a table's buckets, computed once from a decoded
  *		stats answer, and the checked materialization of result rows.
  *
+ * A result shape that matches neither this library's nor an older
+ * catalog's is a mismatch between the library and the installed SQL
+ * objects; the error's hint says which of the two is behind, from the
+ * extension's version in pg_extension against the library's.
+ *
  * The decoder admits the protocol's whole 0..UINT64_MAX; SQL shows
  * bigint.  Summarizing reports a number or a sum outside the bigint range
  * as an LsmRangeProblem instead of raising, so that a function over many
@@ -14,11 +19,19 @@
  */
 #include "postgres.h"
 
+#include "access/genam.h"
+#include "access/htup_details.h"
+#include "access/table.h"
+#include "catalog/indexing.h"
+#include "catalog/pg_extension.h"
 #include "catalog/pg_type.h"
 #include "common/int.h"
 #include "functions/functions.h"
+#include "settings.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
+#include "utils/fmgroids.h"
+#include "utils/rel.h"
 #include "utils/tuplestore.h"
 #include "wire_text.h"
 
@@ -240,10 +253,94 @@ lsm_range_detail(const LsmRangeProblem *problem)
 }
 
 /*
+ * lsm_catalog_version: the installed version of the lancelsm extension
+ * in this database (pg_extension.extversion), palloc'd; NULL when it is
+ * not installed.
+ */
+char *
+lsm_catalog_version(void)
+{
+	Relation	rel = table_open(ExtensionRelationId, AccessShareLock);
+	ScanKeyData key;
+	SysScanDesc scan;
+	HeapTuple	tuple;
+	char	   *version = NULL;
+
+	ScanKeyInit(&key, Anum_pg_extension_extname, BTEqualStrategyNumber,
+				F_NAMEEQ, CStringGetDatum("lancelsm"));
+	scan = systable_beginscan(rel, ExtensionNameIndexId, true, NULL, 1, &key);
+	tuple = systable_getnext(scan);
+	if (HeapTupleIsValid(tuple))
+	{
+		bool		isnull;
+		Datum		d = heap_getattr(tuple, Anum_pg_extension_extversion,
+									 RelationGetDescr(rel), &isnull);
+
+		if (!isnull)
+			version = TextDatumGetCString(d);
+	}
+	systable_endscan(scan);
+	table_close(rel, AccessShareLock);
+	return version;
+}
+
+/*
+ * shape_version_cmp: the order of two versions "MAJOR.MINOR...", compared
+ * number by number (1.10 after 1.9): <0, 0 or >0.
+ */
+static int
+shape_version_cmp(const char *a, const char *b)
+{
+	while (*a != '\0' || *b != '\0')
+	{
+		long		x = strtol(a, (char **) &a, 10);
+		long		y = strtol(b, (char **) &b, 10);
+
+		if (x != y)
+			return x < y ? -1 : 1;
+		if (*a == '.')
+			a++;
+		if (*b == '.')
+			b++;
+		if ((*a != '\0' && !isdigit((unsigned char) *a)) ||
+			(*b != '\0' && !isdigit((unsigned char) *b)))
+			return strcmp(a, b);
+	}
+	return 0;
+}
+
+/*
+ * lsm_mismatch_hint: the errhint of an error raised because the loaded
+ * library and the extension's SQL objects do not match: which side is
+ * behind, and what brings it up to date.  The side is the older version
+ * of the two (pg_extension's against the library's); with equal or
+ * unknown versions, declared_newer says whether the object's declaration
+ * is newer than any this library knows.
+ */
+int
+lsm_mismatch_hint(bool declared_newer)
+{
+	char	   *catalog = lsm_catalog_version();
+	int			cmp = catalog ? shape_version_cmp(catalog, LANCELSM_VERSION) : 0;
+
+	if (catalog == NULL || cmp == 0)
+		return declared_newer ?
+			errhint("The function's declaration is newer than the loaded lancelsm library (version %s): install the library matching the extension's SQL objects, and restart the server if lancelsm is in shared_preload_libraries.",
+					LANCELSM_VERSION) :
+			errhint("The function's declaration is older than the loaded lancelsm library (version %s): run ALTER EXTENSION lancelsm UPDATE.",
+					LANCELSM_VERSION);
+	if (cmp > 0)
+		return errhint("The loaded lancelsm library (version %s) is older than the extension's SQL objects (version %s): install the lancelsm library of version %s, and restart the server if lancelsm is in shared_preload_libraries.",
+					   LANCELSM_VERSION, catalog, catalog);
+	return errhint("The extension's SQL objects (version %s) are older than the loaded lancelsm library (version %s): run ALTER EXTENSION lancelsm UPDATE.",
+				   catalog, LANCELSM_VERSION);
+}
+
+/*
  * lsm_materialize: InitMaterializedSRF for a function returning ncols
  * columns.  A function declared with another count is a mismatch between
- * the library and the installed SQL objects (an ALTER EXTENSION UPDATE
- * not yet run): raises 0A000 with a hint saying so.
+ * the library and the installed SQL objects: raises 0A000 with a hint
+ * saying which side is behind (lsm_mismatch_hint).
  */
 ReturnSetInfo *
 lsm_materialize(FunctionCallInfo fcinfo, int ncols)
@@ -278,7 +375,8 @@ lsm_materialize_versions(FunctionCallInfo fcinfo, int ncols_old,
  * versions declare ncols[0..nshapes) columns, oldest first, so that the
  * library serves every catalog not updated yet; *shape is the index of
  * the count the installed declaration has (the newest one when counts
- * repeat).  Any other count raises 0A000 as lsm_materialize does.
+ * repeat).  Any other count raises 0A000 with a hint saying which side
+ * is behind, as lsm_materialize does.
  */
 ReturnSetInfo *
 lsm_materialize_shapes(FunctionCallInfo fcinfo, const int *ncols,
@@ -295,7 +393,7 @@ lsm_materialize_shapes(FunctionCallInfo fcinfo, const int *ncols,
 			 errmsg("lancelsm library does not match the installed extension objects"),
 			 errdetail("The function returns %d columns but is declared with %d.",
 					   ncols[nshapes - 1], rsinfo->setDesc->natts),
-			 errhint("Run ALTER EXTENSION lancelsm UPDATE.")));
+			 lsm_mismatch_hint(rsinfo->setDesc->natts > ncols[nshapes - 1])));
 	pg_unreachable();
 }
 

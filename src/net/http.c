@@ -920,16 +920,17 @@ lsm_http_free(LsmRequest *req)
 /*
  * lsm_http_wait: drive every request in flight until one finishes (return
  * its owner; the request is off its pool, its outcome filled in, its curl
- * objects freed) or until wake_at passes (return NULL; 0: no wake-up).
+ * objects freed) or until wake_at passes (return NULL; 0: no wake-up);
+ * backing_off: the wake-up is a retry's or re-issue's (the wait event).
  * Raises PostgreSQL's own error on query cancel, statement_timeout or when
  * deadline (0: none) passes; requests then stay in flight and the caller
  * must call lsm_http_abort_all().  Errors: 57014, or out of memory.
  */
 void *
-lsm_http_wait(TimestampTz wake_at, TimestampTz deadline)
+lsm_http_wait(TimestampTz wake_at, TimestampTz deadline, bool backing_off)
 {
 	CURLcode	code;
-	LsmRequest *req = lsm_pool_wait(wake_at, deadline, &code);
+	LsmRequest *req = lsm_pool_wait(wake_at, deadline, backing_off, &code);
 
 	if (req == NULL)
 		return NULL;

@@ -73,14 +73,14 @@ typedef struct LsmConfig
  * Most bytes of an error answer's body kept (a status outside 2xx); the
  * rest is read and dropped.  An error body says what went wrong in its
  * "code" and "error" members only, so nothing past this is worth the
- * memory of parsing it (README.md, "Limits").
+ * memory of parsing it (docs/configuration.md, "Limits").
  */
 #define LSM_ERROR_BODY_MAX (64 * 1024)
 
 /*
  * Most bytes of response header lines accepted per attempt, interim and
- * proxy answers included, whatever libcurl's own limits are (README.md,
- * "Limits").
+ * proxy answers included, whatever libcurl's own limits are
+ * (docs/configuration.md, "Limits").
  */
 #define LSM_HEADERS_MAX (256 * 1024)
 
@@ -90,7 +90,7 @@ typedef enum LsmRoute
 	LSM_ROUTE_FLUSH,
 	LSM_ROUTE_COMPACT,
 	LSM_ROUTE_STATS,
-	/* the write spec routes (README.md, "The LSM write spec") */
+	/* the write spec routes (docs/reference.md, "The LSM write spec") */
 	LSM_ROUTE_SET_SPEC,
 	LSM_ROUTE_UNSET_SPEC,
 	LSM_ROUTE_GET_SPEC
@@ -146,7 +146,8 @@ extern void lsm_http_start(LsmRequest *req, TimestampTz deadline);
 extern const LsmOutcome *lsm_http_outcome(const LsmRequest *req);
 extern void lsm_http_release(LsmRequest *req);
 extern void lsm_http_free(LsmRequest *req);
-extern void *lsm_http_wait(TimestampTz wake_at, TimestampTz deadline);
+extern void *lsm_http_wait(TimestampTz wake_at, TimestampTz deadline,
+						   bool backing_off);
 extern void lsm_http_abort_all(void);
 
 /* in pool.c: libcurl's set-up, once per process (_PG_init) */

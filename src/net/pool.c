@@ -31,6 +31,7 @@
  */
 #include "postgres.h"
 
+#include <sys/stat.h>
 #include <curl/curl.h>
 
 #include "deadline.h"
@@ -76,8 +77,9 @@ typedef struct HttpSocket
 
 /*
  * One socket's place in the kept WaitEventSet (pool_set), by position:
- * what curl wants of it (0: parked, curl no longer watches it) and the
- * events it is registered for.
+ * what curl wants of it (0: parked, curl no longer watches it), the
+ * events it is registered for and, once parked, the identity of the
+ * socket (its descriptor's device and inode), which its number is not.
  */
 typedef struct PoolSlot
 {
@@ -85,6 +87,8 @@ typedef struct PoolSlot
 	int			what;
 	HttpPool   *pool;
 	uint32		events;
+	dev_t		dev;
+	ino_t		ino;
 } PoolSlot;
 
 /*
@@ -103,18 +107,30 @@ static int	pool_nsockets = 0;
 static int	pool_socket_cap = 0;
 
 /*
+ * The sockets src/net/socket.c opened and has not closed yet: the only
+ * ones that may stay parked in the kept set, because only their close is
+ * reported (lsm_pool_socket_closed).  libcurl hands over descriptors of
+ * its own too (the threaded resolver's socketpair) and closes them
+ * unseen, and the kernel gives their number to the next socket at once.
+ */
+static curl_socket_t *pool_owned = NULL;
+static int	pool_nowned = 0;
+static int	pool_owned_cap = 0;
+
+/*
  * The WaitEventSet of the latch, postmaster death and curl's sockets,
  * kept from one wait to the next while requests are in flight, with
  * pool_slots saying what each position holds.  A WaitEventSet cannot drop
  * an event, and libcurl stops watching a keep-alive connection between
  * two requests on it, so such a socket stays in the set, parked: watched
  * for its peer closing only (WL_SOCKET_CLOSED), taken up again in place
- * (ModifyWaitEvent) when curl watches the same socket again.  The set is
- * built afresh (pool_set_stale) only when a new socket comes, a socket
- * closes (lsm_pool_socket_closed) or a parked peer hangs up.  It belongs
- * to no resource owner: lsm_pool_wait frees it on every error and
- * whenever nothing is in flight any more (pool_set_free), so no
- * descriptor outlives the requests.
+ * (ModifyWaitEvent) when curl watches the very same socket again.  Only
+ * sockets lancelsm opened are parked (pool_owned).  The set is built
+ * afresh (pool_set_stale) only when a new socket comes, a socket closes
+ * (lsm_pool_socket_closed), curl stops watching a descriptor of its own
+ * or a parked peer hangs up.  It belongs to no resource owner:
+ * lsm_pool_wait frees it on every error and whenever nothing is in flight
+ * any more (pool_set_free), so no descriptor outlives the requests.
  */
 static WaitEventSet *pool_set = NULL;
 static bool pool_set_stale = true;
@@ -137,28 +153,121 @@ static int	pool_ninflight = 0;
 static int	pool_inflight_cap = 0;
 
 /*
- * pool_parked_slot: the position of fd parked in the kept set, or -1.
+ * pool_grow: array (of *cap elements of elem bytes, count of them in use),
+ * with room for one more: itself, or a copy twice as large in
+ * TopMemoryContext (*cap updated, array freed).  Raises nothing: NULL when
+ * out of memory, array then unchanged.
+ */
+static void *
+pool_grow(void *array, int *cap, int count, Size elem)
+{
+	int			newcap = Max(16, *cap * 2);
+	void	   *grown;
+
+	if (count < *cap)
+		return array;
+	grown = MemoryContextAllocExtended(TopMemoryContext, newcap * elem,
+									   MCXT_ALLOC_NO_OOM);
+	if (grown == NULL)
+		return NULL;
+	if (array)
+	{
+		memcpy(grown, array, count * elem);
+		pfree(array);
+	}
+	*cap = newcap;
+	return grown;
+}
+
+/*
+ * pool_parked_slot: the position where the very socket fd is parked in
+ * the kept set (the same device and inode as when it was parked), or -1.
  */
 static int
 pool_parked_slot(curl_socket_t fd)
 {
+	struct stat st;
+
 	if (pool_set == NULL || pool_set_stale)
 		return -1;
 	for (int pos = 2; pos < pool_nslots; pos++)
-		if (pool_slots[pos].fd == fd && pool_slots[pos].what == 0)
-			return pos;
+	{
+		PoolSlot   *slot = &pool_slots[pos];
+
+		if (slot->fd != fd || slot->what != 0)
+			continue;
+		/* the number may be another socket's by now */
+		if (fstat(fd, &st) != 0 || st.st_dev != slot->dev ||
+			st.st_ino != slot->ino)
+			return -1;
+		return pos;
+	}
 	return -1;
 }
 
 /*
- * lsm_pool_socket_closed: a socket of libcurl's is being closed
- * (src/net/socket.c): the kept set may hold it, so it is built afresh at
- * the next wait (a closed descriptor leaves epoll by itself, and its number
- * may come back as another socket).
+ * pool_slot_park: curl no longer watches the socket at position pos, one
+ * that src/net/socket.c opened: keep it in the set, parked, with its
+ * identity; a socket that cannot be told apart makes the set stale.
+ */
+static void
+pool_slot_park(int pos)
+{
+	PoolSlot   *slot = &pool_slots[pos];
+	struct stat st;
+
+	slot->what = 0;
+	if (fstat(slot->fd, &st) != 0)
+	{
+		pool_set_stale = true;
+		return;
+	}
+	slot->dev = st.st_dev;
+	slot->ino = st.st_ino;
+}
+
+/*
+ * pool_owned_index: the index of fd in pool_owned, or -1.
+ */
+static int
+pool_owned_index(curl_socket_t fd)
+{
+	for (int i = 0; i < pool_nowned; i++)
+		if (pool_owned[i] == fd)
+			return i;
+	return -1;
+}
+
+/*
+ * lsm_pool_socket_opened: src/net/socket.c opened socket fd and will
+ * report its close.  Out of memory, it is not recorded: then it is never
+ * parked, which costs a rebuild of the set, never a wrong one.
+ */
+void
+lsm_pool_socket_opened(curl_socket_t fd)
+{
+	curl_socket_t *grown = pool_grow(pool_owned, &pool_owned_cap,
+									 pool_nowned, sizeof(curl_socket_t));
+
+	if (grown == NULL)
+		return;
+	pool_owned = grown;
+	pool_owned[pool_nowned++] = fd;
+}
+
+/*
+ * lsm_pool_socket_closed: a socket src/net/socket.c opened is being
+ * closed: the kept set may hold it, so it is built afresh at the next
+ * wait (a closed descriptor leaves epoll by itself, and its number may
+ * come back as another socket).
  */
 void
 lsm_pool_socket_closed(curl_socket_t fd)
 {
+	int			i = pool_owned_index(fd);
+
+	if (i >= 0)
+		pool_owned[i] = pool_owned[--pool_nowned];
 	pool_set_stale = true;
 }
 
@@ -191,33 +300,26 @@ pool_socket_cb(CURL *easy, curl_socket_t fd, int what, void *userp,
 	{
 		if (i < pool_nsockets)
 		{
-			/* parked in the set, not dropped (pool_set) */
-			if (pool_sockets[i].pos >= 0)
-				pool_slots[pool_sockets[i].pos].what = 0;
+			/*
+			 * A socket lancelsm opened stays in the set, parked (pool_set);
+			 * a descriptor of libcurl's own is closed unseen: dropped.
+			 */
+			if (pool_owned_index(fd) < 0)
+				pool_set_stale = true;
+			else if (pool_sockets[i].pos >= 0)
+				pool_slot_park(pool_sockets[i].pos);
 			pool_sockets[i] = pool_sockets[--pool_nsockets];
 		}
 		return 0;
 	}
 	if (i == pool_nsockets)
 	{
-		if (pool_nsockets == pool_socket_cap)
-		{
-			int			newcap = Max(16, pool_socket_cap * 2);
-			HttpSocket *grown;
+		HttpSocket *grown = pool_grow(pool_sockets, &pool_socket_cap,
+									  pool_nsockets, sizeof(HttpSocket));
 
-			grown = MemoryContextAllocExtended(TopMemoryContext,
-											   newcap * sizeof(HttpSocket),
-											   MCXT_ALLOC_NO_OOM);
-			if (grown == NULL)
-				return -1;
-			if (pool_sockets)
-			{
-				memcpy(grown, pool_sockets, pool_nsockets * sizeof(HttpSocket));
-				pfree(pool_sockets);
-			}
-			pool_sockets = grown;
-			pool_socket_cap = newcap;
-		}
+		if (grown == NULL)
+			return -1;
+		pool_sockets = grown;
 		pool_nsockets++;
 		pool_sockets[i].pos = pool_parked_slot(fd);
 		if (pool_sockets[i].pos < 0)
@@ -653,6 +755,30 @@ pool_wait_set(void)
 	return pool_set;
 }
 
+/*
+ * pool_wait_event: the wait event of one wait: LancelsmServer while a
+ * request is in flight or a task waits for the server's compaction,
+ * LancelsmBackoff when nothing is in flight and the caller waits before a
+ * retry or re-issue.  Registered by name on PostgreSQL 17 and later (once
+ * per process); before 17 both are the generic Extension (pg_compat.h).
+ */
+static uint32
+pool_wait_event(bool backing_off)
+{
+	static uint32 server_event = 0;
+	static uint32 backoff_event = 0;
+
+	if (backing_off && pool_ninflight == 0)
+	{
+		if (backoff_event == 0)
+			backoff_event = WaitEventExtensionNew("LancelsmBackoff");
+		return backoff_event;
+	}
+	if (server_event == 0)
+		server_event = WaitEventExtensionNew("LancelsmServer");
+	return server_event;
+}
+
 /* One socket that fired, copied out before curl may change the table. */
 typedef struct PoolFired
 {
@@ -662,14 +788,16 @@ typedef struct PoolFired
 } PoolFired;
 
 /*
- * pool_wait_once: one wait of at most timeout_ms.  Returns the sockets
+ * pool_wait_once: one wait of at most timeout_ms, shown as backing off
+ * when nothing is in flight and the caller says so.  Returns the sockets
  * curl watches that became ready, in a palloc'd array, with their count
  * in *nfired; *latch_set tells whether the latch woke us.  A parked
  * socket whose peer closed makes the next wait rebuild the set.  The set
  * is kept (pool_set).
  */
 static PoolFired *
-pool_wait_once(long timeout_ms, int *nfired, bool *latch_set)
+pool_wait_once(long timeout_ms, bool backing_off, int *nfired,
+			   bool *latch_set)
 {
 	WaitEventSet *set = pool_wait_set();
 	int			nevents = pool_nslots;
@@ -677,7 +805,8 @@ pool_wait_once(long timeout_ms, int *nfired, bool *latch_set)
 	PoolFired  *fired = palloc(nevents * sizeof(PoolFired));
 	int			n;
 
-	n = WaitEventSetWait(set, timeout_ms, events, nevents, PG_WAIT_EXTENSION);
+	n = WaitEventSetWait(set, timeout_ms, events, nevents,
+						 pool_wait_event(backing_off));
 	*latch_set = false;
 	*nfired = 0;
 	for (int i = 0; i < n; i++)
@@ -709,7 +838,7 @@ pool_wait_once(long timeout_ms, int *nfired, bool *latch_set)
  * sockets that fired and on the timers that expired.
  */
 static void
-pool_step(TimestampTz wake_at, TimestampTz deadline)
+pool_step(TimestampTz wake_at, TimestampTz deadline, bool backing_off)
 {
 	PoolFired  *fired;
 	bool		latch_set;
@@ -719,7 +848,7 @@ pool_step(TimestampTz wake_at, TimestampTz deadline)
 
 	fired = pool_wait_once(pool_timeout_ms(GetCurrentTimestamp(), wake_at,
 										   deadline),
-						   &nfired, &latch_set);
+						   backing_off, &nfired, &latch_set);
 	if (latch_set)
 		ResetLatch(MyLatch);
 	CHECK_FOR_INTERRUPTS();
@@ -745,7 +874,8 @@ pool_step(TimestampTz wake_at, TimestampTz deadline)
  * deadline with LSM_DEADLINE_GRACE_MS added (0: none).
  */
 static void *
-pool_wait_loop(TimestampTz wake_at, TimestampTz grace, CURLcode *code)
+pool_wait_loop(TimestampTz wake_at, TimestampTz grace, bool backing_off,
+			   CURLcode *code)
 {
 	for (;;)
 	{
@@ -761,14 +891,16 @@ pool_wait_loop(TimestampTz wake_at, TimestampTz grace, CURLcode *code)
 			return NULL;
 		if (pool_ninflight == 0 && wake_at == 0)
 			return NULL;
-		pool_step(wake_at, grace);
+		pool_step(wake_at, grace, backing_off);
 	}
 }
 
 /*
  * lsm_pool_wait: drive every handle in flight until one finishes (return
  * its owner, the handle off its pool, and libcurl's result in *code) or
- * until wake_at passes (return NULL; 0: no wake-up).  Raises
+ * until wake_at passes (return NULL; 0: no wake-up); backing_off: the
+ * caller sleeps until wake_at before a retry or re-issue (the wait event
+ * says so while nothing is in flight).  Raises
  * PostgreSQL's own error on query cancel, statement_timeout or when
  * deadline (0: none) passes; handles then stay in flight and the caller
  * must take them off with lsm_pool_abort_next().  The kept WaitEventSet
@@ -776,7 +908,8 @@ pool_wait_loop(TimestampTz wake_at, TimestampTz grace, CURLcode *code)
  * Errors: 57014, or out of memory.
  */
 void *
-lsm_pool_wait(TimestampTz wake_at, TimestampTz deadline, CURLcode *code)
+lsm_pool_wait(TimestampTz wake_at, TimestampTz deadline, bool backing_off,
+			  CURLcode *code)
 {
 	void	   *done = NULL;
 	volatile TimestampTz until = wake_at;
@@ -785,7 +918,7 @@ lsm_pool_wait(TimestampTz wake_at, TimestampTz deadline, CURLcode *code)
 
 	PG_TRY();
 	{
-		done = pool_wait_loop(until, grace, code);
+		done = pool_wait_loop(until, grace, backing_off, code);
 	}
 	PG_CATCH();
 	{

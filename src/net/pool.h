@@ -3,7 +3,7 @@
  * pool.h
  *		Connection pools: one libcurl multi handle per server and user
  *		mapping, and the wait on the session latch.  Used by src/net/http.c,
- *		and by src/net/socket.c to say when a socket closes.
+ *		and by src/net/socket.c to say when a socket opens and closes.
  *
  * The pools know libcurl easy handles and an opaque owner pointer per
  * handle, nothing of requests: they never call back into src/net/http.c.
@@ -26,8 +26,16 @@ extern bool lsm_pool_add(CURL *easy, Oid serverid, Oid umid, bool multiplex,
 						 void *owner);
 extern void lsm_pool_remove(CURL *easy);
 extern void *lsm_pool_wait(TimestampTz wake_at, TimestampTz deadline,
-						   CURLcode *code);
+						   bool backing_off, CURLcode *code);
 extern void *lsm_pool_abort_next(void);
+
+/*
+ * lsm_pool_socket_opened: socket fd was opened by src/net/socket.c's open
+ * callback, which will report its close; only such a socket may stay in
+ * the wait's kept WaitEventSet while libcurl does not watch it.  Raises
+ * nothing.
+ */
+extern void lsm_pool_socket_opened(curl_socket_t fd);
 
 /*
  * lsm_pool_socket_closed: libcurl is closing socket fd (called by

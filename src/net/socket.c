@@ -110,6 +110,8 @@ socket_open(void *clientp, curlsocktype purpose,
 	fd = socket(address->family, type, address->protocol);
 	if (fd == CURL_SOCKET_BAD)
 		ReleaseExternalFD();
+	else
+		lsm_pool_socket_opened(fd);
 	return fd;
 }
 

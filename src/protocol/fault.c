@@ -11,35 +11,27 @@
  * SQLSTATE per failure class, an errmsg saying what failed, and an errdetail
  * with the HTTP status, the server's code and message and the x-request-id.
  * lsm_fault_new() builds every LsmFailure: each errmsg is one fixed,
- * translatable format per LsmFaultMessage (fault_messages).  The API key is
- * never part of any of it.
+ * translatable format per LsmFaultMessage (fault_messages).
+ * lsm_fault_redact_outcome() masks every piece of every secret a request
+ * was sent with (the matcher is redact.c): no failure carries one.
  *
  * Protocol: docs/protocol.md, "Errors".
- * The SQLSTATEs are listed in README.md, "Errors".
+ * The SQLSTATEs are listed in docs/troubleshooting.md, "Errors".
  *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
 
 #include "protocol/protocol.h"
-#include "lib/stringinfo.h"
 #include "settings.h"
 #include "protocol/lsm_json.h"
+#include "protocol/redact.h"
 #include "net/net.h"
 #include "utils/elog.h"
 #include "wire_text.h"
 
 /* The error-body code a draining node puts on its 503 answers. */
 #define LSM_CODE_DRAINING 19
-
-/*
- * Shortest secret redacted from failures (lsm_fault_redact), and the
- * shortest piece of a secret, from its first byte on, that is redacted
- * where it appears cut short.
- */
-#define FAULT_REDACT_MIN 4
-
-static char *fault_redact_one(char *body, size_t *len, const char *secret);
 
 /* Longest piece of a non-JSON body quoted in a detail. */
 #define FAULT_BODY_SNIPPET 120
@@ -126,7 +118,7 @@ lsm_fault_verdict(const LsmOutcome *req)
 }
 
 /*
- * fault_sqlstate: the SQLSTATE of a failure class (README.md, "Errors").
+ * fault_sqlstate: the SQLSTATE of a failure class (docs/troubleshooting.md, "Errors").
  */
 static int
 fault_sqlstate(const LsmOutcome *req)
@@ -392,93 +384,97 @@ fault_secrets(const LsmConfig *config, const char *sent, int *n)
 }
 
 /*
- * fault_redact_body: the answer's body with every occurrence of each
- * secret of its config (fault_secrets) replaced by "***" (binary-safe),
- * and its length in *len; the body itself when there is nothing to
- * redact.  Excerpts and the server's message are taken from this, so a
- * secret straddling an excerpt's cut never leaks half.
+ * fault_redactor: the secrets of req (fault_secrets) prepared for
+ * lsm_redact; NULL for req NULL.  Free with lsm_redactor_free.
  */
-static char *
-fault_redact_body(const LsmOutcome *req, size_t *len)
+static LsmRedactor *
+fault_redactor(const LsmOutcome *req)
 {
 	int			n;
-	const char **secrets = fault_secrets(req->config, req->bearer_token, &n);
-	char	   *body = req->response;
+	const char **secrets;
+	LsmRedactor *redactor;
 
-	*len = req->response_len;
-	for (int i = 0; body != NULL && i < n; i++)
-		if (secrets[i] != NULL)
-			body = fault_redact_one(body, len, secrets[i]);
+	if (req == NULL)
+		return NULL;
+	secrets = fault_secrets(req->config, req->bearer_token, &n);
+	redactor = lsm_redactor_new(secrets, n);
 	pfree(secrets);
-	return body;
+	return redactor;
 }
 
 /*
- * fault_secret_at: how many bytes at p (avail of them) match secret
- * (slen bytes) from its first byte on.
- */
-static size_t
-fault_secret_at(const char *p, size_t avail, const char *secret, size_t slen)
-{
-	size_t		n = 0;
-
-	while (n < avail && n < slen && p[n] == secret[n])
-		n++;
-	return n;
-}
-
-/*
- * fault_redact_one: body (len bytes, binary-safe) with every piece of
- * secret replaced by "***", its new length in *len; body itself when
- * there is none.  A piece is the whole secret or any part of it from its
- * first byte on, FAULT_REDACT_MIN bytes or more: a server, a gateway or a
- * decoder's excerpt that cuts an echoed key short still shows none of it
- * past its first FAULT_REDACT_MIN - 1 bytes.  Secrets shorter than
- * FAULT_REDACT_MIN are left alone (lsm_fault_redact).
+ * fault_redact_body: the answer's body with every piece of every secret
+ * of req masked (lsm_redact; binary-safe), and its length in *len; the
+ * body itself when there is nothing to mask.  Excerpts and the server's
+ * message are taken from this, so a secret straddling an excerpt's cut
+ * never leaks half.  Only the LSM_ERROR_BODY_MAX bytes an error body is
+ * cut at are ever read: a longer body (only an answer that is not an
+ * error has one) is dropped: NULL, and *len is 0.
  */
 static char *
-fault_redact_one(char *body, size_t *len, const char *secret)
+fault_redact_body(const LsmOutcome *req, const LsmRedactor *redactor,
+				  size_t *len)
 {
-	size_t		slen = strlen(secret);
-	const char *p = body;
-	const char *end = body + *len;
-	const char *hit;
-	StringInfoData buf;
+	char	   *body;
 
-	if (slen < FAULT_REDACT_MIN ||
-		memmem(p, end - p, secret, FAULT_REDACT_MIN) == NULL)
+	*len = 0;
+	if (req->response == NULL || req->response_len > LSM_ERROR_BODY_MAX)
+		return NULL;
+	body = lsm_redact(redactor, req->response, req->response_len, len);
+	if (body != NULL)
 		return body;
-	initStringInfo(&buf);
-	while ((hit = memmem(p, end - p, secret, FAULT_REDACT_MIN)) != NULL)
-	{
-		appendBinaryStringInfo(&buf, p, hit - p);
-		appendStringInfoString(&buf, "***");
-		p = hit + fault_secret_at(hit, end - hit, secret, slen);
-	}
-	appendBinaryStringInfo(&buf, p, end - p);
-	*len = buf.len;
-	return buf.data;
+	*len = req->response_len;
+	return req->response;
 }
 
 /*
- * lsm_fault_redact_outcome: remove every secret a request was sent with
- * from a failure, as lsm_fault_redact does for one: those of its config
- * (the API key, the user mapping's secret values), the bearer token that
- * attempt sent, and the one read last from the same file (the failure may
- * stem from an earlier attempt).  req NULL: nothing to do.
+ * fault_redact_text: text (NUL-terminated; may be NULL) with every piece
+ * of every secret of redactor masked (lsm_redact): text itself when it
+ * holds none, else a new palloc'd copy, the old one wiped and freed.
+ */
+static char *
+fault_redact_text(char *text, const LsmRedactor *redactor)
+{
+	size_t		len;
+	char	   *redacted;
+
+	if (text == NULL)
+		return NULL;
+	redacted = lsm_redact(redactor, text, strlen(text), &len);
+	if (redacted == NULL)
+		return text;
+	explicit_bzero(text, strlen(text));
+	pfree(text);
+	return redacted;
+}
+
+/*
+ * lsm_fault_redact_outcome: mask every piece of every secret a request
+ * was sent with in a failure's message, the arguments of its errmsg, its
+ * detail and its hint: the API key, the user mapping's secret values
+ * (extra header values, the proxy password), the bearer token that
+ * attempt sent and the one read last from the same file (the failure may
+ * stem from an earlier attempt).  A piece is any LSM_REDACT_WINDOW-byte
+ * window of a secret, wherever it appears: a server, a gateway or a
+ * decoder's excerpt may show the key whole, masked to its first and last
+ * bytes, cut short or from its middle.  A secret shorter than a window
+ * is masked where it appears whole, innocent words included.  Each run
+ * of masked bytes reads LSM_REDACT_MASK.  req NULL: nothing to do.
  */
 void
 lsm_fault_redact_outcome(LsmFailure *failure, const LsmOutcome *req)
 {
-	int			n;
-	const char **secrets;
+	LsmRedactor *redactor;
 
-	if (req == NULL)
+	if (failure == NULL || req == NULL)
 		return;
-	secrets = fault_secrets(req->config, req->bearer_token, &n);
-	for (int i = 0; i < n; i++)
-		lsm_fault_redact(failure, secrets[i]);
-	pfree(secrets);
+	redactor = fault_redactor(req);
+	failure->message = fault_redact_text(failure->message, redactor);
+	for (int i = 0; i < LSM_FAULT_MAX_ARGS; i++)
+		failure->args[i] = fault_redact_text(failure->args[i], redactor);
+	failure->detail = fault_redact_text(failure->detail, redactor);
+	failure->hint = fault_redact_text(failure->hint, redactor);
+	lsm_redactor_free(redactor);
 }
 
 /*
@@ -497,12 +493,20 @@ lsm_fault_from_request(const LsmOutcome *req, LsmFaultMessage what,
 	char	   *detail;
 	bool		lossless;
 
-	/* redact the body before any excerpt can cut a key in two */
-	redacted.response = fault_redact_body(req, &redacted.response_len);
-	if (req->body_len == req->response_len)
-		redacted.body_len = redacted.response_len;	/* still whole */
-	text = req->transport == LSM_TRANSPORT_OK ?
-		fault_answer_text(&redacted) : fault_transport_text(req);
+	if (req->transport == LSM_TRANSPORT_OK)
+	{
+		LsmRedactor *redactor = fault_redactor(req);
+
+		/* redact the body before any excerpt can cut a key in two */
+		redacted.response = fault_redact_body(req, redactor,
+											  &redacted.response_len);
+		if (req->body_len == req->response_len && redacted.response != NULL)
+			redacted.body_len = redacted.response_len;	/* still whole */
+		lsm_redactor_free(redactor);
+		text = fault_answer_text(&redacted);
+	}
+	else
+		text = fault_transport_text(req);
 	/* the server's text is UTF-8; escaped where this database cannot hold it */
 	text = lsm_text_from_wire_quiet(text, &lossless);
 	if (retries > 0)
@@ -513,51 +517,6 @@ lsm_fault_from_request(const LsmOutcome *req, LsmFaultMessage what,
 	pfree(text);
 	return lsm_fault_new(fault_sqlstate(req), detail, fault_hint(req), what,
 						 table_name);
-}
-
-/*
- * fault_redact_text: text with every piece of secret replaced by "***"
- * as fault_redact_one does; text itself (may be NULL) when it holds none,
- * else a new palloc'd copy, the old one wiped and freed.
- */
-static char *
-fault_redact_text(char *text, const char *secret)
-{
-	size_t		len;
-	char	   *redacted;
-
-	if (text == NULL)
-		return NULL;
-	len = strlen(text);
-	redacted = fault_redact_one(text, &len, secret);
-	if (redacted == text)
-		return text;
-	explicit_bzero(text, strlen(text));
-	pfree(text);
-	return redacted;
-}
-
-/*
- * lsm_fault_redact: remove the API key (secret; NULL or empty: nothing to
- * do) from a failure's message, the arguments of its errmsg, its detail
- * and its hint, whole or cut short (fault_redact_one).  The server's own
- * text and a decoder's quote of the body land in the detail, and a
- * hostile or confused server may echo the key it was sent, or a gateway
- * part of it.  Keys shorter than FAULT_REDACT_MIN bytes are left alone:
- * replacing every "k" or "ab" would garble the message's own words, and
- * such a key protects nothing.
- */
-void
-lsm_fault_redact(LsmFailure *failure, const char *secret)
-{
-	if (failure == NULL || secret == NULL ||
-		strlen(secret) < FAULT_REDACT_MIN)
-		return;
-	failure->message = fault_redact_text(failure->message, secret);
-	for (int i = 0; i < LSM_FAULT_MAX_ARGS; i++)
-		failure->args[i] = fault_redact_text(failure->args[i], secret);
-	failure->detail = fault_redact_text(failure->detail, secret);
-	failure->hint = fault_redact_text(failure->hint, secret);
 }
 
 /*

@@ -7,7 +7,7 @@
  * Why a second JSON library beside jansson (lsm_json.c decodes every other
  * answer with it): jansson builds the whole document tree before anything
  * can be checked, and for a large stats answer that tree was measured at
- * about 14 times the body in memory (bench/README.md, goal 5b: 10,000
+ * about 14 times the body in memory (bench/results.md, goal 5b: 10,000
  * buckets and 100,000 generations, a 6.1 MiB body, 13.9x with jansson's
  * tree) against a bound of 4 times.  Filling the result structs as the
  * parser walks the body measured 2.50x.  PostgreSQL's parser is already in

@@ -81,7 +81,7 @@ typedef struct LsmStats
 
 /*
  * An LSM write spec: what set_lsm_write_spec sends and get_lsm_write_spec
- * answers (README.md, "The LSM write spec").  Strings are
+ * answers (docs/reference.md, "The LSM write spec").  Strings are
  * NUL-terminated; writer_config_defaults is ndefaults key/value pairs.
  */
 typedef struct LsmWriteSpec

@@ -76,7 +76,6 @@ typedef struct LsmFailure
 } LsmFailure;
 
 extern LsmVerdict lsm_fault_verdict(const LsmOutcome *req);
-extern void lsm_fault_redact(LsmFailure *failure, const char *secret);
 extern void lsm_fault_redact_outcome(LsmFailure *failure,
 									 const LsmOutcome *req);
 extern LsmFailure *lsm_fault_from_request(const LsmOutcome *req,

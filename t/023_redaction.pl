@@ -1,0 +1,148 @@
+# 023_redaction.pl: no piece of a secret sent with a request survives in
+# what its failure leaves behind.
+#
+# A gateway answers with pieces of what it was sent, as gateways and
+# proxies echo credentials: the API key masked to its first and last 4
+# bytes ("sk_l...Q7vZ"), 8 bytes from the key's middle, the end of the
+# user mapping's secret header value, the middle of its proxy password
+# (a secret of the mapping whether or not a proxy is in use) and the
+# start of the bearer token.  Three answers: a JSON error quoted as the
+# server's message (502, a checkpoint), a 401 saying the same, and an
+# HTML page quoted as an excerpt cut at 120 bytes, with the masked key in
+# UTF-8 ("sk_l\x{2026}Q7vZ").  No 4-byte window of any of these secrets
+# may be left in the caller's errors, in the server log (errors logged
+# with their detail and hint), or in lancelsm_checkpoint_history; the
+# words around the pieces stay, each run of masked bytes reads "***".
+use strict;
+use warnings FATAL => 'all';
+
+use FindBin;
+use lib $FindBin::RealBin;
+use LsmTap;
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+
+my $KEY = 'sk_lW7yR2xB9vN4cT3hJ6dQ7vZ';
+my $HEADER = 'hq7Xv2Rk9Tz4Wm';
+my $PROXY_PASSWORD = 'pZ5nK8rD3jB6';
+my $TOKEN = 'tF4gH7kL2mN9pQ';
+my %SECRETS = (key => $KEY, header => $HEADER,
+	proxy_password => $PROXY_PASSWORD, token => $TOKEN);
+
+my $emu = start_extra_emulator(api_key => $KEY);
+my $node = setup_node_conf('redaction', $emu->{port},
+	"log_error_verbosity = verbose\n");
+my $token_file = $node->data_dir . '/lancelsm_token';
+append_to_file($token_file, "$TOKEN\n");
+# the statement that holds the secrets is not logged (the documented
+# mitigation, as in 005_secrets.pl)
+$node->safe_psql('postgres', qq{
+	ALTER SERVER emu OPTIONS (ADD bearer_token_file '$token_file');
+	SET log_statement = 'none';
+	SET log_min_error_statement = 'panic';
+	ALTER USER MAPPING FOR PUBLIC SERVER emu OPTIONS (SET api_key '$KEY',
+	  ADD extra_headers '{"X-Gw-Token": "$HEADER"}',
+	  ADD proxy_user 'gw', ADD proxy_password '$PROXY_PASSWORD');
+});
+my ($s) = open_session($node);
+$s->query_safe("SET statement_timeout = '20s'");
+
+# a first checkpoint that succeeds gives the table its history entry (a
+# table's first run is kept only once the server answered it)
+my ($out, $err, $st) = run_sql($s, "SELECT lancelsm_checkpoint('emu', 'events')");
+is($st, '', 'a checkpoint with every secret succeeds') or diag($err);
+my $sent = emu_at($emu, 'GET', '/_emulator/log?table=events&route=flush_lsm')
+  ->{requests}[0]{headers};
+is(join('|', $sent->{'x-gw-token'}, $sent->{authorization}),
+	"$HEADER|Bearer $TOKEN",
+	'the requests were sent with the header and the bearer token');
+
+sub fault { emu_at($emu, 'POST', '/_emulator/faults', $_[0]); }
+
+# pieces: the windows of every secret found in text, as "name:window".
+sub pieces
+{
+	my ($text) = @_;
+	my @found;
+
+	for my $name (sort keys %SECRETS)
+	{
+		my $secret = $SECRETS{$name};
+		for my $i (0 .. length($secret) - 4)
+		{
+			my $w = substr($secret, $i, 4);
+			push @found, "$name:$w" if index($text, $w) >= 0;
+		}
+	}
+	return \@found;
+}
+
+my $masked = substr($KEY, 0, 4) . '...' . substr($KEY, -4);
+my $message = "gateway refused key $masked (fragment "
+  . substr($KEY, 9, 8) . '); X-Gw-Token ...' . substr($HEADER, -9)
+  . '; proxy auth ' . substr($PROXY_PASSWORD, 3, 6) . '; bearer '
+  . substr($TOKEN, 0, 7);
+my $redacted = 'gateway refused key ***...*** (fragment ***); '
+  . 'X-Gw-Token ...***; proxy auth ***; bearer ***';
+is(join(',', sort keys %{ { map { (split /:/)[0] => 1 } @{ pieces($message) } } }),
+	'header,key,proxy_password,token',
+	'(the echo holds pieces of all four secrets)');
+
+my $told = '';    # everything the caller was told
+
+# echo: make the next flush_lsm answer with $answer (status and body of an
+# emulator fault), run $sql; check its SQLSTATE and that its detail is
+# $detail (quoted), then the request id.  Returns the error text.
+sub echo
+{
+	my ($what, $answer, $sql, $state, $detail) = @_;
+
+	emu_at($emu, 'POST', '/_emulator/reset');
+	fault({ table => 'events', route => 'flush_lsm', %$answer });
+	my ($o, $e, $code) = run_sql($s, $sql, \$told);
+	is($code, $state, "$what: $state") or diag($e);
+	like($e, qr/DETAIL:\s+\Q$detail\E\. Request ID: [0-9a-f-]{36}\.\n/,
+		"$what: the detail keeps the words, each piece masked");
+	return $e;
+}
+
+# 1. a checkpoint whose flush a gateway answers with a JSON error
+echo('JSON error', { status => 502, json => { code => 20, error => $message } },
+	"SELECT lancelsm_checkpoint('emu', 'events')", 'HV000',
+	"The server answered HTTP status 502, code 20: $redacted");
+my $history = $node->safe_psql('postgres',
+	"SELECT ok, sqlstate, message FROM lancelsm_checkpoint_history "
+	  . "WHERE server = 'emu' AND table_name = 'events'");
+like($history,
+	qr/^f\|HV000\|could not checkpoint LanceDB table "events": The server answered HTTP status 502, code 20: \Q$redacted\E\. Request ID/,
+	'history: the failure with each piece masked');
+is_deeply(pieces($history), [], 'history: no 4-byte window of any secret');
+
+# 2. a 401 saying the same
+echo('401', { status => 401, json => { code => 2, error => $message } },
+	"SELECT lancelsm_flush('emu', 'events')", '28000',
+	"The server answered HTTP status 401, code 2: $redacted");
+
+# 3. an HTML page, quoted as an excerpt cut at 120 bytes; "\x{2026}" is
+#    3 bytes of UTF-8, each shown as "?"
+my $page = "<html>denied: key " . substr($KEY, 0, 4) . "\x{2026}"
+  . substr($KEY, -4) . ', tenant ' . substr($HEADER, 2, 8) . '; '
+  . ('y' x 80) . $TOKEN . '</html>';
+my $excerpt = '<html>denied: key ***???***, tenant ***; ' . ('y' x 79) . '...';
+echo('HTML page', { status => 502, content_type => 'text/html', body => $page },
+	"SELECT lancelsm_flush('emu', 'events')", 'HV000',
+	"The server answered HTTP status 502 with a body that is not a JSON error: \"$excerpt\"");
+
+# 4. nothing the caller was told, nothing in the log
+like($told, qr/\*\*\*/, '(the caller was told of masked pieces)');
+is_deeply(pieces($told), [],
+	'the caller: no 4-byte window of any secret in any error, detail or hint');
+my $log = slurp_file($node->logfile);
+like($log, qr/ERROR:\s+HV000:.*\n.*DETAIL:.*\Q$redacted\E/,
+	'(the log holds the errors with their details)');
+is_deeply(pieces($log), [], 'the server log: no 4-byte window of any secret');
+
+$s->quit;
+$node->stop;
+done_testing();

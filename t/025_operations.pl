@@ -1,0 +1,204 @@
+# 025_operations.pl: what a DBA sees of lancelsm itself.
+#
+# One node with lancelsm preloaded (lancelsm.max_progress_entries 7,
+# lancelsm.max_history_entries 9) and one without:
+#
+#   - lancelsm_info: versions, preloaded, the registries' sizes, and the
+#     history entries a checkpoint fills; without the preload, no counts;
+#   - lancelsm.log_min_duration: -1 logs no action, 0 every one (server,
+#     table, action, outcome, times), a bound above the action's duration
+#     none;
+#   - lancelsm_checkpoint_all over 12 failing tables: exactly 10 LOG lines
+#     naming server and table, and one WARNING to the client counting 12;
+#   - the upgrade in the documented order with the preload: the 1.4
+#     library serves a 1.3 catalog (lancelsm_alter_table with 1.3's
+#     meaning), ALTER EXTENSION UPDATE then works, and after a restart
+#     lancelsm_info shows both versions at 1.4;
+#   - the update script refuses a session that holds a pre-1.4 library
+#     (here: one that defines lancelsm.retry_budget without
+#     lancelsm.log_min_duration) with a hint naming the restart;
+#   - on PostgreSQL 17 and later, the wait event LancelsmServer is
+#     registered once a checkpoint waited for the server.
+use strict;
+use warnings FATAL => 'all';
+
+use FindBin;
+use lib $FindBin::RealBin;
+use LsmTap;
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+
+my $port = start_emulator();
+emu_reset();
+
+my $node = PostgreSQL::Test::Cluster->new('operations');
+$node->init;
+$node->append_conf('postgresql.conf', qq{
+shared_preload_libraries = 'lancelsm'
+lancelsm.max_progress_entries = 7
+lancelsm.max_history_entries = 9
+});
+$node->start;
+$node->safe_psql('postgres', qq{
+	CREATE EXTENSION lancelsm;
+	CREATE SERVER emu FOREIGN DATA WRAPPER lancelsm
+	  OPTIONS (database 'mydb', host_override 'http://127.0.0.1:$port');
+	CREATE USER MAPPING FOR PUBLIC SERVER emu OPTIONS (api_key '$API_KEY');
+});
+
+# lancelsm_info, preloaded
+is( $node->safe_psql(
+		'postgres', q{SELECT library_version = catalog_version, preloaded,
+	       progress_entries, max_progress_entries, history_entries,
+	       max_history_entries, herd_entries, max_herd_entries,
+	       progress_skipped, history_evicted IS NULL FROM lancelsm_info}),
+	't|t|0|7|0|9|0|256|0|t',
+	'lancelsm_info: preloaded, the sizes set at server start, nothing used');
+
+# log lines of actions
+sub log_since
+{
+	my ($offset) = @_;
+	return substr(slurp_file($node->logfile), $offset);
+}
+
+my $offset = -s $node->logfile;
+$node->safe_psql('postgres', q{SELECT lancelsm_checkpoint('emu', 'events')});
+unlike(log_since($offset), qr/lancelsm checkpoint of/,
+	'lancelsm.log_min_duration -1 (the default): no line');
+
+$offset = -s $node->logfile;
+$node->safe_psql('postgres', q{
+	SET lancelsm.log_min_duration = 0;
+	SELECT lancelsm_checkpoint('emu', 'events');
+	SELECT lancelsm_flush('emu', 'events');
+});
+my $log = log_since($offset);
+like(
+	$log,
+	qr/LOG:  lancelsm checkpoint of LanceDB table "events" of server "emu": ok\n.*DETAIL:  Started at \d{4}-\d\d-\d\d [^,]+, elapsed \d+\.\d{3} s, \d+ passes, \d+ polls, 0 retries, 0 re-issues\./,
+	'lancelsm.log_min_duration 0: the checkpoint logged with server, table, outcome and times');
+like(
+	$log,
+	qr/LOG:  lancelsm flush of LanceDB table "events" of server "emu": ok/,
+	'lancelsm.log_min_duration 0: the flush logged');
+is(scalar(() = $log =~ /LOG:  lancelsm (?:checkpoint|flush) of/g),
+	2, 'one line per action');
+
+$offset = -s $node->logfile;
+$node->safe_psql('postgres', q{
+	SET lancelsm.log_min_duration = '1h';
+	SELECT lancelsm_checkpoint('emu', 'events');
+});
+unlike(log_since($offset), qr/lancelsm checkpoint of/,
+	'an action shorter than lancelsm.log_min_duration: no line');
+
+is( $node->safe_psql('postgres',
+		'SELECT history_entries FROM lancelsm_info'),
+	'1', 'lancelsm_info: the checkpoint holds one history entry');
+
+# failed rows of lancelsm_checkpoint_all: 10 LOG lines, one WARNING
+$node->safe_psql('postgres', q{
+	SELECT lancelsm_add_table('emu', 'gone' || lpad(i::text, 2, '0'))
+	  FROM generate_series(1, 12) i;
+});
+$offset = -s $node->logfile;
+my ($stdout, $stderr);
+$node->psql(
+	'postgres',
+	'SELECT count(*) FILTER (WHERE NOT ok) FROM lancelsm_checkpoint_all()',
+	stdout => \$stdout,
+	stderr => \$stderr);
+is($stdout, '12', 'lancelsm_checkpoint_all: 12 failed rows');
+is(scalar(() = $stderr =~ /WARNING/g), 1, 'one WARNING to the client');
+like($stderr, qr/WARNING:  12 of 12 declared LanceDB tables failed/,
+	'the WARNING counts the failed tables');
+$log = log_since($offset);
+is( scalar(
+		() = $log =~
+		  /LOG:  could not maintain LanceDB table "gone\d\d" of server "emu"/g),
+	10,
+	'10 LOG lines naming server and table, not 12');
+like($log, qr/LOG:  could not maintain LanceDB table "gone01" of server "emu"\n.*DETAIL:  could not checkpoint LanceDB table "gone01"/,
+	'each LOG line has the failure in its detail');
+$node->safe_psql('postgres', q{
+	SELECT lancelsm_remove_table('emu', 'gone' || lpad(i::text, 2, '0'))
+	  FROM generate_series(1, 12) i;
+});
+
+# the upgrade in the documented order with the preload: package (this
+# library) and restart first, then ALTER EXTENSION UPDATE
+$node->safe_psql('postgres', 'CREATE DATABASE up');
+$node->safe_psql('up', qq{
+	CREATE EXTENSION lancelsm VERSION '1.3';
+	CREATE SERVER emu FOREIGN DATA WRAPPER lancelsm
+	  OPTIONS (database 'mydb', host_override 'http://127.0.0.1:$port');
+	CREATE USER MAPPING FOR PUBLIC SERVER emu OPTIONS (api_key '$API_KEY');
+	SELECT lancelsm_add_table('emu', 'events', 1, 2, 3, 4, '1 day');
+	SELECT lancelsm_alter_table('emu', 'events', max_wal_lag => 30);
+});
+is( $node->safe_psql(
+		'up', q{SELECT max_l0_generations, max_l0_bytes, max_wal_lag,
+	       max_memtable_rows, max_checkpoint_age FROM lancelsm_table}),
+	'||30||',
+	'1.3 catalog: lancelsm_alter_table keeps its 1.3 meaning (sets exactly)');
+is($node->safe_psql('up', 'SELECT count(*) FROM lancelsm_progress'),
+	'0', '1.3 catalog: the progress view works with the 1.4 library');
+$node->restart;
+$node->safe_psql('up', 'ALTER EXTENSION lancelsm UPDATE');
+$node->safe_psql('up', q{
+	SELECT lancelsm_alter_table('emu', 'events', max_l0_generations => 5);
+});
+is( $node->safe_psql(
+		'up', q{SELECT max_l0_generations, max_wal_lag FROM lancelsm_table}),
+	'5|30', '1.4 catalog: lancelsm_alter_table keeps what it is not given');
+$node->restart;
+is( $node->safe_psql(
+		'up', q{SELECT library_version, catalog_version, preloaded
+	       FROM lancelsm_info}),
+	'1.4|1.4|t',
+	'after the update and a restart: both at 1.4, preloaded');
+
+if ($node->pg_version >= 17)
+{
+	$node->safe_psql('up', q{SELECT lancelsm_checkpoint('emu', 'events')});
+	is( $node->safe_psql(
+			'up', q{SELECT name FROM pg_wait_events
+		       WHERE type = 'Extension' AND name = 'LancelsmServer'}),
+		'LancelsmServer',
+		'PostgreSQL 17 and later: the wait event LancelsmServer is registered');
+}
+
+# without the preload: no counts; the update script refuses an old library
+my $plain = PostgreSQL::Test::Cluster->new('plain');
+$plain->init;
+$plain->start;
+$plain->safe_psql('postgres', q{CREATE EXTENSION lancelsm VERSION '1.3'});
+$plain->psql(
+	'postgres', q{
+	SET lancelsm.retry_budget = 8;
+	ALTER EXTENSION lancelsm UPDATE;
+},
+	stderr => \$stderr);
+like(
+	$stderr,
+	qr/ERROR:  this session runs a lancelsm library older than 1.4\n.*HINT:  Restart the server if lancelsm is in shared_preload_libraries, or else start a new session, then run ALTER EXTENSION lancelsm UPDATE again\./s,
+	'the update script names the restart when the session holds an older library');
+is( $plain->safe_psql(
+		'postgres', q{SELECT extversion FROM pg_extension
+	       WHERE extname = 'lancelsm'}),
+	'1.3', 'and the extension stays at 1.3');
+$plain->safe_psql('postgres', 'ALTER EXTENSION lancelsm UPDATE');
+is( $plain->safe_psql(
+		'postgres', q{SELECT library_version, catalog_version, preloaded,
+	       num_nulls(progress_entries, max_progress_entries, history_entries,
+	                 max_history_entries, herd_entries, max_herd_entries,
+	                 progress_skipped, history_evicted)
+	       FROM lancelsm_info}),
+	'1.4|1.4|f|8',
+	'without the preload: lancelsm_info has the versions and no counts');
+
+$plain->stop;
+$node->stop;
+done_testing();
