@@ -56,6 +56,10 @@ like($err,
 	qr/DETAIL:  The checkpoint of LanceDB table "events" saw compaction passes end without draining anything, \d+ in a row, with 2 outstanding L0 generations left: the server may keep compacted generations listed\./,
 	'stall: the detail says what it waited on');
 is(emu_counts()->{flush_lsm}, 1, 'stall: one flush');
+# the pass the cancel left running ends (still draining nothing) first
+is(query_until($mon,
+		q{SELECT bool_or(compacting) FROM lancelsm_stats('emu', 'events')}, 'f'),
+	'f', 'stall: its last pass has ended');
 emu('POST', '/_emulator/behaviour', { keep_compacted => JSON::PP::false });
 
 # 2. checkpoint_all: the stalled table gets its row, the other converges
