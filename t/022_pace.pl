@@ -127,18 +127,20 @@ is(sqlstate_of($err), '', 'skip: the holding run converges once the latch is fre
   or diag($err);
 
 # 3. the pace memory: a slow-paced checkpoint's bracket is not recalled
+# ("paced": a table no checkpoint has learnt anything of yet)
+emu('POST', '/_emulator/tables', { name => 'paced', buckets => 1 });
+emu('POST', '/_emulator/tables/paced/generations', { count => 1 });
 $atk->query_safe(q{SET lancelsm.poll_interval_min = '2s'});
 $atk->query_safe(q{SET lancelsm.poll_interval_max = '3s'});
-emu('POST', '/_emulator/tables/events/generations', { count => 1 });
 my ($slow_ms, undef, $slow_err) = timed_query($atk,
-	q{SELECT lancelsm_checkpoint('emu', 'events')});
+	q{SELECT lancelsm_checkpoint('emu', 'paced')});
 is(sqlstate_of($slow_err), '', 'memory: the slow-paced checkpoint converges')
   or diag($slow_err);
 cmp_ok($slow_ms, '>=', 1700, sprintf('memory: ... at its own pace (%.0f ms)', $slow_ms));
-emu('POST', '/_emulator/tables/events/generations', { count => 1 });
+emu('POST', '/_emulator/tables/paced/generations', { count => 1 });
 emu('POST', '/_emulator/log/reset');
-$dba->query_safe(q{SELECT lancelsm_checkpoint('emu', 'events')});
-my @log = @{ emu('GET', '/_emulator/log?table=events')->{requests} };
+$dba->query_safe(q{SELECT lancelsm_checkpoint('emu', 'paced')});
+my @log = @{ emu('GET', '/_emulator/log?table=paced')->{requests} };
 my ($compact) = grep { $_->{route} eq 'compact_lsm' } @log;
 my ($poll) = grep { $_->{route} eq 'get_lsm_stats' && $compact && $_->{time} > $compact->{time} } @log;
 ok($compact && $poll, 'memory: the DBA triggered a pass and polled');
