@@ -15,6 +15,10 @@ SDK_VERSION=0.39.0
 # emulator tables that must survive /_emulator/reset (command-line tables)
 EMULATOR_FLAGS=(--api-key "$BENCH_KEY" --pass-ms 300 --pool 2 --quiet
 	--table conv:1 --table reuse:1 --table stall:1 --table conc:4:400)
+# BENCH_RTT_MS: the round trip the emulator adds to every route request
+# (--rtt-ms, kept across /_emulator/reset), so that every bench measures
+# at a cloud's distance; 0 (default): loopback's
+EMULATOR_FLAGS+=(--rtt-ms "${BENCH_RTT_MS:-0}")
 
 sdk_install() {
 	if [ ! -d "$bench/node_modules/@lancedb/lancedb" ]; then

@@ -18,6 +18,7 @@
                               table, MAX the most L0 generations it held
   tables URL N PERMITS        reset the emulator, pool of PERMITS, tables k1..kN
                               with 1 bucket and 1 L0 generation each, log reset
+  generation URL TABLE...     one more L0 generation (10 rows) in each table
   rate URL KEY CONNS SECS N   get_lsm_stats requests/s from CONNS keep-alive
                               clients for SECS s over tables k1..kN
   compact_all URL KEY N       one compact_lsm on each of k1..kN (8 clients)
@@ -47,6 +48,36 @@ def control(url, path, body=None):
                                  headers={"content-type": "application/json"})
     with urllib.request.urlopen(req, timeout=30) as r:
         r.read()
+
+
+def control_many(url, groups, conns=4):
+    """POST the (path, body) calls of each group, in order, to the control
+    API over CONNS keep-alive connections (a group on one of them; 100,000
+    tables are made in a minute, not in ten); raises on any answer but
+    200."""
+    import http.client
+    import threading
+    host, port = url.split("//")[1].split(":")
+    failed = []
+
+    def worker(part):
+        c = http.client.HTTPConnection(host, int(port), timeout=30)
+        for path, body in (call for group in part for call in group):
+            c.request("POST", f"/_emulator/{path}", body=json.dumps(body),
+                      headers={"content-type": "application/json"})
+            r = c.getresponse()
+            r.read()
+            if r.status != 200:
+                failed.append((path, r.status))
+        c.close()
+    threads = [threading.Thread(target=worker, args=(groups[i::conns],))
+               for i in range(conns)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    if failed:
+        raise RuntimeError(f"control calls failed: {failed[:3]}")
 
 
 def route_rate(url, key, route, conns, secs, n, once=False):
@@ -197,10 +228,14 @@ def main(argv):
         url, n, permits = argv[2], int(argv[3]), int(argv[4])
         control(url, "reset")
         control(url, "pool", {"size": permits})
-        for i in range(1, n + 1):
-            control(url, "tables", {"name": f"k{i}", "buckets": 1})
-            control(url, f"tables/k{i}/generations", {"count": 1, "rows": 10})
+        control_many(url, [[("tables", {"name": f"k{i}", "buckets": 1}),
+                            (f"tables/k{i}/generations", {"count": 1, "rows": 10})]
+                           for i in range(1, n + 1)])
         control(url, "log/reset")
+    elif cmd == "generation":
+        url, names = argv[2], argv[3:]
+        control_many(url, [[(f"tables/{t}/generations", {"count": 1, "rows": 10})]
+                           for t in names])
     elif cmd == "rate":
         url, key, conns, secs, n = argv[2], argv[3], int(argv[4]), float(argv[5]), int(argv[6])
         print(f"{route_rate(url, key, 'get_lsm_stats', conns, secs, n):.0f}")

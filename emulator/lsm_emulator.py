@@ -11,7 +11,7 @@ Start:
     python3 emulator/lsm_emulator.py --port 0 --port-file PATH --api-key KEY \
         --table NAME:BUCKETS[:ROWS_PER_SECOND] [--table ...] \
         [--pass-ms MS] [--prefix-max N] [--pool N] [--replay-ms MS] \
-        [--seal-rows N] [--host 127.0.0.1] \
+        [--seal-rows N] [--rtt-ms MS] [--host 127.0.0.1] \
         [--tls-cert FILE --tls-key FILE [--tls-client-ca FILE]]
 
 See emulator/README.md for the control API.
@@ -339,14 +339,15 @@ class Emulator:
 
     def __init__(self, api_key, tables=(), pass_ms=300, prefix_max=1, pool=2,
                  replay_ms=200, seal_rows=1000, host="127.0.0.1", port=0,
-                 quiet=False, ssl_context=None, stats_keys="generations"):
+                 quiet=False, ssl_context=None, stats_keys="generations",
+                 rtt_ms=0):
         self.api_key = api_key
         self.ssl_context = ssl_context
         self.handlers = set()   # open client connections (Handler objects)
         self.initial = {"tables": list(tables), "pass_ms": pass_ms,
                         "prefix_max": prefix_max, "pool": pool,
                         "replay_ms": replay_ms, "seal_rows": seal_rows,
-                        "stats_keys": stats_keys}
+                        "stats_keys": stats_keys, "rtt_ms": rtt_ms}
         self.lock = threading.RLock()
         self.host, self.port = host, port
         self.quiet = quiet
@@ -355,6 +356,8 @@ class Emulator:
         self.state_file = None   # StateFile with --state-file
         self.tables = {}
         self.writer = None      # the writers' thread, once a table exists
+        self.writing = []       # the tables with a writer (rows_per_second > 0)
+        self.writing_stale = True   # tables or their rates changed since
         self._reset_locked()
 
     # ---- setup / reset ---------------------------------------------------
@@ -364,11 +367,13 @@ class Emulator:
             for t in self.tables.values():
                 t.alive = False
             self.tables = {}
+            self.writing_stale = True
             self.pass_ms = self.initial["pass_ms"]
             self.prefix_max = self.initial["prefix_max"]
             self.replay_ms = self.initial["replay_ms"]
             self.seal_rows = self.initial["seal_rows"]
             self.stats_keys = self.initial["stats_keys"]
+            self.rtt_ms = self.initial["rtt_ms"]
             self.pool = Pool(self.initial["pool"])
             self.draining = False
             self.draining_until = None   # monotonic end of a timed drain
@@ -397,6 +402,7 @@ class Emulator:
             t = Table(name, buckets, rows_per_second, lsm, indexes,
                       primary_key, shard_ids)
             self.tables[name] = t
+            self.writing_stale = True
             self.ensure_writer()
         return t
 
@@ -448,11 +454,17 @@ class Emulator:
     def _writer_loop(self):
         """One thread writes for every table at its rows_per_second, every
         50 ms (a thread per table would wake 20,000 times a second with
-        1,000 tables, most of them idle)."""
+        1,000 tables, most of them idle).  Only the tables with a writer
+        are visited: 100,000 idle tables must not hold the lock for
+        milliseconds every tick."""
         while not self.stopping.wait(0.05):
             now = time.monotonic()
             with self.lock:
-                for t in self.tables.values():
+                if self.writing_stale:
+                    self.writing = [t for t in self.tables.values()
+                                    if t.rows_per_second > 0]
+                    self.writing_stale = False
+                for t in self.writing:
                     self._writer_tick(t, now)
 
     def _writer_tick(self, t, now):
@@ -637,6 +649,14 @@ class Emulator:
             c["total"] = total
             c["connections"] = len(conns)
             return c
+
+    def table_counts(self):
+        """Calls per route of every table called since the last log
+        reset, exact however many (the log keeps the newest LOG_MAX)."""
+        with self.lock:
+            return {name: {r: n for r, n in t["routes"].items()
+                           if n or r in ROUTES}
+                    for name, t in self.tally.items() if name is not None}
 
     # ---- server ----------------------------------------------------------
 
@@ -1111,6 +1131,10 @@ class Handler(BaseHTTPRequestHandler):
         emu.log_entry(entry)
         self._entry = entry
         try:
+            # the network's round trip: this connection's thread waits,
+            # every other connection is served meanwhile
+            if emu.rtt_ms:
+                self._sleep_ms(emu.rtt_ms)
             self._route_inner(method, table, route, other_route, query, body)
         except OSError:
             self.close_connection = True  # the client went away
@@ -1538,14 +1562,16 @@ class Control:
         if parts == ["config"]:
             if method == "POST":
                 with emu.lock:
-                    for k in ("pass_ms", "prefix_max", "seal_rows", "replay_ms"):
+                    for k in ("pass_ms", "prefix_max", "seal_rows", "replay_ms",
+                              "rtt_ms"):
                         if k in req:
                             setattr(emu, k, _int(req[k], k, 1 if k == "seal_rows" else 0))
             with emu.lock:
                 return 200, {"ok": True, "pass_ms": emu.pass_ms,
                              "prefix_max": emu.prefix_max,
                              "seal_rows": emu.seal_rows,
-                             "replay_ms": emu.replay_ms}
+                             "replay_ms": emu.replay_ms,
+                             "rtt_ms": emu.rtt_ms}
         if parts == ["behaviour"]:
             if method == "POST":
                 with emu.lock:
@@ -1614,6 +1640,8 @@ class Control:
             return 200, ok
         if parts == ["counts"] and method == "GET":
             return 200, emu.counts(q.get("table"))
+        if parts == ["counts", "tables"] and method == "GET":
+            return 200, {"tables": emu.table_counts()}
         if parts == ["connections", "close_idle"] and method == "POST":
             return 200, {"ok": True, "closed": emu.close_idle(self.handler)}
         raise ControlError("no control route %s %s" % (method, path), 404)
@@ -1750,7 +1778,13 @@ class Control:
                     r = req["rows_per_second"]
                     if isinstance(r, bool) or not isinstance(r, (int, float)) or r < 0:
                         raise ControlError("rows_per_second must be a number >= 0")
-                    t.rows_per_second = float(r)
+                    with self.emu.lock:
+                        if t.rows_per_second <= 0:
+                            # its ticks start now, not when it last wrote
+                            t.writer_last = time.monotonic()
+                            t.writer_carry = 0.0
+                        t.rows_per_second = float(r)
+                        self.emu.writing_stale = True
                 if "paused" in req:
                     t.paused = _bool(req["paused"], "paused")
                 return 200, ok
@@ -1894,6 +1928,7 @@ class StateFile:
             emu.tables = {}
             for d in state["tables"]:
                 emu.tables[d["name"]] = self._table(d)
+            emu.writing_stale = True
             emu.ensure_writer()
         emu.restart_node()
         with emu.lock:
@@ -1943,6 +1978,10 @@ def main(argv=None):
     ap.add_argument("--pool", type=int, default=2)
     ap.add_argument("--replay-ms", type=int, default=200)
     ap.add_argument("--seal-rows", type=int, default=1000)
+    ap.add_argument("--rtt-ms", type=int, default=0,
+                    help="answer every route request this many ms late, as "
+                         "a network's round trip would (other connections "
+                         "are served meanwhile)")
     ap.add_argument("--stats-keys", choices=sorted(STATS_KEYS),
                     default="generations",
                     help="spell get_lsm_stats keys as released (generations) "
@@ -1962,6 +2001,8 @@ def main(argv=None):
     a = ap.parse_args(argv)
     if a.max_lifetime < 0:
         ap.error("--max-lifetime wants seconds >= 0")
+    if a.rtt_ms < 0:
+        ap.error("--rtt-ms wants milliseconds >= 0")
     if bool(a.tls_cert) != bool(a.tls_key) or (a.tls_client_ca and not a.tls_cert):
         ap.error("--tls-cert and --tls-key go together; --tls-client-ca needs them")
     ctx = make_ssl_context(a.tls_cert, a.tls_key, a.tls_client_ca) \
@@ -1969,7 +2010,8 @@ def main(argv=None):
     emu = Emulator(a.api_key, a.table, pass_ms=a.pass_ms,
                    prefix_max=a.prefix_max, pool=a.pool, replay_ms=a.replay_ms,
                    seal_rows=a.seal_rows, host=a.host, port=a.port,
-                   quiet=a.quiet, ssl_context=ctx, stats_keys=a.stats_keys)
+                   quiet=a.quiet, ssl_context=ctx, stats_keys=a.stats_keys,
+                   rtt_ms=a.rtt_ms)
     if a.state_file:
         emu.state_file = StateFile(emu, a.state_file)
         emu.state_file.restore(a.restart_replay_ms)

@@ -716,6 +716,69 @@ class HttpTest(unittest.TestCase):
         self.assertEqual((cfg["pass_ms"], cfg["prefix_max"], cfg["seal_rows"]), (50, 1, 1000))
         self.assertEqual(len(self.ctl("log")[1]["requests"]), 1)
 
+    def test_rtt_delays_every_route_request_and_overlaps(self):
+        """config rtt_ms: each route request (a 401 too) answered no sooner
+        than the round trip; 6 requests on 6
+        connections are all held in the round trip at the same time."""
+        self.assertEqual(self.ctl("config", {"rtt_ms": 400})[1]["rtt_ms"], 400)
+        t0 = time.monotonic()
+        r, _ = self.req("get_lsm_stats", body="{}")
+        self.assertEqual(r.status, 200)
+        self.assertGreaterEqual(time.monotonic() - t0, 0.4)
+        t0 = time.monotonic()
+        self.assertEqual(self.req("get_lsm_stats", key="wrong")[0].status, 401)
+        self.assertGreaterEqual(time.monotonic() - t0, 0.4)
+        self.ctl("log/reset", {})
+        elapsed = []
+
+        def one():
+            s = time.monotonic()
+            status = self.req("get_lsm_stats", body="{}", conn=None)[0].status
+            elapsed.append((status, time.monotonic() - s))
+        ths = [threading.Thread(target=one) for _ in range(6)]
+        for t in ths:
+            t.start()
+        # all six read and none answered yet: they overlap in the round trip
+        self.assertTrue(self.wait(lambda: [e["status"] for e in
+                                           self.ctl("log")[1]["requests"]]
+                                  == [0] * 6, timeout=10))
+        for t in ths:
+            t.join(10)
+        self.assertEqual(sorted(s for s, _ in elapsed), [200] * 6)
+        self.assertTrue(all(e >= 0.4 for _, e in elapsed), elapsed)
+        self.assertEqual(self.ctl("reset", {})[1], {"ok": True})
+        self.assertEqual(self.ctl("config")[1]["rtt_ms"], 0)
+        self.assertEqual(self.ctl("config", {"rtt_ms": -1})[0], 400)
+
+    def test_rtt_from_the_command_line_survives_reset(self):
+        e = emu_mod.Emulator(KEY, [("t", 1, 0)], rtt_ms=300, quiet=True)
+        port = e.start()
+        try:
+            e.reset()
+            self.assertEqual(e.rtt_ms, 300)
+            c = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
+            t0 = time.monotonic()
+            c.request("POST", "/v1/table/t/get_lsm_stats/", body=b"{}",
+                      headers={"x-api-key": KEY})
+            r = c.getresponse()
+            r.read()
+            c.close()
+            self.assertEqual(r.status, 200)
+            self.assertGreaterEqual(time.monotonic() - t0, 0.3)
+        finally:
+            e.stop()
+
+    def test_counts_per_table(self):
+        self.ctl("log/reset", {})
+        self.stats()
+        self.stats()
+        self.req("flush_lsm", table="other")
+        self.req("get_lsm_write_spec", table="other", body="{}")
+        self.assertEqual(self.ctl("counts/tables")[1], {"tables": {
+            "events": {"flush_lsm": 0, "compact_lsm": 0, "get_lsm_stats": 2},
+            "other": {"flush_lsm": 1, "compact_lsm": 0, "get_lsm_stats": 0,
+                      "get_lsm_write_spec": 1}}})
+
     def test_sealed_buckets_are_compacted_like_any(self):
         self.ctl("tables/events/generations", {"count": 2, "rows": 3})
         self.ctl("tables/events/bucket", {"bucket": "b0", "status": "Sealed"})

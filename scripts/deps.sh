@@ -10,7 +10,9 @@
 # scripts/sqlsmith.sh; nginx and squid for the TLS edge and proxy tests
 # (t/009_edge.pl, t/010_proxy.pl), which start their own instances;
 # prometheus for promtool, which tests contrib/prometheus's rules: the
-# packages' own services must never run.
+# packages' own services must never run; dnsmasq for the DNS server of the
+# name tests (scripts/with-names.sh starts its own): dnsmasq-base, the
+# program alone, which has no service to start.
 set -euo pipefail
 if [ "$(id -u)" != 0 ]; then
 	echo "scripts/deps.sh: run as root (it calls apt-get)" >&2
@@ -28,7 +30,7 @@ if [ "${1:-}" = demo ]; then
 fi
 [ $# = 0 ] || { echo "usage: scripts/deps.sh [demo]" >&2; exit 2; }
 apt_get install -y -qq --no-install-recommends "${demo_packages[@]}" \
-	libipc-run-perl openssl mmdebstrap zstd sqlsmith >/dev/null
+	libipc-run-perl openssl mmdebstrap zstd sqlsmith dnsmasq-base >/dev/null
 command -v node >/dev/null || apt_get install -y -qq nodejs npm >/dev/null
 # nginx, squid and prometheus: installed with their services kept from
 # starting (a policy-rc.d for the duration, unless one is there already;

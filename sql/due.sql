@@ -1,7 +1,7 @@
 -- due: per-table thresholds, lancelsm_alter_table, the thresholds in
 -- lancelsm_table_stats and lancelsm_checkpoint_due(): every threshold's
 -- action, several at once, reasons, NULL thresholds, error rows, the
--- recorded last checkpoint, permissions
+-- recorded last checkpoint, permissions, slices
 SELECT port AS emu_port FROM emu_conf \gset
 \set emu_url 'http://127.0.0.1:' :emu_port
 SELECT emu_reset();
@@ -196,8 +196,8 @@ GRANT USAGE ON FOREIGN SERVER emu TO regress_du_reader;
 UPDATE lancelsm_table SET last_checkpoint_at = NULL WHERE table_name = 'du_age';
 SELECT f, has_function_privilege('regress_du_reader', f, 'EXECUTE') AS execute
   FROM unnest(ARRAY['lancelsm_add_table(text, text, bigint, bigint, bigint, bigint, interval)',
-                    'lancelsm_alter_table(text, text, bigint, bigint, bigint, bigint, interval)',
-                    'lancelsm_checkpoint_due()',
+                    'lancelsm_alter_table(text, text, bigint, bigint, bigint, bigint, interval, text[])',
+                    'lancelsm_checkpoint_due(integer, integer)',
                     'lancelsm_declared_table_stats()']) f;
 SET ROLE regress_du_reader;
 SELECT dt_try($$SELECT lancelsm_alter_table('emu', 'du_l0', 1)$$);
@@ -220,6 +220,78 @@ SELECT last_checkpoint_at IS NOT NULL AS recorded
 
 -- clean up
 SELECT count(lancelsm_remove_table(server, table_name)) FROM lancelsm_table;
+
+-- slices: 12 quiet tables of emu (1 L0 generation each, threshold 5) and
+-- 3 of du_nomap (rows failing 42704 without a user mapping: a table of
+-- any server belongs to a slice)
+SELECT emu('POST', '/_emulator/tables', jsonb_build_object('name', 'sl_' || i, 'buckets', 1))
+  FROM generate_series(1, 12) i;
+SELECT emu('POST', '/_emulator/tables/sl_' || i || '/generations', '{"count": 1, "rows": 10}')
+  FROM generate_series(1, 12) i;
+SELECT count(lancelsm_add_table('emu', 'sl_' || i, max_l0_generations => 5))
+  FROM generate_series(1, 12) i;
+SELECT count(lancelsm_add_table('du_nomap', 'sl_' || i, max_l0_generations => 5))
+  FROM generate_series(1, 3) i;
+-- for n = 1..5, the n slices together return every declared table exactly
+-- once; the defaults are slice 0 of 1, the whole set
+SELECT n, count(*) AS rows, count(DISTINCT (c.server, c.table_name)) AS tables,
+       count(*) FILTER (WHERE c.ok) AS ok
+  FROM generate_series(1, 5) n, generate_series(0, n - 1) i,
+       LATERAL lancelsm_checkpoint_due(i, n) c
+ GROUP BY n ORDER BY n;
+SELECT count(*) AS rows FROM lancelsm_checkpoint_due();
+SELECT count(*) AS rows FROM lancelsm_checkpoint_due(slices => 1);
+-- which slice each table is in, by the documented hash: fmix64(FNV-1a 64
+-- of server, a zero byte and table name) modulo slices
+SELECT i AS slice, string_agg(c.server || '.' || c.table_name, ' '
+                              ORDER BY c.server COLLATE "C", c.table_name COLLATE "C") AS tables
+  FROM generate_series(0, 2) i, LATERAL lancelsm_checkpoint_due(slice => i, slices => 3) c
+ GROUP BY i ORDER BY i;
+CREATE TEMP TABLE sl_member AS
+  SELECT i AS slice, c.server, c.table_name
+    FROM generate_series(0, 2) i, LATERAL lancelsm_checkpoint_due(i, 3) c;
+-- every table due (a compaction trigger): slice 1 of 3 reads and acts on
+-- its own tables only, and returns their rows only
+SELECT count(lancelsm_alter_table(server, table_name, max_l0_generations => 0))
+  FROM lancelsm_table;
+SELECT emu('POST', '/_emulator/log/reset');
+CREATE TEMP TABLE sl_run AS SELECT * FROM lancelsm_checkpoint_due(1, 3);
+SELECT count(*) AS rows, count(*) FILTER (WHERE action = 'compact' AND ok) AS compacted,
+       count(*) FILTER (WHERE NOT ok AND sqlstate = '42704') AS no_mapping,
+       bool_and((server, table_name) IN (SELECT server, table_name FROM sl_member
+                                          WHERE slice = 1)) AS own_only
+  FROM sl_run;
+SELECT m.slice, m.table_name, c->>'get_lsm_stats' AS stats, c->>'compact_lsm' AS compact,
+       c->>'flush_lsm' AS flush
+  FROM sl_member m, emu_counts(m.table_name) c
+ WHERE m.server = 'emu' ORDER BY m.table_name COLLATE "C";
+-- argument errors: 22023 with a fixed message; NULL: no rows (STRICT)
+SELECT dt_try($$SELECT * FROM lancelsm_checkpoint_due(0, 0)$$);
+SELECT dt_try($$SELECT * FROM lancelsm_checkpoint_due(0, -3)$$);
+SELECT dt_try($$SELECT * FROM lancelsm_checkpoint_due(-1, 3)$$);
+SELECT dt_try($$SELECT * FROM lancelsm_checkpoint_due(3, 3)$$);
+SELECT dt_try($$SELECT * FROM lancelsm_checkpoint_due(slice => 1)$$);
+SELECT count(*) FROM lancelsm_checkpoint_due(NULL, 3);
+DROP TABLE sl_member, sl_run;
+SELECT count(lancelsm_remove_table(server, table_name)) FROM lancelsm_table;
+
+-- max_requests_in_flight: a server that allows 2 gets at most 2 requests
+-- at once from one call, so its 12 stats reads (each held 100 ms by the
+-- emulator's round trip) come on exactly 2 new connections
+CREATE SERVER du_two FOREIGN DATA WRAPPER lancelsm
+  OPTIONS (database 'mydb', host_override :'emu_url', max_requests_in_flight '2');
+SELECT key AS emu_key FROM emu_conf \gset
+CREATE USER MAPPING FOR CURRENT_USER SERVER du_two OPTIONS (api_key :'emu_key');
+SELECT count(lancelsm_add_table('du_two', 'sl_' || i, max_l0_generations => 5))
+  FROM generate_series(1, 12) i;
+SELECT emu('POST', '/_emulator/config', '{"rtt_ms": 100}') ->> 'rtt_ms' AS rtt_ms;
+SELECT emu('POST', '/_emulator/log/reset');
+SELECT count(*) FILTER (WHERE ok AND NOT due) AS quiet FROM lancelsm_checkpoint_due();
+SELECT c->>'get_lsm_stats' AS stats, c->>'connections' AS connections
+  FROM emu('GET', '/_emulator/counts') c;
+SELECT emu('POST', '/_emulator/config', '{"rtt_ms": 0}') ->> 'rtt_ms' AS rtt_ms;
+SELECT count(lancelsm_remove_table(server, table_name)) FROM lancelsm_table;
+DROP SERVER du_two CASCADE;
 DROP SERVER du_nomap;
 REVOKE ALL ON lancelsm_table FROM regress_du_reader;
 REVOKE USAGE ON FOREIGN SERVER emu FROM regress_du_reader;

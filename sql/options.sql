@@ -70,6 +70,14 @@ CREATE SERVER o_x FOREIGN DATA WRAPPER lancelsm OPTIONS (database 'd', read_time
 CREATE SERVER o_x FOREIGN DATA WRAPPER lancelsm OPTIONS (database 'd', read_timeout '');
 CREATE SERVER o_rt0 FOREIGN DATA WRAPPER lancelsm OPTIONS (database 'd', read_timeout '0');
 CREATE SERVER o_rtmax FOREIGN DATA WRAPPER lancelsm OPTIONS (database 'd', read_timeout '86400');
+-- max_requests_in_flight: a whole number, 1 to 64
+CREATE SERVER o_x FOREIGN DATA WRAPPER lancelsm OPTIONS (database 'd', max_requests_in_flight '0');
+CREATE SERVER o_x FOREIGN DATA WRAPPER lancelsm OPTIONS (database 'd', max_requests_in_flight '65');
+CREATE SERVER o_x FOREIGN DATA WRAPPER lancelsm OPTIONS (database 'd', max_requests_in_flight '-1');
+CREATE SERVER o_x FOREIGN DATA WRAPPER lancelsm OPTIONS (database 'd', max_requests_in_flight '8 ');
+CREATE SERVER o_x FOREIGN DATA WRAPPER lancelsm OPTIONS (database 'd', max_requests_in_flight '');
+CREATE SERVER o_mr1 FOREIGN DATA WRAPPER lancelsm OPTIONS (database 'd', max_requests_in_flight '1');
+CREATE SERVER o_mr64 FOREIGN DATA WRAPPER lancelsm OPTIONS (database 'd', max_requests_in_flight '64');
 -- http_version: '1.1' or '2'; unset, HTTP/2 is negotiated over TLS
 CREATE SERVER o_x FOREIGN DATA WRAPPER lancelsm OPTIONS (database 'd', http_version '1.0');
 CREATE SERVER o_x FOREIGN DATA WRAPPER lancelsm OPTIONS (database 'd', http_version '2.0');
@@ -139,7 +147,7 @@ REVOKE USAGE ON FOREIGN DATA WRAPPER lancelsm FROM lancelsm_o_user;
 DROP ROLE lancelsm_o_user;
 -- no secret value ever reached a message above: checked by the expected
 -- output (secret-1 .. secret-7 appear only in the statements)
-DROP SERVER o_ok, o_full, o_https, o_d8, o_rt0, o_rtmax CASCADE;
+DROP SERVER o_ok, o_full, o_https, o_d8, o_rt0, o_rtmax, o_mr1, o_mr64 CASCADE;
 -- the settings, with units and defaults
 LOAD 'lancelsm';
 SELECT name, setting, unit, boot_val, context, vartype, min_val, max_val

@@ -20,7 +20,8 @@
 #    certificate and key, do not share a run.
 # 4. One call claims at most 32 progress entries and herd runs: the rest
 #    run unlisted (lancelsm_info's progress_skipped counts them) and unshared.
-# 5. A database still at 1.2 is served by this library; an old history
+# 5. A database still at 1.2 is served by this library (its views, and
+#    lancelsm_checkpoint_due() without slice arguments); an old history
 #    file is discarded at startup with a LOG line.
 use strict;
 use warnings FATAL => 'all';
@@ -313,6 +314,15 @@ is($node->safe_psql('lake12', q{
 	       (SELECT count(*) > 0 FROM lancelsm_checkpoint_history),
 	       (SELECT count(*) FROM lancelsm_progress)}),
 	'8|t|0', '1.2 catalog: its views read this library\'s shared memory');
+# the checkpoint_due of 1.2 and 1.3, without slice arguments, runs the
+# whole declared set
+$node->safe_psql('lake12',
+	q{INSERT INTO lancelsm_table (server, table_name) VALUES ('nosuch', 'a'), ('nosuch', 'b')});
+is($node->safe_psql('lake12', q{
+	SELECT string_agg(table_name || ':' || sqlstate, ' ' ORDER BY table_name)
+	  FROM lancelsm_checkpoint_due()}),
+	'a:42704 b:42704', '1.2 catalog: lancelsm_checkpoint_due() without arguments runs every table');
+$node->safe_psql('lake12', q{DELETE FROM lancelsm_table});
 $node->safe_psql('lake12', 'ALTER EXTENSION lancelsm UPDATE');
 is(try_sql(q{
 	SELECT string_agg(DISTINCT database, ' ' ORDER BY database) FROM lancelsm_checkpoint_history},

@@ -78,9 +78,12 @@ sub openssl { tool('openssl', @_); }
 
 # make_pki: in a new temporary directory (returned), a test CA (ca.crt) and certificates it signs, each
 # with its key: localhost.crt (localhost and 127.0.0.1), wrong.crt (for
-# wrong.example only) and expired.crt (localhost, expired yesterday).
+# wrong.example only) and expired.crt (localhost, expired yesterday), and
+# one more per extra argument, [name, subjectAltName], valid two days
+# (e.g. [ 'cloud', 'DNS:*.us-east-1.api.lancedb.com' ]).
 sub make_pki
 {
+	my @extra = @_;
 	my $dir = File::Spec->rel2abs(PostgreSQL::Test::Utils::tempdir('pki'));
 
 	openssl('req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-days', '2',
@@ -88,7 +91,8 @@ sub make_pki
 		'-out', "$dir/ca.crt");
 	for my $c ([ 'localhost', 'DNS:localhost,IP:127.0.0.1', 2 ],
 		[ 'wrong', 'DNS:wrong.example', 2 ],
-		[ 'expired', 'DNS:localhost,IP:127.0.0.1', -1 ])
+		[ 'expired', 'DNS:localhost,IP:127.0.0.1', -1 ],
+		map { [ @$_, 2 ] } @extra)
 	{
 		my ($name, $san, $days) = @$c;
 

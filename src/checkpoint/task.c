@@ -972,11 +972,12 @@ task_issue(LsmTask *task)
  * The most requests one call keeps in flight on one server and role (one
  * connection pool), twice the connections a pool opens (src/net/pool.c),
  * so that a connection that frees up always finds a request queued in
- * libcurl.  The other requests due wait in the driver, as a task and not
- * as a libcurl handle: libcurl's cost per handle removed grows with the
- * handles queued on its multi handle, and each holds memory of its own.
+ * libcurl; the server option max_requests_in_flight lowers it.  The other
+ * requests due wait in the driver, as a task and not as a libcurl handle:
+ * libcurl's cost per handle removed grows with the handles queued on its
+ * multi handle, and each holds memory of its own.
  */
-#define LSM_TASK_INFLIGHT_PER_POOL 64
+#define LSM_TASK_INFLIGHT_PER_POOL LSM_MAX_REQUESTS_IN_FLIGHT
 
 /*
  * A queue of tasks whose request is due, oldest first.
@@ -1000,6 +1001,7 @@ typedef struct TaskGate
 	Oid			serverid;
 	Oid			umid;
 	int			inflight;
+	int			cap;			/* the most in flight */
 	TaskQueue	going;
 	TaskQueue	fresh;
 	struct TaskGate *next;
@@ -1062,6 +1064,9 @@ task_gate_of(TaskDriver *d, LsmTask *task)
 		g = palloc0(sizeof(TaskGate));
 		g->serverid = task->config->serverid;
 		g->umid = task->config->umid;
+		g->cap = task->config->max_requests_in_flight;
+		if (g->cap < 1 || g->cap > LSM_TASK_INFLIGHT_PER_POOL)
+			g->cap = LSM_TASK_INFLIGHT_PER_POOL;
 		g->next = d->gates;
 		d->gates = g;
 	}
@@ -1113,7 +1118,7 @@ task_send(TaskDriver *d, LsmTask *task)
 static void
 task_gate_drain(TaskDriver *d, TaskGate *g)
 {
-	while (g->inflight < LSM_TASK_INFLIGHT_PER_POOL)
+	while (g->inflight < g->cap)
 	{
 		TaskQueue  *q = g->going.head ? &g->going : &g->fresh;
 		LsmTask    *task = q->head;
@@ -1419,7 +1424,8 @@ task_stop_waiting(TaskDriver *d)
  *
  * The cost of an event does not grow with the call: timers are kept in a
  * heap, finished tasks are handed over as they finish, and at most
- * LSM_TASK_INFLIGHT_PER_POOL requests per server and role are in flight,
+ * LSM_TASK_INFLIGHT_PER_POOL requests per server and role (or the server's
+ * max_requests_in_flight) are in flight,
  * on requests reused from task to task, the others due waiting in order.
  */
 void

@@ -34,6 +34,7 @@
 #include "executor/spi.h"
 #include "funcapi.h"
 #include "functions/entry.h"
+#include "mb/pg_wchar.h"
 #include "checkpoint/checkpoint.h"
 #include "settings.h"
 #include "functions/stats.h"
@@ -295,14 +296,14 @@ lancelsm_remove_table(PG_FUNCTION_ARGS)
 }
 
 /*
- * declared_read_limits: the thresholds of row i of the SPI result of
- * declared_read's query with limits (columns 3..11) into the set,
- * allocated in outer.
+ * declared_read_limits: the thresholds of row r of the SPI result of
+ * declared_read's query with limits (columns 3..11) into table i of the
+ * set, allocated in outer.
  */
 static void
-declared_read_limits(DeclaredSet *set, int i, MemoryContext outer)
+declared_read_limits(DeclaredSet *set, uint64 r, int i, MemoryContext outer)
 {
-	HeapTuple	tuple = SPI_tuptable->vals[i];
+	HeapTuple	tuple = SPI_tuptable->vals[r];
 	TupleDesc	desc = SPI_tuptable->tupdesc;
 	LsmLimits  *limits = &set->limits[i];
 	MemoryContext old = MemoryContextSwitchTo(outer);
@@ -330,18 +331,101 @@ declared_read_limits(DeclaredSet *set, int i, MemoryContext outer)
 }
 
 /*
- * declared_read: the declared tables, ordered by server and table_name
- * under the "C" collation, into set->servers and set->names and, with
- * limits, their thresholds, allocated in the caller's memory context.
- * The checkpoint age runs from last_checkpoint_at, or from added_at for a
- * table never checkpointed, to the start of the transaction.
- * Errors: 42501 without SELECT on lancelsm_table.
+ * FNV-1a, 64 bits (offset basis and prime), over the bytes of a slice key.
+ */
+#define DECLARED_FNV_BASIS UINT64CONST(0xcbf29ce484222325)
+#define DECLARED_FNV_PRIME UINT64CONST(0x100000001b3)
+
+static uint64
+declared_fnv1a(uint64 h, const char *bytes, size_t len)
+{
+	for (size_t i = 0; i < len; i++)
+	{
+		h ^= (unsigned char) bytes[i];
+		h *= DECLARED_FNV_PRIME;
+	}
+	return h;
+}
+
+/*
+ * declared_slice_of
+ *		The slice (0 .. slices - 1) of a declared table, the same on every
+ *		machine, PostgreSQL version and database encoding, so that slices
+ *		run on several PostgreSQL servers over the same declarations need
+ *		no coordination: h is the 64-bit FNV-1a hash of the server name in
+ *		UTF-8, one zero byte, then the table name in UTF-8; h goes through
+ *		MurmurHash3's 64-bit finalizer (fmix64: FNV's last byte barely
+ *		reaches the high bits), and the slice is the result modulo slices.
+ *		slices must be at least 1.  Raises 22021 for a name with a
+ *		character UTF-8 cannot hold (never in a UTF-8 database).
+ */
+static int
+declared_slice_of(const char *server, const char *table_name, int32 slices)
+{
+	const char *s = pg_server_to_any(server, strlen(server), PG_UTF8);
+	const char *t = pg_server_to_any(table_name, strlen(table_name),
+									 PG_UTF8);
+	uint64		h;
+
+	Assert(slices >= 1);
+	h = declared_fnv1a(DECLARED_FNV_BASIS, s, strlen(s) + 1);
+	h = declared_fnv1a(h, t, strlen(t));
+	h ^= h >> 33;
+	h *= UINT64CONST(0xff51afd7ed558ccd);
+	h ^= h >> 33;
+	h *= UINT64CONST(0xc4ceb9fe1a85ec53);
+	h ^= h >> 33;
+	return (int) (h % (uint64) slices);
+}
+
+/*
+ * declared_slice_rows: which rows of the SPI result of declared_read's
+ * query (server, table_name first) are in slice slice of slices, and
+ * their count into *count; NULL, all of them, with one slice.  Allocated
+ * in the SPI context.
+ */
+static bool *
+declared_slice_rows(int32 slice, int32 slices, int *count)
+{
+	bool	   *mine;
+
+	*count = (int) SPI_processed;
+	if (slices <= 1)
+		return NULL;
+	mine = palloc(Max(SPI_processed, 1) * sizeof(bool));
+	*count = 0;
+	for (uint64 r = 0; r < SPI_processed; r++)
+	{
+		HeapTuple	tuple = SPI_tuptable->vals[r];
+		TupleDesc	desc = SPI_tuptable->tupdesc;
+		char	   *server = SPI_getvalue(tuple, desc, 1);
+		char	   *name = SPI_getvalue(tuple, desc, 2);
+
+		mine[r] = declared_slice_of(server, name, slices) == slice;
+		*count += mine[r];
+		pfree(server);
+		pfree(name);
+	}
+	return mine;
+}
+
+/*
+ * declared_read: the declared tables of slice slice of slices
+ * (declared_slice_of; 0 of 1: all of them), ordered by server and
+ * table_name under the "C" collation, into set->servers and set->names
+ * and, with limits, their thresholds, allocated in the caller's memory
+ * context.  The checkpoint age runs from last_checkpoint_at, or from
+ * added_at for a table never checkpointed, to the start of the
+ * transaction.  Errors: 42501 without SELECT on lancelsm_table.
  */
 static void
-declared_read(FunctionCallInfo fcinfo, bool with_limits, DeclaredSet *set)
+declared_read(FunctionCallInfo fcinfo, bool with_limits, int32 slice,
+			  int32 slices, DeclaredSet *set)
 {
 	MemoryContext outer = CurrentMemoryContext;
+	bool	   *mine;
 	int			n;
+	int			i;
 	int			nestlevel;
 	int			rc;
 
@@ -358,7 +442,7 @@ declared_read(FunctionCallInfo fcinfo, bool with_limits, DeclaredSet *set)
 				(errcode(ERRCODE_INTERNAL_ERROR),
 				 errmsg_internal("SPI_execute failed: %s",
 								 SPI_result_code_string(rc))));
-	set->ntables = (int) SPI_processed;
+	mine = declared_slice_rows(slice, slices, &set->ntables);
 	n = Max(set->ntables, 1);
 	set->servers = MemoryContextAlloc(outer, n * sizeof(char *));
 	set->names = MemoryContextAlloc(outer, n * sizeof(char *));
@@ -373,24 +457,30 @@ declared_read(FunctionCallInfo fcinfo, bool with_limits, DeclaredSet *set)
 		set->limit_nulls = MemoryContextAlloc(outer,
 											  n * LSM_LIMIT_COLS * sizeof(bool));
 	}
-	for (int i = 0; i < set->ntables; i++)
+	i = 0;
+	for (uint64 r = 0; r < SPI_processed; r++)
 	{
-		HeapTuple	tuple = SPI_tuptable->vals[i];
+		HeapTuple	tuple = SPI_tuptable->vals[r];
 		TupleDesc	desc = SPI_tuptable->tupdesc;
 
+		if (mine != NULL && !mine[r])
+			continue;
 		set->servers[i] = MemoryContextStrdup(outer,
 											  SPI_getvalue(tuple, desc, 1));
 		set->names[i] = MemoryContextStrdup(outer,
 											SPI_getvalue(tuple, desc, 2));
 		if (with_limits)
-			declared_read_limits(set, i, outer);
+			declared_read_limits(set, r, i, outer);
+		i++;
 	}
 	declared_spi_finish(nestlevel);
 }
 
 /*
- * lsm_declared_resolve: read the declared tables (with their thresholds
- * when with_limits) and resolve each distinct server once, without
+ * lsm_declared_resolve: read the declared tables of slice slice of slices
+ * (0 of 1: all; see declared_slice_of, the caller checks 0 <= slice
+ * < slices) with their thresholds when with_limits, and resolve each
+ * distinct server once, without
  * raising: set->table_configs holds each table's server (NULL where it
  * is unusable) and set->refusals the failure of a table whose server is
  * unusable (42704, 42809, 42501) or whose name is refused (22023), NULL
@@ -400,14 +490,14 @@ declared_read(FunctionCallInfo fcinfo, bool with_limits, DeclaredSet *set)
  * SELECT on lancelsm_table.
  */
 pg_noinline void
-lsm_declared_resolve(FunctionCallInfo fcinfo, bool with_limits,
-					 DeclaredSet *set)
+lsm_declared_resolve(FunctionCallInfo fcinfo, bool with_limits, int32 slice,
+					 int32 slices, DeclaredSet *set)
 {
 	LsmConfig  *config = NULL;
 	LsmFailure *server_failure = NULL;
 	int			n;
 
-	declared_read(fcinfo, with_limits, set);
+	declared_read(fcinfo, with_limits, slice, slices, set);
 	n = Max(set->ntables, 1);
 	set->tasks = NULL;
 	set->summaries = NULL;
@@ -454,7 +544,7 @@ pg_noinline void
 lsm_declared_prepare(FunctionCallInfo fcinfo, LsmTaskKind kind,
 					 bool with_limits, DeclaredSet *set)
 {
-	lsm_declared_resolve(fcinfo, with_limits, set);
+	lsm_declared_resolve(fcinfo, with_limits, 0, 1, set);
 	set->tasks = palloc(Max(set->ntables, 1) * sizeof(LsmTask *));
 	for (int i = 0; i < set->ntables; i++)
 	{

@@ -38,7 +38,7 @@ typedef struct DeclaredSet
 } DeclaredSet;
 
 extern void lsm_declared_resolve(FunctionCallInfo fcinfo, bool with_limits,
-								 DeclaredSet *set);
+								 int32 slice, int32 slices, DeclaredSet *set);
 extern void lsm_declared_task_init(const DeclaredSet *set, int t,
 								   LsmTaskKind kind, LsmTask *task);
 extern void lsm_declared_prepare(FunctionCallInfo fcinfo, LsmTaskKind kind,

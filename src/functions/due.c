@@ -232,10 +232,46 @@ due_log(const DeclaredSet *set, const DuePlan *plan)
 }
 
 /*
- * lancelsm_checkpoint_due()
+ * due_slice_args: the slice and slices arguments of the call, 0 and 1 (the
+ * whole declared set) when the function is declared without them (a 1.3
+ * catalog).  Errors: 22023 when slices is below 1 or slice is outside
+ * 0 .. slices - 1.
+ */
+static void
+due_slice_args(FunctionCallInfo fcinfo, int32 *slice, int32 *slices)
+{
+	*slice = 0;
+	*slices = 1;
+	if (PG_NARGS() < 2)
+		return;
+	*slice = PG_GETARG_INT32(0);
+	*slices = PG_GETARG_INT32(1);
+	if (*slices < 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("slices must be at least 1"),
+				 errdetail("slices is %d.", *slices)));
+	if (*slice < 0 || *slice >= *slices)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("slice must be between 0 and slices - 1"),
+				 errdetail("slice is %d and slices is %d.", *slice, *slices)));
+}
+
+/*
+ * lancelsm_checkpoint_due(slice integer DEFAULT 0, slices integer DEFAULT 1)
  * RETURNS TABLE (server text, table_name text, ok boolean, sqlstate text,
  *   message text, elapsed interval, passes integer, polls integer,
  *   due boolean, reason text, action text)
+ *
+ * With slices n > 1, runs only slice number slice (0 .. n - 1) of the
+ * declared tables: every table belongs to exactly one slice, chosen by a
+ * stable hash of its server and table name (src/functions/declared.c,
+ * declared_slice_of), so that n calls, one per pg_cron job and on any
+ * PostgreSQL server holding the same declarations, share the work with no
+ * other coordination; a slice's call reads, acts on, claims and records
+ * only its own tables and returns only their rows.  Declared by 1.2 and
+ * 1.3 without arguments, it runs the whole set.
  *
  * Reads the stats of every declared table (one get_lsm_stats request
  * each, 512 tables at a time, concurrently within each batch, so that
@@ -263,17 +299,22 @@ due_log(const DeclaredSet *set, const DuePlan *plan)
  * naming its server and table (at most LSM_LOG_FAILED_ROWS per call),
  * and one WARNING counts them; the other actions are logged as
  * lancelsm.log_min_duration says.  Raises only on cancel or
- * statement_timeout (57014), which end every action.
+ * statement_timeout (57014), which end every action, and 22023 for
+ * slices below 1 or a slice outside 0 .. slices - 1.
  */
 PG_FUNCTION_INFO_V1(lancelsm_checkpoint_due);
 Datum
 lancelsm_checkpoint_due(PG_FUNCTION_ARGS)
 {
-	ReturnSetInfo *rsinfo = lsm_materialize(fcinfo, LSM_DUE_COLS);
+	ReturnSetInfo *rsinfo;
 	DeclaredSet set;
 	DuePlan		plan;
+	int32		slice;
+	int32		slices;
 
-	lsm_declared_resolve(fcinfo, true, &set);
+	due_slice_args(fcinfo, &slice, &slices);
+	rsinfo = lsm_materialize(fcinfo, LSM_DUE_COLS);
+	lsm_declared_resolve(fcinfo, true, slice, slices, &set);
 	due_plan_alloc(&set, &plan);
 	PG_TRY();
 	{

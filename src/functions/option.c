@@ -307,6 +307,10 @@ option_fill_server(LsmConfig *config, ForeignServer *server)
 	config->read_timeout_s =
 		option_server_seconds(server, "read_timeout", 0,
 							  LSM_MAX_READ_TIMEOUT, LSM_DEFAULT_READ_TIMEOUT);
+	config->max_requests_in_flight = (int)
+		option_server_seconds(server, "max_requests_in_flight", 1,
+							  LSM_MAX_REQUESTS_IN_FLIGHT,
+							  LSM_MAX_REQUESTS_IN_FLIGHT);
 	config->http_version = option_server_http_version(server);
 	config->proxy = option_server_string(server, "proxy", NULL);
 	config->ssl_ca_file = option_server_string(server, "ssl_ca_file", NULL);

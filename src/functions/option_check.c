@@ -55,6 +55,7 @@ static void option_check_url(DefElem *def);
 static void option_check_delimiter(DefElem *def);
 static void option_check_timeout(DefElem *def);
 static void option_check_read_timeout(DefElem *def);
+static void option_check_max_requests(DefElem *def);
 static void option_check_headers(DefElem *def);
 static void option_check_http_version(DefElem *def);
 static void option_check_proxy(DefElem *def);
@@ -67,6 +68,7 @@ static const LsmOption lsm_options[] = {
 	{"id_delimiter", ForeignServerRelationId, option_check_delimiter, false},
 	{"connect_timeout", ForeignServerRelationId, option_check_timeout, false},
 	{"read_timeout", ForeignServerRelationId, option_check_read_timeout, false},
+	{"max_requests_in_flight", ForeignServerRelationId, option_check_max_requests, false},
 	{"ssl_ca_file", ForeignServerRelationId, option_check_nonempty, true},
 	{"ssl_cert_file", ForeignServerRelationId, option_check_nonempty, true},
 	{"ssl_key_file", ForeignServerRelationId, option_check_nonempty, true},
@@ -348,6 +350,21 @@ option_check_read_timeout(DefElem *def)
 							  &seconds))
 		option_reject_value(def,
 							"The read timeout must be a whole number of seconds between 0 and 86400.");
+}
+
+/*
+ * option_check_max_requests: max_requests_in_flight is a whole number from
+ * 1 to LSM_MAX_REQUESTS_IN_FLIGHT (64).
+ */
+static void
+option_check_max_requests(DefElem *def)
+{
+	long		n;
+
+	if (!lsm_option_parse_timeout(defGetString(def), 1,
+								  LSM_MAX_REQUESTS_IN_FLIGHT, &n))
+		option_reject_value(def,
+							"The most requests in flight must be a whole number between 1 and 64.");
 }
 
 /*

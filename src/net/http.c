@@ -493,6 +493,34 @@ http_configure_liveness(CURL *easy, const LsmConfig *config)
 }
 
 /*
+ * http_configure_names: how a host name is resolved.
+ *
+ * A name is looked up for every new connection, never taken from
+ * libcurl's DNS cache (CURLOPT_DNS_CACHE_TIMEOUT 0), as the SDK does
+ * (hyper resolves per connection): after a failover (the name moved, the
+ * old address gone) the very next request reaches the new address, where
+ * a cached entry (60 s by default) would fail it with "Couldn't connect"
+ * until it expired.  A reused pooled connection needs no lookup.
+ *
+ * A lookup runs in libcurl's resolver thread (getaddrinfo), which only
+ * the resolver's own timeout (resolv.conf: timeout, attempts) ends.
+ * Without CURLOPT_QUICK_EXIT, aborting a request whose lookup is under
+ * way (statement_timeout, cancel, the deadline) joins that thread, so a
+ * DNS server that never answers would hold the backend until getaddrinfo
+ * gives up.  With it (libcurl 7.87.0 and later) the thread is detached:
+ * the abort returns at once and the thread ends by itself, freeing what
+ * it holds, when getaddrinfo returns.  Older libcurl keeps the join.
+ */
+static void
+http_configure_names(CURL *easy)
+{
+	curl_easy_setopt(easy, CURLOPT_DNS_CACHE_TIMEOUT, 0L);
+#if LIBCURL_VERSION_NUM >= 0x075700
+	curl_easy_setopt(easy, CURLOPT_QUICK_EXIT, 1L);
+#endif
+}
+
+/*
  * http_version_option: the CURLOPT_HTTP_VERSION value of an http_version
  * option.  By default HTTP/2 is offered first in TLS's ALPN and HTTP/1.1
  * spoken when the server does not pick it, or over plain http://;
@@ -641,6 +669,7 @@ http_configure(CURL *easy, LsmRequest *req, TimestampTz deadline)
 					 (curl_off_t) lsm_max_response_size_kb * 1024);
 	curl_easy_setopt(easy, CURLOPT_TIMEOUT_MS, lsm_deadline_remaining_ms(deadline));
 	http_configure_liveness(easy, config);
+	http_configure_names(easy);
 	if (config->connect_timeout_ms > 0)
 		curl_easy_setopt(easy, CURLOPT_CONNECTTIMEOUT_MS,
 						 config->connect_timeout_ms);

@@ -49,6 +49,7 @@ typedef struct LsmConfig
 	char	   *id_delimiter;	/* "$" unless set */
 	long		connect_timeout_ms; /* 0: libcurl's default */
 	long		read_timeout_s; /* longest silence of the server; 0: none */
+	int			max_requests_in_flight; /* per call; 0: the most */
 	LsmHttpVersion http_version;
 	char	   *proxy;			/* http://host:port; NULL: no proxy at all */
 	char	   *proxy_user;		/* the mapping's; NULL: none */
@@ -65,6 +66,13 @@ typedef struct LsmConfig
 	int			nsecrets;		/* values of the mapping's extra_headers */
 	char	  **secrets;		/* wiped by lsm_config_wipe */
 } LsmConfig;
+
+/*
+ * The most requests one call keeps in flight on one server as one role
+ * (src/checkpoint/task.c), and the highest value of the server option
+ * max_requests_in_flight, which lowers it.
+ */
+#define LSM_MAX_REQUESTS_IN_FLIGHT 64
 
 #define LSM_REQUEST_ID_LEN 36
 #define LSM_CURL_ERROR_LEN 256	/* CURL_ERROR_SIZE */

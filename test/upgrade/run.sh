@@ -7,7 +7,9 @@
 # the \dx+ member list, every member function's definition and ACL, every
 # member relation's columns, indexes, constraints, view definition and ACL, and the
 # extension's version and dumped configuration tables.  Any difference
-# fails the test with a diff.  Then a pg_dump round trip: declared tables
+# fails the test with a diff.  Then the EXECUTE grants a DBA gave the
+# 1.3 lancelsm_checkpoint_due() are found on its 1.4 signature after the
+# update, and a pg_dump round trip: declared tables
 # (lancelsm_table rows, with their thresholds and last_checkpoint_at)
 # survive pg_dump and a restore into a new database.
 #
@@ -94,6 +96,26 @@ if [ "$kept" != "kept_srv events null null never" ]; then
 	exit 1
 fi
 echo "upgrade: a table declared under 1.1 is kept by the update ($kept)"
+
+# the grants a DBA gave lancelsm_checkpoint_due() in 1.3 are those of its
+# 1.4 signature (slice, slices) after the update
+createdb grants
+psql_q -d grants -o /dev/null <<'SQL'
+CREATE EXTENSION lancelsm VERSION '1.3';
+CREATE ROLE regress_upgrade_cron;
+REVOKE EXECUTE ON FUNCTION lancelsm_checkpoint_due() FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION lancelsm_checkpoint_due() TO regress_upgrade_cron WITH GRANT OPTION;
+ALTER EXTENSION lancelsm UPDATE;
+SQL
+grants=$(psql_q -d grants -A -t -c "SELECT string_agg(CASE a.grantee WHEN 0 THEN 'PUBLIC' ELSE pg_get_userbyid(a.grantee) END || ':' || a.is_grantable, ' ' ORDER BY 1) FROM pg_proc p, aclexplode(p.proacl) a WHERE p.proname = 'lancelsm_checkpoint_due' AND a.grantee <> p.proowner" \
+	-c "SELECT count(*) FROM pg_proc WHERE proname = 'lancelsm_checkpoint_due'")
+psql_q -d postgres -c "DROP DATABASE grants" -c "DROP ROLE regress_upgrade_cron"
+if [ "$grants" != "regress_upgrade_cron:true
+1" ]; then
+	echo "upgrade: the grants on lancelsm_checkpoint_due() were not carried to (slice, slices): '$grants'" >&2
+	exit 1
+fi
+echo "upgrade: the grants on lancelsm_checkpoint_due() are carried to its 1.4 signature ($(echo $grants))"
 
 # pg_dump round trip of the declared tables
 psql_q -d fresh -o /dev/null <<'SQL'
