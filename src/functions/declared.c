@@ -614,6 +614,9 @@ declared_collect(FunctionCallInfo fcinfo, LsmTaskKind kind, bool with_limits,
 				 DeclaredSet *set)
 {
 	lsm_declared_prepare(fcinfo, kind, with_limits, set);
+	if (kind == LSM_TASK_CHECKPOINT)
+		for (int t = 0; t < set->ntables; t++)
+			lsm_task_set_row_deadline(set->tasks[t]);
 	PG_TRY();
 	{
 		if (kind == LSM_TASK_CHECKPOINT)
@@ -964,16 +967,22 @@ lsm_declared_record_outcomes(FunctionCallInfo fcinfo,
  * table whose server is unusable (42704, 42809, 42501) or whose name is
  * refused (22023) gets its failure row with a NULL elapsed.  A table
  * whose checkpoint another backend of this cluster is running (with
- * lancelsm preloaded) is skipped: ok true, elapsed NULL, passes and polls
- * 0, message "skipped: a checkpoint of this table is running in backend
- * N", and neither its last_checkpoint_at nor its outcome is set.  Each
- * checkpoint that succeeded sets its table's last_checkpoint_at (see
+ * lancelsm preloaded, and paced alike: src/checkpoint/herd.c) is skipped,
+ * which is no success: ok false, sqlstate 55006, elapsed NULL, passes and
+ * polls 0, message "skipped: a checkpoint of this table is running in
+ * backend N", and neither its last_checkpoint_at nor its outcome is set.
+ * Each checkpoint that succeeded sets its table's last_checkpoint_at (see
  * lsm_declared_record: a WARNING where it cannot), and each that ran its
- * table's outcome (src/functions/outcome.c).  Each failed row is
- * logged at LOG, naming its server and table (at most
+ * table's outcome (src/functions/outcome.c).  A checkpoint still
+ * waiting shortly before statement_timeout (the smaller of 1 s and a
+ * tenth of it: lsm_statement_row_deadline) is given up: its row has ok
+ * false, 57014 and what it was waiting on (passes that ended without
+ * draining anything, a bucket that is not Active), and the tables that
+ * converged keep their rows and their last_checkpoint_at.  Each failed
+ * row is logged at LOG, naming its server and table (at most
  * LSM_LOG_FAILED_ROWS per call), and one WARNING counts them; the other
  * checkpoints are logged as lancelsm.log_min_duration says.  Raises only
- * on cancel or statement_timeout (57014), which end every checkpoint.
+ * on cancel, or statement_timeout before the rows are out (57014).
  */
 PG_FUNCTION_INFO_V1(lancelsm_checkpoint_all);
 Datum

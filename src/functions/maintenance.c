@@ -102,6 +102,9 @@ lancelsm_compact(PG_FUNCTION_ARGS)
  * or below the watermark remains.  Bounded by statement_timeout and query
  * cancel (57014).  421 re-issues from flush within lancelsm.reissue_budget,
  * then raises 55P03; lancelsm.max_idle_polls, when set, raises 53400.
+ * A server whose passes end without draining anything is waited for, as
+ * the SDK's checkpoint_lsm does; the 57014 of statement_timeout then says
+ * so in its detail, as lancelsm_progress does while it waits.
  * Other errors as lancelsm_flush.  Protocol: docs/protocol.md,
  * "The checkpoint loop".  With lancelsm preloaded, a checkpoint of a
  * table another backend of this cluster is checkpointing joins that run
@@ -180,10 +183,14 @@ checkpoint_many_tasks(ArrayType *names, LsmTask ***tasks_out)
  * run's ok, sqlstate and message (a failure's detail names the leading
  * backend), its own elapsed wait, passes and polls 0, and on success the
  * message "joined the checkpoint of backend N: P passes, Q polls".
- * Raises only for the server (42704, 42809, 42501: as lancelsm_flush) and
- * for cancel or statement_timeout (57014), which end every checkpoint.
- * Each row of a declared table, a failure too, is recorded as its
- * outcome, as lancelsm_flush records.
+ * A checkpoint still waiting shortly before statement_timeout (the
+ * smaller of 1 s and a tenth of it: lsm_statement_row_deadline) is given
+ * up: its row has ok false, 57014 and what it was waiting on (passes that
+ * ended without draining anything, a bucket that is not Active); the
+ * others keep their rows.  Raises only for the server (42704, 42809,
+ * 42501: as lancelsm_flush) and for cancel, or statement_timeout before
+ * the rows are out (57014).  Each row of a declared table, a failure too,
+ * is recorded as its outcome, as lancelsm_flush records.
  */
 PG_FUNCTION_INFO_V1(lancelsm_checkpoint_many);
 Datum
@@ -197,7 +204,10 @@ lancelsm_checkpoint_many(PG_FUNCTION_ARGS)
 	ntasks = checkpoint_many_tasks(PG_GETARG_ARRAYTYPE_P(1), &tasks);
 	config = lsm_config_resolve(text_to_cstring(PG_GETARG_TEXT_PP(0)));
 	for (int i = 0; i < ntasks; i++)
+	{
 		lsm_task_set_config(tasks[i], config);
+		lsm_task_set_row_deadline(tasks[i]);
+	}
 	PG_TRY();
 	{
 		lsm_herd_run_all(tasks, ntasks, LSM_HERD_JOIN);

@@ -17,8 +17,9 @@
  * another's view with a name.
  *
  * The views serve the catalogs of 1.1 and 1.2 (without the database
- * column, and for progress without the waiting bucket) and of 1.3, told
- * apart by their column count (lsm_materialize_versions).  All of this
+ * column, and for progress without the waiting bucket), of 1.3 (progress
+ * without passes_without_drop and diagnosis) and of 1.4, told apart by
+ * their column count (lsm_materialize_versions, lsm_materialize_shapes).  All of this
  * needs lancelsm in shared_preload_libraries: without it each function
  * raises 55000 saying so, but for lancelsm_running(), behind the view
  * lancelsm_status that alerts read: it returns no rows, so that the view
@@ -96,17 +97,24 @@ database_datum(Oid dbid, bool *isnull)
 	return name ? CStringGetTextDatum(name) : (Datum) 0;
 }
 
+/* The shapes of lancelsm_progress, oldest first (progress_row). */
+static const int progress_shapes[] = {
+	LSM_PROGRESS_COLS_V1_2, LSM_PROGRESS_COLS_V1_3, LSM_PROGRESS_COLS_V1_4
+};
+
 /*
- * progress_row: the lancelsm_progress row of one entry (a copy):
- * LSM_PROGRESS_COLS_V1_3 columns, or without database (the second) and
- * the waiting columns the LSM_PROGRESS_COLS_V1_2 of a catalog not updated
- * yet.
+ * progress_row: the lancelsm_progress row of one entry (a copy) in shape
+ * (an index of progress_shapes): LSM_PROGRESS_COLS_V1_4 columns; without
+ * passes_without_drop and diagnosis (the last two) the
+ * LSM_PROGRESS_COLS_V1_3 of a 1.3 catalog; without database (the second)
+ * and the waiting columns too the LSM_PROGRESS_COLS_V1_2 of 1.1 and 1.2.
  */
 static void
-progress_row(ReturnSetInfo *rsinfo, const LsmProgressCopy *e, bool with_db)
+progress_row(ReturnSetInfo *rsinfo, const LsmProgressCopy *e, int shape)
 {
-	Datum		values[LSM_PROGRESS_COLS_V1_3];
-	bool		nulls[LSM_PROGRESS_COLS_V1_3] = {0};
+	Datum		values[LSM_PROGRESS_COLS_V1_4];
+	bool		nulls[LSM_PROGRESS_COLS_V1_4] = {0};
+	bool		with_db = (shape >= 1);
 	int			i = 0;
 
 	values[i++] = Int32GetDatum(e->pid);
@@ -138,6 +146,14 @@ progress_row(ReturnSetInfo *rsinfo, const LsmProgressCopy *e, bool with_db)
 	values[i++] = Int32GetDatum(e->counts.retries);
 	values[i++] = Int32GetDatum(e->counts.reissues);
 	values[i++] = TimestampTzGetDatum(e->started_at);
+	if (shape >= 2)
+	{
+		const char *diagnosis = lsm_progress_diagnosis(&e->counts);
+
+		values[i++] = Int32GetDatum(e->counts.stalled_passes);
+		nulls[i] = (diagnosis == NULL);
+		values[i++] = diagnosis ? CStringGetTextDatum(diagnosis) : (Datum) 0;
+	}
 	lsm_put_row(rsinfo, values, nulls, i);
 }
 
@@ -147,16 +163,20 @@ progress_row(ReturnSetInfo *rsinfo, const LsmProgressCopy *e, bool with_db)
  *   phase text, waiting_bucket text, waiting_bucket_status text,
  *   target_generations bigint, outstanding_generations bigint,
  *   passes integer, polls integer, retries integer, reissues integer,
- *   started_at timestamptz)
+ *   started_at timestamptz, passes_without_drop integer, diagnosis text)
  *
  * No arguments.  One row per checkpoint running in any backend of any database (one
  * per table of a multi-table checkpoint); database is the name of the
  * checkpoint's database (NULL once dropped).  waiting_bucket and
  * waiting_bucket_status name a bucket whose status is not Active (a
  * Sealed bucket: a drop in flight) that still holds L0 the checkpoint
- * waits for, as of its last poll; NULL when there is none.  Declared by
- * 1.1 and 1.2 without database and the waiting columns: this library
- * serves those declarations too.  Each
+ * waits for, as of its last poll; NULL when there is none.
+ * passes_without_drop counts the compaction passes that ended in a row
+ * without draining anything; diagnosis says what that suggests (from 3
+ * on: the server may keep compacted generations listed), NULL when
+ * nothing is amiss: the checkpoint keeps waiting all the same.  Declared
+ * by 1.3 without the last two columns, by 1.1 and 1.2 without database
+ * and the waiting columns too: this library serves those declarations.  Each
  * row is a consistent copy of its entry; the rows are not one snapshot.
  * Needs shared_preload_libraries (55000 otherwise); 0A000 when declared
  * with another number of columns.
@@ -168,14 +188,14 @@ lancelsm_progress(PG_FUNCTION_ARGS)
 	ReturnSetInfo *rsinfo;
 	LsmProgressCopy *copy;
 	int			n;
-	bool		with_db;
+	int			shape;
 
 	monitoring_require_shmem(false);
-	rsinfo = lsm_materialize_versions(fcinfo, LSM_PROGRESS_COLS_V1_2,
-									  LSM_PROGRESS_COLS_V1_3, &with_db);
+	rsinfo = lsm_materialize_shapes(fcinfo, progress_shapes,
+									lengthof(progress_shapes), &shape);
 	copy = lsm_progress_copy(&n);
 	for (int i = 0; i < n; i++)
-		progress_row(rsinfo, &copy[i], with_db);
+		progress_row(rsinfo, &copy[i], shape);
 	pfree(copy);
 	return (Datum) 0;
 }
