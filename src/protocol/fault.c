@@ -450,8 +450,9 @@ fault_redact_text(char *text, const LsmRedactor *redactor)
 
 /*
  * lsm_fault_redact_outcome: mask every piece of every secret a request
- * was sent with in a failure's message, the arguments of its errmsg, its
- * detail and its hint: the API key, the user mapping's secret values
+ * was sent with in a failure's message, the arguments of its errmsg and
+ * its detail (its hint is always lancelsm's own fixed text, which holds
+ * no secret and is never masked): the API key, the user mapping's secret values
  * (extra header values, the proxy password), the bearer token that
  * attempt sent and the one read last from the same file (the failure may
  * stem from an earlier attempt).  A piece is any LSM_REDACT_WINDOW-byte
@@ -473,7 +474,6 @@ lsm_fault_redact_outcome(LsmFailure *failure, const LsmOutcome *req)
 	for (int i = 0; i < LSM_FAULT_MAX_ARGS; i++)
 		failure->args[i] = fault_redact_text(failure->args[i], redactor);
 	failure->detail = fault_redact_text(failure->detail, redactor);
-	failure->hint = fault_redact_text(failure->hint, redactor);
 	lsm_redactor_free(redactor);
 }
 
