@@ -51,6 +51,8 @@
 #define LSM_HISTORY_COLS_V1_3 9
 /* lancelsm_write_spec: one row, or none */
 #define LSM_WRITE_SPEC_COLS 5
+/* lancelsm_get_connections: one row per connection pool of the backend */
+#define LSM_CONNECTIONS_COLS 5
 
 /*
  * The numbers of one bucket, as its lancelsm_stats row shows them, each

@@ -152,6 +152,23 @@ extern void lsm_http_abort_all(void);
 /* in pool.c: libcurl's set-up, once per process (_PG_init) */
 extern void lsm_net_init(void);
 
+/*
+ * in pool.c: the backend's connection pools, one per (server, user
+ * mapping), as lancelsm_get_connections() lists them
+ */
+typedef struct LsmPoolInfo
+{
+	Oid			serverid;
+	Oid			umid;			/* InvalidOid: no user mapping */
+	int			connections;	/* sockets open, busy or idle */
+	int			requests;		/* requests in flight */
+	bool		valid;			/* false: options or allowed_endpoints
+								 * changed; closed before its next request */
+} LsmPoolInfo;
+
+extern LsmPoolInfo *lsm_pool_list(int *n);
+extern int	lsm_pool_disconnect(Oid serverid, Oid *busy_server);
+
 /* in token.c: the bearer token of a bearer_token_file, re-read when it changes */
 extern const char *lsm_bearer_token(const char *path);
 extern const char *lsm_bearer_token_try(const char *path, char **problem);
