@@ -110,7 +110,8 @@ typedef enum LsmTransport
 	LSM_TRANSPORT_HEADER_TOO_LARGE,	/* the header passed libcurl's limit */
 	LSM_TRANSPORT_NO_DESCRIPTOR,	/* no file descriptor left for a socket */
 	LSM_TRANSPORT_DENIED,		/* lancelsm.allowed_endpoints refused it */
-	LSM_TRANSPORT_HEADERS_TOO_LARGE /* the header lines passed LSM_HEADERS_MAX */
+	LSM_TRANSPORT_HEADERS_TOO_LARGE,	/* the header lines passed LSM_HEADERS_MAX */
+	LSM_TRANSPORT_REFUSED		/* refused unseen each time libcurl sent it */
 } LsmTransport;
 
 /*
