@@ -17,7 +17,11 @@
  * fault is reported as itself.  A checkpoint's compact trigger is never
  * retried in place: the next poll handles it.  421 makes a checkpoint
  * re-issue from flush after a backoff of the same shape, at most
- * lancelsm.reissue_budget times.  Everything else fails the task.
+ * lancelsm.reissue_budget times.  A request the server refused before
+ * acting on it each time libcurl sent it (LSM_VERDICT_RESEND: HTTP/2
+ * streams refused by one GOAWAY after another) is sent again after the
+ * same backoff, within the same budget, in every phase.  Everything else
+ * fails the task.
  *
  * The write spec routes follow the same per-request policy: 429 and
  * 503 were answered before the server acted, so retrying
@@ -715,6 +719,23 @@ task_on_success(LsmTask *task)
 }
 
 /*
+ * task_retry_or_fail: send the task's request again after a backoff,
+ * within lancelsm.retry_budget; past it, fail with the last fault.
+ */
+static void
+task_retry_or_fail(LsmTask *task)
+{
+	if (task->retries < lsm_retry_budget)
+	{
+		task->backing_off = true;
+		task->total_retries++;
+		task_sleep(task, task_backoff_ms(task->retries++));
+	}
+	else
+		task_fail_request(task);
+}
+
+/*
  * task_on_retryable: 429 or 503 (a draining node's included).
  */
 static void
@@ -729,14 +750,8 @@ task_on_retryable(LsmTask *task)
 		task->phase = LSM_PHASE_POLL;
 		task_sleep(task, lsm_poll_interval_next(&task->watermark, false));
 	}
-	else if (task->retries < lsm_retry_budget)
-	{
-		task->backing_off = true;
-		task->total_retries++;
-		task_sleep(task, task_backoff_ms(task->retries++));
-	}
 	else
-		task_fail_request(task);
+		task_retry_or_fail(task);
 }
 
 /*
@@ -787,6 +802,9 @@ task_on_answer(LsmTask *task)
 			break;
 		case LSM_VERDICT_REISSUE:
 			task_on_lost_claim(task);
+			break;
+		case LSM_VERDICT_RESEND:
+			task_retry_or_fail(task);
 			break;
 		case LSM_VERDICT_FAIL:
 			task_fail_request(task);

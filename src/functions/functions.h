@@ -57,6 +57,8 @@
 #define LSM_WRITE_SPEC_COLS 5
 /* lancelsm_info (1.4) */
 #define LSM_INFO_COLS 11
+/* lancelsm_get_connections: one row per connection pool of the backend */
+#define LSM_CONNECTIONS_COLS 5
 
 /*
  * The numbers of one bucket, as its lancelsm_stats row shows them, each

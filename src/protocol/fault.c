@@ -101,11 +101,17 @@ fault_is_draining(const LsmOutcome *req)
  * SDKs (rust/lancedb/src/remote/client.rs checks only that the status is a
  * success); a route that reads an answer decodes the body afterwards.  429
  * and every 503, a draining node's (code 19) included, are retried: the
- * SDKs retry them alike (docs/protocol.md, "Errors").
+ * SDKs retry them alike (docs/protocol.md, "Errors").  A request the
+ * server refused unseen each time libcurl sent it is sent again: the
+ * SDK's HTTP client (hyper) sends such a request again for as long as it
+ * is refused unseen, where libcurl stops after 5.
  */
 LsmVerdict
 lsm_fault_verdict(const LsmOutcome *req)
 {
+	/* the server never saw it (an HTTP/2 stream refused, ...): send again */
+	if (req->transport == LSM_TRANSPORT_REFUSED)
+		return LSM_VERDICT_RESEND;
 	if (req->transport != LSM_TRANSPORT_OK)
 		return LSM_VERDICT_FAIL;
 	if (req->status >= 200 && req->status < 300)
@@ -128,6 +134,7 @@ fault_sqlstate(const LsmOutcome *req)
 		case LSM_TRANSPORT_CONNECT:
 			return ERRCODE_FDW_UNABLE_TO_ESTABLISH_CONNECTION;
 		case LSM_TRANSPORT_FAILED:
+		case LSM_TRANSPORT_REFUSED:
 		case LSM_TRANSPORT_READ_TIMEOUT:
 		case LSM_TRANSPORT_HEADER_TOO_LARGE:
 		case LSM_TRANSPORT_HEADERS_TOO_LARGE:
@@ -304,6 +311,9 @@ fault_transport_text(const LsmOutcome *req)
 		case LSM_TRANSPORT_HEADERS_TOO_LARGE:
 			return psprintf("The server's response header lines are larger than %d kB in all.",
 							LSM_HEADERS_MAX / 1024);
+		case LSM_TRANSPORT_REFUSED:
+			return psprintf("The server refused the request before acting on it each time it was sent: %s.",
+							req->curl_error);
 		default:
 			return psprintf("The exchange with the server failed: %s.",
 							req->curl_error);
