@@ -104,11 +104,17 @@ fault_is_draining(const LsmOutcome *req)
  * SDKs (rust/lancedb/src/remote/client.rs checks only that the status is a
  * success); a route that reads an answer decodes the body afterwards.  429
  * and every 503, a draining node's (code 19) included, are retried: the
- * SDKs retry them alike (docs/protocol.md, "Errors").
+ * SDKs retry them alike (docs/protocol.md, "Errors").  A request the
+ * server refused unseen each time libcurl sent it is sent again: the
+ * SDK's HTTP client (hyper) sends such a request again for as long as it
+ * is refused unseen, where libcurl stops after 5.
  */
 LsmVerdict
 lsm_fault_verdict(const LsmOutcome *req)
 {
+	/* the server never saw it (an HTTP/2 stream refused, ...): send again */
+	if (req->transport == LSM_TRANSPORT_REFUSED)
+		return LSM_VERDICT_RESEND;
 	if (req->transport != LSM_TRANSPORT_OK)
 		return LSM_VERDICT_FAIL;
 	if (req->status >= 200 && req->status < 300)
@@ -131,6 +137,7 @@ fault_sqlstate(const LsmOutcome *req)
 		case LSM_TRANSPORT_CONNECT:
 			return ERRCODE_FDW_UNABLE_TO_ESTABLISH_CONNECTION;
 		case LSM_TRANSPORT_FAILED:
+		case LSM_TRANSPORT_REFUSED:
 		case LSM_TRANSPORT_READ_TIMEOUT:
 		case LSM_TRANSPORT_HEADER_TOO_LARGE:
 		case LSM_TRANSPORT_HEADERS_TOO_LARGE:
@@ -307,6 +314,9 @@ fault_transport_text(const LsmOutcome *req)
 		case LSM_TRANSPORT_HEADERS_TOO_LARGE:
 			return psprintf("The server's response header lines are larger than %d kB in all.",
 							LSM_HEADERS_MAX / 1024);
+		case LSM_TRANSPORT_REFUSED:
+			return psprintf("The server refused the request before acting on it each time it was sent: %s.",
+							req->curl_error);
 		default:
 			return psprintf("The exchange with the server failed: %s.",
 							req->curl_error);
@@ -456,20 +466,22 @@ fault_redact_text(char *text, const LsmRedactor *redactor)
 
 /*
  * lsm_fault_redact_outcome: mask every piece of every secret a request
- * was sent with in a failure's detail and hint: the API key, the user
- * mapping's secret values (extra header values, the proxy password), the
- * bearer token that attempt sent and the one read last from the same file
- * (the failure may stem from an earlier attempt).  A piece is any
- * LSM_REDACT_WINDOW-byte window of a secret, wherever it appears: a
- * server, a gateway or a decoder's excerpt may show the key whole, masked
- * to its first and last bytes, cut short or from its middle.  A secret
- * shorter than a window is masked where it appears whole, innocent words
- * included.  Each run of masked bytes reads LSM_REDACT_MASK.
+ * was sent with in a failure's detail (its hint is always lancelsm's own
+ * fixed text, which holds no secret and is never masked): the API key,
+ * the user mapping's secret values (extra header values, the proxy
+ * password), the bearer token that attempt sent and the one read last
+ * from the same file (the failure may stem from an earlier attempt).  A
+ * piece is any LSM_REDACT_WINDOW-byte window of a secret, wherever it
+ * appears: a server, a gateway or a decoder's excerpt may show the key
+ * whole, masked to its first and last bytes, cut short or from its
+ * middle.  A secret shorter than a window is masked where it appears
+ * whole, innocent words included.  Each run of masked bytes reads
+ * LSM_REDACT_MASK.
  *
  * The errmsg's arguments are what the caller passed (a table name), and
  * pieces of them are no secret to the caller wherever they appear: the
- * message and the arguments are left as they are, and a piece of a secret
- * that occurs in an argument is not masked in the detail either (a
+ * message and the arguments are left as they are, and a run of the
+ * detail whose pieces all occur in an argument is not masked either (a
  * server's echo of the name reads as the name).  Masking them would make
  * the errors an oracle: a caller who cannot read the key would learn,
  * from whether the table name it chose came back masked, whether the key
@@ -485,7 +497,6 @@ lsm_fault_redact_outcome(LsmFailure *failure, const LsmOutcome *req)
 	redactor = fault_redactor(req, (const char *const *) failure->args,
 							  LSM_FAULT_MAX_ARGS);
 	failure->detail = fault_redact_text(failure->detail, redactor);
-	failure->hint = fault_redact_text(failure->hint, redactor);
 	lsm_redactor_free(redactor);
 }
 
