@@ -198,7 +198,8 @@ SELECT regexp_replace(try($$SELECT * FROM lancelsm_stats('emu_closed', 'events')
                       'Could not reach the server: [^\n]*', 'Could not reach the server: ...') AS refused;
 \set VERBOSITY terse
 SELECT lancelsm_flush('emu_closed', 'events');
--- a table name holding the key: redacted in the errmsg as in a row's message
+-- a table name holding the key is the caller's own text: shown as passed,
+-- in the errmsg as in a row's message (a mask would be an oracle)
 SELECT lancelsm_flush('emu_closed', 'of-closed-port-key-0001');
 SELECT sqlstate, split_part(message, ':', 1) AS message
   FROM lancelsm_checkpoint('emu_closed', ARRAY['of-closed-port-key-0001']);
