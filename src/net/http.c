@@ -827,9 +827,10 @@ http_proxy_refused(const LsmRequest *req)
  * answering (docs/configuration.md, "Connections").  After 5 such sends it
  * gives up with this fixed text of lib/transfer.c in the error buffer, its
  * only sign (the code may be CURLE_SEND_ERROR, or the receive error that
- * ended the last send, which libcurl keeps): behind an edge that ends each connection after a few requests
- * (nginx's keepalive_requests), the streams of a many-table call in flight
- * at once meet one GOAWAY after another.
+ * ended the last send, which libcurl keeps): behind an edge that ends
+ * each connection after a few requests (nginx's keepalive_requests), the
+ * streams of a many-table call in flight at once meet one GOAWAY after
+ * another.
  */
 static bool
 http_refused_unseen(const LsmRequest *req, CURLcode code)
