@@ -31,9 +31,11 @@ OBJS = \
 	src/functions/declared.o \
 	src/functions/monitoring.o \
 	src/functions/write_spec.o \
+	src/functions/connections.o \
 	src/net/token.o \
 	src/functions/due.o \
 	src/functions/threshold.o \
+	src/functions/outcome.o \
 	src/protocol/lsm_stats_json.o \
 	src/protocol/lsm_json.o
 
@@ -47,7 +49,7 @@ DATA = $(wildcard sql/$(EXTENSION)--*.sql)
 # together; PostgreSQL 15 has no separate --expecteddir.)  setup starts
 # the emulator unless LANCELSM_EMULATOR_PORT names one; teardown, last,
 # stops it.
-REGRESS = setup options functions faults checkpoint permissions declared due progress scale write_spec client_options comments teardown
+REGRESS = setup options functions faults checkpoint permissions declared due progress scale write_spec client_options connections comments teardown
 REGRESS_OPTS = --dbname=contrib_regression
 TAP_TESTS = 1
 

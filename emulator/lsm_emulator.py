@@ -108,6 +108,7 @@ class Bucket:
         self.memtables = [self._new_memtable(1)]
         self.latched = False   # a pass owns the bucket
         self.pinned = False    # latch pinned by the control API
+        self.stale = 0         # oldest L0 merged but still listed
         self.pass_token = 0    # bumped to abandon in-flight passes
 
     def _new_memtable(self, gen):
@@ -377,6 +378,7 @@ class Emulator:
             self.draining = False
             self.draining_until = None   # monotonic end of a timed drain
             self.keep_compacted = False
+            self.stale_reads = 0   # stats reads left before a stale drain
             self.idle_compact_status = 429
             self.faults = {}
             self.latency = {}
@@ -531,6 +533,10 @@ class Emulator:
                 n = max(0, int(self.prefix_max))
                 if self.keep_compacted:
                     n = 0   # merged, but the generations stay listed
+                elif self.stale_reads > 0 and n:
+                    # merged, listed until stale_reads more stats reads
+                    b.stale = min(len(b.l0), b.stale + n)
+                    n = 0
                 if n and b.l0:
                     del b.l0[:n]
                     b.manifest_version += 1
@@ -541,6 +547,21 @@ class Emulator:
                                       "ended": time.time()})
 
         pool.submit(run, abandoned)
+
+    def count_stale_read(self):
+        """Under the lock: a stats read was answered; the one that uses up
+        stale_reads drops the generations every bucket kept listed."""
+        if self.stale_reads <= 0:
+            return
+        self.stale_reads -= 1
+        if self.stale_reads:
+            return
+        for t in self.tables.values():
+            for b in t.buckets:
+                if b.stale:
+                    del b.l0[:b.stale]
+                    b.stale = 0
+                    b.manifest_version += 1
 
     def restart_node(self):
         with self.lock:
@@ -1254,8 +1275,10 @@ class Handler(BaseHTTPRequestHandler):
                            "no bucket could be latched for compaction")
             return 202, None
         with emu.lock:
-            return 200, {"lsm_stats": {STATS_KEYS[emu.stats_keys][0]: [
+            answer = {"lsm_stats": {STATS_KEYS[emu.stats_keys][0]: [
                 b.stats(include_rows, emu.stats_keys) for b in t.buckets]}}
+            emu.count_stale_read()
+            return 200, answer
 
     def _table_or_refusal(self, name):
         """Under emu.lock: (table, None), or (None, (status, body)) for a
@@ -1555,6 +1578,9 @@ class Control:
                     if "keep_compacted" in req:
                         emu.keep_compacted = _bool(req["keep_compacted"],
                                                    "keep_compacted")
+                    if "stale_reads" in req:
+                        emu.stale_reads = _int(req["stale_reads"],
+                                               "stale_reads", 0)
                     if "idle_compact_status" in req:
                         st = req["idle_compact_status"]
                         if st not in (202, 429) or isinstance(st, bool):
@@ -1562,6 +1588,7 @@ class Control:
                         emu.idle_compact_status = st
             with emu.lock:
                 return 200, {"ok": True, "keep_compacted": emu.keep_compacted,
+                             "stale_reads": emu.stale_reads,
                              "idle_compact_status": emu.idle_compact_status}
         if parts == ["stats_keys"]:
             if method == "POST":

@@ -797,9 +797,41 @@ class HttpTest(unittest.TestCase):
         self.ctl("tables/events/write", {"rows": 4, "bucket": "b0"})
         self.assertEqual(self.stats()["lsm_stats"]["buckets"][0]["memtables"][0]["rows"], 4)
 
+    def test_behaviour_stale_reads_stall_then_drain(self):
+        # two generations; passes end with them listed until 5 stats reads
+        # have been answered, then both leave the list at once
+        self.ctl("tables/events/generations", {"count": 2, "buckets": ["b0"]})
+        self.assertEqual(self.ctl("behaviour", {"stale_reads": 5})[1]["stale_reads"], 5)
+        for passes in (1, 2, 3):
+            self.assertEqual(self.req("compact_lsm")[0].status, 202)
+            self.assertTrue(self.wait(
+                lambda: self.ctl("tables/events")[1]["passes_completed"] == passes))
+        # a third pass merges nothing more than the two listed generations
+        self.assertEqual(len(self.ctl("tables/events")[1]["buckets"][0]["generations"]), 2)
+        seen = []
+        for _ in range(5):
+            b0 = self.stats()["lsm_stats"]["buckets"][0]
+            seen.append((len(b0["generations"]), b0["compacting"]))
+        # the answer of the fifth read still lists them; the read uses N up
+        self.assertEqual(seen, [(2, False)] * 5)
+        self.assertEqual(self.ctl("behaviour")[1]["stale_reads"], 0)
+        b0 = self.stats()["lsm_stats"]["buckets"][0]
+        self.assertEqual(len(b0["generations"]), 0)
+        # off: a pass drains at once again
+        self.ctl("tables/events/generations", {"count": 1, "buckets": ["b0"]})
+        self.assertEqual(self.req("compact_lsm")[0].status, 202)
+        self.assertTrue(self.wait(
+            lambda: not self.stats()["lsm_stats"]["buckets"][0]["generations"]))
+        self.assertEqual(self.ctl("behaviour", {"stale_reads": -1})[0], 400)
+        self.assertEqual(self.ctl("behaviour", {"stale_reads": True})[0], 400)
+        self.ctl("behaviour", {"stale_reads": 3})
+        self.ctl("reset", {})
+        self.assertEqual(self.ctl("behaviour")[1]["stale_reads"], 0)
+
     def test_behaviour_keep_compacted_and_idle_compact_status(self):
         self.assertEqual(self.ctl("behaviour"),
                          (200, {"ok": True, "keep_compacted": False,
+                                "stale_reads": 0,
                                 "idle_compact_status": 429}))
         self.ctl("tables/events/generations", {"count": 1, "buckets": ["b0"]})
         self.ctl("behaviour", {"keep_compacted": True})

@@ -8,9 +8,13 @@
  * Exact outputs for windows of a secret at the start, in the middle and
  * at the end of a text, a masked echo ("sk_l...Q7vZ"), overlapping and
  * adjacent secrets, a 3-byte secret, empty secrets and texts, NUL bytes
- * and a secret holding the mask's byte; then random texts over a small
- * alphabet against a naive reference (every window of every secret
- * compared at every position); then the time to scan a 64 kB body with
+ * and a secret holding the mask's byte; exempt texts (what the caller
+ * passed): their windows and the short secrets they hold are not masked,
+ * and an echo of a name built from the key's known prefix and a right or
+ * a wrong next byte reads the same but for the name; then random texts
+ * and exempt texts over a small alphabet against a naive reference (every
+ * window of every secret compared at every position, skipped when it
+ * occurs in an exempt text); then the time to scan a 64 kB body with
  * an API key, header values and a 16 kB bearer token, printed, not
  * asserted.  After every case the palloc arena must be empty once the
  * redactor and the outputs are freed.
@@ -43,21 +47,26 @@ end_case(const char *name, LsmRedactor *r, const char *out)
 }
 
 /*
- * Mask text (len bytes) with secrets (NULL-terminated list) and check the
- * output: expected NULL means nothing masked.
+ * Mask text (len bytes) with secrets less what the exempt texts hold
+ * (both NULL-terminated lists) and check the output: expected NULL means
+ * nothing masked.
  */
 static void
-expect_n(const char *name, const char *const *secrets, const char *text,
-		 size_t len, const char *expected, size_t expected_len)
+expect_n(const char *name, const char *const *secrets,
+		 const char *const *exempt, const char *text, size_t len,
+		 const char *expected, size_t expected_len)
 {
 	int			n = 0;
+	int			nexempt = 0;
 	LsmRedactor *r;
 	char	   *out;
 	size_t		out_len = 12345;
 
 	while (secrets[n] != NULL)
 		n++;
-	r = lsm_redactor_new(secrets, n);
+	while (exempt[nexempt] != NULL)
+		nexempt++;
+	r = lsm_redactor_new(secrets, n, exempt, nexempt);
 	out = lsm_redact(r, text, len, &out_len);
 	if (expected == NULL)
 		check(out == NULL, name, "masked to \"%s\", expected nothing masked",
@@ -75,11 +84,85 @@ static void
 expect(const char *name, const char *const *secrets, const char *text,
 	   const char *expected)
 {
-	expect_n(name, secrets, text, strlen(text), expected,
-			 expected ? strlen(expected) : 0);
+	expect_n(name, secrets, (const char *[]) {NULL}, text, strlen(text),
+			 expected, expected ? strlen(expected) : 0);
 }
 
 #define KEY "sk_live_4f9a2c7e1b8d3f6aQ7vZ"
+
+/* expect, less what the exempt texts (NULL-terminated) hold. */
+static void
+expect_exempt(const char *name, const char *const *secrets,
+			  const char *const *exempt, const char *text,
+			  const char *expected)
+{
+	expect_n(name, secrets, exempt, text, strlen(text), expected,
+			 expected ? strlen(expected) : 0);
+}
+
+/*
+ * The caller's own text: windows of the key that occur in a table name
+ * the caller passed are not masked where a server echoes them; the key's
+ * other windows still are.  A name of the key's known prefix and a right
+ * next byte ("sk_li") or a wrong one ("sk_lX") comes back as itself both
+ * times: the echo tells nothing of the key.
+ */
+static void
+test_exempt(void)
+{
+	const char *key[] = {KEY, NULL};
+	const char *right[] = {"sk_li", NULL};
+	const char *wrong[] = {"sk_lX", NULL};
+	const char *shorts[] = {"k9z", NULL};
+	const char *none[] = {NULL};
+	const char *nulls[] = {NULL, "", "sk_li"};
+
+	expect_exempt("echo of a name with the right next byte", key, right,
+				  "Table 'sk_li' not found", NULL);
+	expect_exempt("echo of a name with a wrong next byte", key, wrong,
+				  "Table 'sk_lX' not found", NULL);
+	/* without the exemption the two differ: that is the oracle */
+	expect("no exemption: right next byte", key, "Table 'sk_li' not found",
+		   "Table '***' not found");
+	expect("no exemption: wrong next byte", key, "Table 'sk_lX' not found",
+		   "Table '***X' not found");
+	/*
+	 * a gateway that echoes the key itself: the run of the key's windows
+	 * holds windows the name lacks, so it is masked whole, whatever the
+	 * name (windows exempted one by one would leave "sk***" for a right
+	 * next byte and "s***" for a wrong one: the oracle again)
+	 */
+	expect_exempt("the key elsewhere, right next byte", key, right,
+				  "Table 'sk_li': key " KEY, "Table 'sk_li': key ***");
+	expect_exempt("the key elsewhere, wrong next byte", key, wrong,
+				  "Table 'sk_lX': key " KEY, "Table 'sk_lX': key ***");
+	expect_exempt("a kept run next to a masked one is one run", key, right,
+				  "sk_live_", "***");
+	expect_exempt("an echo of all the name is: kept", key,
+				  (const char *[]) {"x-sk_live_4f9a-y", NULL},
+				  "[sk_live_4f9a]", NULL);
+	expect_exempt("two names, each kept", key,
+				  (const char *[]) {"sk_li", "7e1b", NULL},
+				  "sk_li, 7e1b, 8d3f", "sk_li, 7e1b, ***");
+	expect_exempt("a middle piece of the key is masked", key, wrong,
+				  "sk_lX 9a2c7e1b", "sk_lX ***");
+	expect_exempt("a short secret in the name is not masked", shorts,
+				  (const char *[]) {"tk9z", NULL}, "Table 'tk9z'", NULL);
+	expect_exempt("a short secret the name lacks is masked", shorts,
+				  (const char *[]) {"tk9", NULL}, "Table 'tk9z'", "Table 't***'");
+	expect_exempt("a name shorter than a window exempts no window", key,
+				  (const char *[]) {"sk_", NULL}, "sk_l", "***");
+	expect_exempt("no exempt texts", key, none, "key sk_l", "key ***");
+	{
+		LsmRedactor *r = lsm_redactor_new(key, 1, nulls, 3);
+		size_t		len = 0;
+		char	   *out = lsm_redact(r, "Table 'sk_li'", 13, &len);
+
+		check(out == NULL, "NULL and empty exempt texts skipped",
+			  "masked to \"%s\"", out ? out : "");
+		end_case("NULL and empty exempt texts skipped", r, out);
+	}
+}
 
 /* The cases of the brief, with exact outputs. */
 static void
@@ -121,7 +204,7 @@ test_cases(void)
 	expect("secret with the mask's byte", star, "bb***", "***");
 	expect("the mask completes a window again", star, "xbb***y", "x***y");
 	{
-		LsmRedactor *r = lsm_redactor_new(withnull, 3);
+		LsmRedactor *r = lsm_redactor_new(withnull, 3, NULL, 0);
 		size_t		len = 0;
 		char	   *out = lsm_redact(r, "x" KEY, strlen(KEY) + 1, &len);
 
@@ -129,21 +212,23 @@ test_cases(void)
 			  "NULL and empty entries skipped", "\"%s\"", out ? out : "(NULL)");
 		end_case("NULL and empty entries skipped", r, out);
 	}
-	expect_n("NUL bytes never match", key, "\0\0\0\0sk_l\0", 9,
+	expect_n("NUL bytes never match", key, none, "\0\0\0\0sk_l\0", 9,
 			 "\0\0\0\0***\0", 8);
 }
 
 /*
  * The naive reference: mark every byte covered by a window of a secret
  * (or a whole short secret) found at any position, then replace each run
- * of marked bytes with the mask.  One read; secrets without the mask's
- * byte only.
+ * of marked bytes with the mask, unless every mark in the run is of a
+ * window (or short secret) that occurs in exempt.  One read; secrets without the mask's byte
+ * only.
  */
 static size_t
-naive_redact(const char *const *secrets, const char *text, size_t len,
-			 char *out)
+naive_redact(const char *const *secrets, const char *exempt,
+			 const char *text, size_t len, char *out)
 {
-	bool	   *mark = calloc(len + 1, 1);
+	/* per byte: 0 unmatched, 1 matched by kept pieces only, 2 by others */
+	char	   *mark = calloc(len + 1, 1);
 	size_t		o = 0;
 
 	for (int s = 0; secrets[s] != NULL; s++)
@@ -152,18 +237,36 @@ naive_redact(const char *const *secrets, const char *text, size_t len,
 		size_t		w = sl >= LSM_REDACT_WINDOW ? LSM_REDACT_WINDOW : sl;
 
 		for (size_t j = 0; sl > 0 && j + w <= sl; j++)
+		{
+			char		kind = memmem(exempt, strlen(exempt),
+									  secrets[s] + j, w) ? 1 : 2;
+
 			for (size_t i = 0; i + w <= len; i++)
 				if (memcmp(text + i, secrets[s] + j, w) == 0)
-					memset(mark + i, 1, w);
+					for (size_t k = i; k < i + w; k++)
+						mark[k] = mark[k] > kind ? mark[k] : kind;
+		}
 	}
-	for (size_t i = 0; i < len; i++)
+	for (size_t i = 0; i < len;)
 	{
-		if (!mark[i])
-			out[o++] = text[i];
-		else if (i == 0 || !mark[i - 1])
+		size_t		end = i;
+		bool		masked = false;
+
+		while (end < len && mark[end])
+			masked |= mark[end++] == 2;
+		if (end == i)
+			out[o++] = text[i++];
+		else if (!masked)
+		{
+			memcpy(out + o, text + i, end - i);
+			o += end - i;
+			i = end;
+		}
+		else
 		{
 			memcpy(out + o, LSM_REDACT_MASK, strlen(LSM_REDACT_MASK));
 			o += strlen(LSM_REDACT_MASK);
+			i = end;
 		}
 	}
 	free(mark);
@@ -198,6 +301,7 @@ test_against_reference(void)
 		char		sbuf[3][16];
 		const char *secrets[4];
 		char		text[96];
+		char		exempt[16];
 		char		want[96 * 3 + 1];
 		size_t		len = rand() % 64;
 		size_t		want_len;
@@ -212,8 +316,10 @@ test_against_reference(void)
 		}
 		secrets[3] = NULL;
 		random_string(text, len, "abcd");
-		want_len = naive_redact(secrets, text, len, want);
-		r = lsm_redactor_new(secrets, 3);
+		/* every other round, an exempt text of up to 8 bytes */
+		random_string(exempt, round % 2 ? rand() % 9 : 0, "abc");
+		want_len = naive_redact(secrets, exempt, text, len, want);
+		r = lsm_redactor_new(secrets, 3, (const char *[]) {exempt}, 1);
 		got = lsm_redact(r, text, len, &got_len);
 		if (got == NULL)
 		{
@@ -272,7 +378,7 @@ test_timing(void)
 		memcpy(body + at + 40, "sk_l...Q7vZ", 11);
 	}
 	clock_gettime(CLOCK_MONOTONIC, &t0);
-	r = lsm_redactor_new(secrets, 6);
+	r = lsm_redactor_new(secrets, 6, NULL, 0);
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	prepare = (t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9;
 	for (int i = 0; i < 20; i++)
@@ -303,6 +409,7 @@ int
 main(void)
 {
 	test_cases();
+	test_exempt();
 	test_against_reference();
 	test_timing();
 	return harness_check_summary();

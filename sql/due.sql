@@ -127,6 +127,31 @@ SELECT table_name, last_checkpoint_at > now() - interval '1 minute' AS recent
   FROM lancelsm_table WHERE last_checkpoint_at IS NOT NULL
  ORDER BY table_name COLLATE "C";
 
+-- durable outcomes: each action of the run is its table's outcome, by
+-- checkpoint_due, with its times; a table that cannot be read (du_gone)
+-- records its failed stats read; quiet tables (du_quiet, du_null) record
+-- nothing
+SELECT table_name, last_action, last_source, last_ok, last_sqlstate,
+       split_part(last_message, ': ', 1) AS last_message,
+       last_started_at <= last_finished_at AS ordered,
+       last_finished_at BETWEEN now() - interval '1 minute' AND now() AS recent
+  FROM lancelsm_table ORDER BY table_name COLLATE "C";
+-- a checkpoint's outcome starts when last_checkpoint_at says
+SELECT table_name, last_started_at = last_checkpoint_at AS same_start
+  FROM lancelsm_table WHERE last_action = 'checkpoint'
+ ORDER BY table_name COLLATE "C";
+-- lancelsm_status: one row per declared table, without requests; not
+-- preloaded here, so no phase (and no error)
+SELECT emu('POST', '/_emulator/log/reset');
+SELECT server, table_name, max_l0_generations, max_l0_bytes, max_wal_lag,
+       max_memtable_rows, max_checkpoint_age, last_action, last_source,
+       last_ok, last_sqlstate, last_finished_at IS NOT NULL AS finished,
+       running_phase, running_pid, running_since
+  FROM lancelsm_status ORDER BY server COLLATE "C", table_name COLLATE "C";
+SELECT * FROM du_calls() WHERE flush <> '0' OR compact <> '0' OR stats <> '0';
+SELECT count(*) AS status_rows, (SELECT count(*) FROM lancelsm_table) AS declared
+  FROM lancelsm_status;
+
 -- the tables whose compaction now runs in the background leave, so that
 -- what follows is exact
 SELECT count(lancelsm_remove_table('emu', t))
@@ -151,6 +176,11 @@ SELECT emu('POST', '/_emulator/tables/du_wal/write', '{"rows": 1, "bucket": "b0"
 SELECT table_name, ok, sqlstate, split_part(message, ': ', 1) AS message,
        passes, polls, reason, action
   FROM lancelsm_checkpoint_due() WHERE table_name = 'du_wal';
+-- the failed flush is du_wal's outcome, with its SQLSTATE and message
+SELECT table_name, last_action, last_source, last_ok, last_sqlstate,
+       split_part(last_message, ': ', 1) AS last_message,
+       last_message LIKE '%HTTP status 500%' AS detail
+  FROM lancelsm_table WHERE table_name = 'du_wal';
 
 -- the recorded time: not written by a read-only transaction (a WARNING,
 -- the rows all the same), lost when the transaction rolls back, written
@@ -171,7 +201,8 @@ ROLLBACK;
 SELECT last_checkpoint_at = '2026-01-01 00:00:00+00' AS unchanged
   FROM lancelsm_table WHERE table_name = 'du_age';
 SELECT table_name, ok FROM lancelsm_checkpoint_all() WHERE table_name = 'du_age';
-SELECT last_checkpoint_at > now() - interval '1 minute' AS recorded
+SELECT last_checkpoint_at > now() - interval '1 minute' AS recorded,
+       last_action, last_source, last_ok, last_checkpoint_at = last_started_at AS same_start
   FROM lancelsm_table WHERE table_name = 'du_age';
 -- the age of a table never checkpointed runs from added_at
 UPDATE lancelsm_table SET last_checkpoint_at = NULL, added_at = now() - interval '3 hours'
@@ -217,6 +248,55 @@ SELECT table_name, ok, action FROM lancelsm_checkpoint_due()
 RESET ROLE;
 SELECT last_checkpoint_at IS NOT NULL AS recorded
   FROM lancelsm_table WHERE table_name = 'du_age';
+
+-- outcomes over time: du_born is declared before it exists (its failed
+-- stats read is recorded), then comes into being: its good stats read
+-- replaces the failure (a recovered table must not read as failing); a
+-- quiet table whose last outcome is ok (du_age) records nothing
+SELECT lancelsm_add_table('emu', 'du_born', max_memtable_rows => 0);
+SELECT table_name, ok, sqlstate, action FROM lancelsm_checkpoint_due()
+ WHERE table_name = 'du_born';
+SELECT table_name, last_action, last_source, last_ok, last_sqlstate,
+       split_part(last_message, ': ', 1) AS last_message
+  FROM lancelsm_table WHERE table_name = 'du_born';
+SELECT emu('POST', '/_emulator/tables', '{"name": "du_born", "buckets": 1}');
+UPDATE lancelsm_table SET last_finished_at = '2026-01-01 00:00:00+00'
+ WHERE table_name = 'du_age';
+SELECT table_name, ok, action FROM lancelsm_checkpoint_due()
+ WHERE table_name IN ('du_age', 'du_born');
+SELECT table_name, last_action, last_source, last_ok, last_sqlstate,
+       last_message, last_finished_at = '2026-01-01 00:00:00+00' AS unchanged
+  FROM lancelsm_table WHERE table_name IN ('du_age', 'du_born')
+ ORDER BY table_name COLLATE "C";
+-- a direct call on a declared table records its outcome as direct (a
+-- success; a failure raises, and the rollback takes any record back); a
+-- table not declared records nothing, and no error
+SELECT lancelsm_flush('emu', 'du_born');
+SELECT table_name, last_action, last_source, last_ok, last_sqlstate,
+       last_started_at <= last_finished_at AS ordered
+  FROM lancelsm_table WHERE table_name = 'du_born';
+SELECT emu_fault('du_born', 'compact_lsm', 500);
+SELECT dt_try($$SELECT lancelsm_compact('emu', 'du_born')$$);
+SELECT table_name, last_action, last_source, last_ok
+  FROM lancelsm_table WHERE table_name = 'du_born';
+SELECT lancelsm_checkpoint('emu', 'du_born');
+SELECT table_name, last_action, last_source, last_ok,
+       last_checkpoint_at = last_started_at AS checkpointed
+  FROM lancelsm_table WHERE table_name = 'du_born';
+SELECT emu_fault('du_born', 'flush_lsm', 500);
+SELECT table_name, ok, sqlstate
+  FROM lancelsm_checkpoint('emu', ARRAY['du_born', 'du_nothere']);
+SELECT table_name, last_action, last_source, last_ok, last_sqlstate,
+       split_part(last_message, ': ', 1) AS last_message
+  FROM lancelsm_table WHERE table_name = 'du_born';
+SELECT count(*) AS undeclared FROM lancelsm_table WHERE table_name = 'du_nothere';
+-- in a read-only transaction a direct call records nothing, silently
+BEGIN READ ONLY;
+SELECT lancelsm_flush('emu', 'du_born');
+COMMIT;
+SELECT table_name, last_action, last_ok FROM lancelsm_table
+ WHERE table_name = 'du_born';
+SELECT lancelsm_remove_table('emu', 'du_born');
 
 -- clean up
 SELECT count(lancelsm_remove_table(server, table_name)) FROM lancelsm_table;

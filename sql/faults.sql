@@ -198,7 +198,8 @@ SELECT regexp_replace(try($$SELECT * FROM lancelsm_stats('emu_closed', 'events')
                       'Could not reach the server: [^\n]*', 'Could not reach the server: ...') AS refused;
 \set VERBOSITY terse
 SELECT lancelsm_flush('emu_closed', 'events');
--- a table name holding the key: redacted in the errmsg as in a row's message
+-- a table name holding the key is the caller's own text: shown as passed,
+-- in the errmsg as in a row's message (a mask would be an oracle)
 SELECT lancelsm_flush('emu_closed', 'of-closed-port-key-0001');
 SELECT sqlstate, split_part(message, ':', 1) AS message
   FROM lancelsm_checkpoint('emu_closed', ARRAY['of-closed-port-key-0001']);
@@ -456,16 +457,72 @@ SELECT lancelsm_checkpoint('emu', 'events');
 SET statement_timeout = '20s';
 SELECT emu('POST', '/_emulator/tables/events/latch', '{"bucket": "b0", "held": false}');
 -- passes that end without draining anything (a server that keeps compacted
--- generations listed): the third one in a row fails the checkpoint, after
--- one flush and three compacts, instead of polling to statement_timeout
+-- generations listed): the checkpoint waits, as the SDK's checkpoint_lsm
+-- does; statement_timeout ends it, with the diagnosis in the detail
 SELECT emu_reset();
 SELECT emu('POST', '/_emulator/tables/events/generations', '{"count": 2, "buckets": ["b1"]}');
 SELECT emu('POST', '/_emulator/behaviour', '{"keep_compacted": true}') ->> 'keep_compacted';
 SELECT emu('POST', '/_emulator/log/reset');
+CREATE FUNCTION try_timeout(sql text) RETURNS text LANGUAGE plpgsql AS $fn$
+DECLARE
+  msg text; det text;
+BEGIN
+  EXECUTE sql;
+  RETURN 'ok';
+EXCEPTION WHEN query_canceled THEN
+  GET STACKED DIAGNOSTICS msg = MESSAGE_TEXT, det = PG_EXCEPTION_DETAIL;
+  RETURN regexp_replace('57014 ' || msg || E'\nDETAIL: ' || det,
+                        '[0-9]+ in a row', 'N in a row');
+END $fn$;
+SET statement_timeout = '1500ms';
+SELECT try_timeout($$SELECT lancelsm_checkpoint('emu', 'events')$$);
+SET statement_timeout = '20s';
+DROP FUNCTION try_timeout(text);
+SELECT (emu_counts('events') ->> 'compact_lsm')::int >= 3 AS three_passes_or_more;
+-- ... lancelsm.max_idle_polls = 3, the one switch for failing fast: the
+-- third pass in a row without a drop fails it (53400), after one flush and
+-- three compacts (once the pass the timeout left running has ended)
+DO $$
+BEGIN
+  FOR i IN 1..500 LOOP
+    EXIT WHEN NOT (SELECT bool_or(compacting) FROM lancelsm_stats('emu', 'events'));
+    PERFORM pg_sleep(0.01);
+  END LOOP;
+END $$;
+SELECT emu('POST', '/_emulator/log/reset');
+SET lancelsm.max_idle_polls = 3;
 SELECT try($$SELECT lancelsm_checkpoint('emu', 'events')$$);
+RESET lancelsm.max_idle_polls;
 SELECT emu_counts('events') ->> 'flush_lsm' AS flushes,
        emu_counts('events') ->> 'compact_lsm' AS compacts;
 SELECT emu('POST', '/_emulator/behaviour', '{"keep_compacted": false}') ->> 'keep_compacted';
+-- a stall that heals: passes end with what they merged still listed for 12
+-- stats reads, then it leaves the list; the checkpoint converges, after
+-- exactly 13 stats reads (the 12th answer still lists them)
+SELECT emu('POST', '/_emulator/tables/events/generations', '{"count": 2, "buckets": ["b1"]}');
+SELECT emu('POST', '/_emulator/log/reset');
+SELECT emu('POST', '/_emulator/behaviour', '{"stale_reads": 12}') ->> 'stale_reads';
+SELECT try($$SELECT lancelsm_checkpoint('emu', 'events')$$);
+SELECT emu_counts('events') ->> 'flush_lsm' AS flushes,
+       emu_counts('events') ->> 'get_lsm_stats' AS stats_reads,
+       (emu_counts('events') ->> 'compact_lsm')::int >= 3 AS three_passes_or_more;
+SELECT shard_id, l0_generations FROM lancelsm_stats('emu', 'events') ORDER BY shard_id COLLATE "C";
+-- one stalled table does not cost the others their rows: a call of many
+-- tables stops waiting shortly before statement_timeout (1 s, or a tenth
+-- of it when shorter) and returns a row per table, the stalled one not ok
+-- (57014, with what it waited on), the converged one ok
+SELECT emu('POST', '/_emulator/tables', '{"name": "calm", "buckets": 1}');
+SELECT emu('POST', '/_emulator/tables/calm/generations', '{"count": 2}');
+SELECT emu('POST', '/_emulator/tables/events/generations', '{"count": 2, "buckets": ["b1"]}');
+SELECT emu_fault('events', 'compact_lsm', 202, -1, '{"body": ""}');
+SET statement_timeout = '2s';
+SELECT table_name, ok, sqlstate,
+       regexp_replace(message, '[0-9]+ in a row', 'N in a row') AS message,
+       elapsed BETWEEN '1.5s' AND '1.9s' AS stopped_before_the_deadline
+  FROM lancelsm_checkpoint('emu', ARRAY['events', 'calm']);
+SET statement_timeout = '20s';
+SELECT emu('POST', '/_emulator/faults/clear');
+SELECT l0_generations FROM lancelsm_stats('emu', 'calm');
 -- a compact that finds nothing to do, answered 429 or 202 (the server did
 -- nothing): the checkpoint goes on and succeeds, one compact more
 SELECT emu('POST', '/_emulator/log/reset');

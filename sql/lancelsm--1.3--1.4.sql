@@ -78,6 +78,48 @@ GRANT EXECUTE ON FUNCTION @extschema@.lancelsm_info() TO pg_read_all_stats;
 GRANT SELECT ON @extschema@.lancelsm_info TO pg_read_all_stats;
 -- END lancelsm_info
 
+-- BEGIN progress diagnosis
+-- A checkpoint waits for a server whose compaction passes end without
+-- draining anything, as the SDK's checkpoint_lsm does (statement_timeout,
+-- cancel and lancelsm.max_idle_polls are its bounds); lancelsm_progress
+-- says so while it waits: passes_without_drop counts the passes that ended
+-- in a row without a drop in the outstanding generations, and diagnosis
+-- says what that suggests (NULL when nothing is amiss).  A function's
+-- result columns cannot be altered, so the function and its view are
+-- dropped and created again, with the grants of 1.1: EXECUTE and SELECT to
+-- pg_read_all_stats, not PUBLIC.
+DROP VIEW @extschema@.lancelsm_progress;
+DROP FUNCTION @extschema@.lancelsm_progress();
+
+CREATE FUNCTION @extschema@.lancelsm_progress()
+RETURNS TABLE (
+    pid pg_catalog.int4,
+    database pg_catalog.text,
+    server pg_catalog.text,
+    table_name pg_catalog.text,
+    phase pg_catalog.text,
+    waiting_bucket pg_catalog.text,
+    waiting_bucket_status pg_catalog.text,
+    target_generations pg_catalog.int8,
+    outstanding_generations pg_catalog.int8,
+    passes pg_catalog.int4,
+    polls pg_catalog.int4,
+    retries pg_catalog.int4,
+    reissues pg_catalog.int4,
+    started_at pg_catalog.timestamptz,
+    passes_without_drop pg_catalog.int4,
+    diagnosis pg_catalog.text)
+AS 'MODULE_PATHNAME', 'lancelsm_progress'
+LANGUAGE C STRICT VOLATILE PARALLEL SAFE ROWS 16;
+
+CREATE VIEW @extschema@.lancelsm_progress AS
+  SELECT * FROM @extschema@.lancelsm_progress();
+
+REVOKE EXECUTE ON FUNCTION @extschema@.lancelsm_progress() FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION @extschema@.lancelsm_progress() TO pg_read_all_stats;
+GRANT SELECT ON @extschema@.lancelsm_progress TO pg_read_all_stats;
+-- END progress diagnosis
+
 -- BEGIN due runs in slices
 -- lancelsm_checkpoint_due(slice, slices) runs one of slices disjoint
 -- slices of the declared tables, by a stable hash of (server, table_name)
@@ -130,6 +172,41 @@ $$;
 
 DROP FUNCTION @extschema@.lancelsm_checkpoint_due();
 -- END due runs in slices
+
+-- BEGIN connections
+-- The backend's connection pools, listed and closed, as postgres_fdw's
+-- postgres_fdw_get_connections(), postgres_fdw_disconnect() and
+-- postgres_fdw_disconnect_all() do for its connections.  They see and
+-- close only the calling backend's own pools, so EXECUTE stays with
+-- PUBLIC, as postgres_fdw grants them.  PARALLEL RESTRICTED: a parallel
+-- worker has pools of its own.
+CREATE FUNCTION @extschema@.lancelsm_get_connections()
+RETURNS TABLE (
+    server_name pg_catalog.text,
+    user_name pg_catalog.text,
+    connections pg_catalog.int4,
+    requests pg_catalog.int4,
+    valid pg_catalog.bool)
+AS 'MODULE_PATHNAME', 'lancelsm_get_connections'
+LANGUAGE C STRICT VOLATILE PARALLEL RESTRICTED ROWS 4;
+
+CREATE FUNCTION @extschema@.lancelsm_disconnect(server pg_catalog.text)
+RETURNS pg_catalog.bool
+AS 'MODULE_PATHNAME', 'lancelsm_disconnect'
+LANGUAGE C STRICT VOLATILE PARALLEL RESTRICTED;
+
+CREATE FUNCTION @extschema@.lancelsm_disconnect_all()
+RETURNS pg_catalog.bool
+AS 'MODULE_PATHNAME', 'lancelsm_disconnect_all'
+LANGUAGE C STRICT VOLATILE PARALLEL RESTRICTED;
+
+COMMENT ON FUNCTION @extschema@.lancelsm_get_connections() IS
+  'The connection pools of the calling backend: server, user mapping''s role, open connections, requests in flight, and whether still valid';
+COMMENT ON FUNCTION @extschema@.lancelsm_disconnect(pg_catalog.text) IS
+  'Closes the calling backend''s pooled connections to a server; true when any were open';
+COMMENT ON FUNCTION @extschema@.lancelsm_disconnect_all() IS
+  'Closes every pooled connection of the calling backend; true when any were open';
+-- END connections
 
 -- BEGIN comments
 -- Help in psql (\df+, \dv+, \d+ lancelsm_table, \dew+): what each object
@@ -221,3 +298,86 @@ COMMENT ON VIEW @extschema@.lancelsm_checkpoint_history IS
 COMMENT ON FUNCTION @extschema@.lancelsm_checkpoint_history_reset IS
   'Empties the checkpoint history of every database of the cluster; writes shared memory only, no network request; superusers only unless granted';
 -- END comments
+
+-- BEGIN durable outcomes
+-- Each declared table keeps what was last done to it, in its own row of
+-- lancelsm_table: it survives restarts and failovers, is readable on a
+-- standby, is dumped by pg_dump with the rest of the row
+-- (pg_extension_config_dump of 1.1) and grows with the declared set only.
+-- Written, in the caller's transaction and with the caller's rights, by
+-- lancelsm_checkpoint_due() (its actions and failed stats reads; a table
+-- it leaves alone writes nothing, unless its last outcome was a failure
+-- and its stats read succeeded), lancelsm_checkpoint_all() and direct
+-- calls of lancelsm_flush, lancelsm_compact and lancelsm_checkpoint on a
+-- declared table (docs/operations.md, "Durable outcomes").
+ALTER TABLE @extschema@.lancelsm_table
+  ADD COLUMN last_action pg_catalog.text
+    CONSTRAINT lancelsm_table_last_action_check
+    CHECK (last_action IN ('stats', 'flush', 'compact', 'checkpoint')),
+  ADD COLUMN last_source pg_catalog.text
+    CONSTRAINT lancelsm_table_last_source_check
+    CHECK (last_source IN ('direct', 'checkpoint_all', 'checkpoint_due')),
+  ADD COLUMN last_ok pg_catalog.bool,
+  ADD COLUMN last_sqlstate pg_catalog.text,
+  ADD COLUMN last_message pg_catalog.text,
+  ADD COLUMN last_started_at pg_catalog.timestamptz,
+  ADD COLUMN last_finished_at pg_catalog.timestamptz;
+
+COMMENT ON COLUMN @extschema@.lancelsm_table.last_action IS
+  'What was last done to the table: stats (a lancelsm_checkpoint_due() stats read), flush, compact or checkpoint; NULL: nothing recorded yet';
+COMMENT ON COLUMN @extschema@.lancelsm_table.last_source IS
+  'Who did it: direct (lancelsm_flush, lancelsm_compact, lancelsm_checkpoint), checkpoint_all or checkpoint_due';
+COMMENT ON COLUMN @extschema@.lancelsm_table.last_ok IS
+  'Whether the last action succeeded';
+COMMENT ON COLUMN @extschema@.lancelsm_table.last_sqlstate IS
+  'The SQLSTATE of the last action''s failure; NULL for a success';
+COMMENT ON COLUMN @extschema@.lancelsm_table.last_message IS
+  'The message of the last action''s failure (errmsg: errdetail, without secrets), or a note on a success (a joined checkpoint); NULL otherwise';
+COMMENT ON COLUMN @extschema@.lancelsm_table.last_started_at IS
+  'When the last action started; NULL when it never started (a server or name refused)';
+COMMENT ON COLUMN @extschema@.lancelsm_table.last_finished_at IS
+  'When the last action ended';
+-- since 1.4 a direct checkpoint on a declared table sets it too
+COMMENT ON COLUMN @extschema@.lancelsm_table.last_checkpoint_at IS
+  'Start of the table''s last successful checkpoint by lancelsm_checkpoint_due(), lancelsm_checkpoint_all() or lancelsm_checkpoint on the declared table; never moves back; NULL before the first';
+
+-- The checkpoints running in this database with their phase, for
+-- lancelsm_status.  Unlike lancelsm_progress() it returns no rows, rather
+-- than raising 55000, without lancelsm in shared_preload_libraries, and it
+-- shows this database's checkpoints only: EXECUTE is left to PUBLIC, as
+-- the view that calls it is readable by PUBLIC (a view's functions are
+-- called with the rights of the role that reads it).
+CREATE FUNCTION @extschema@.lancelsm_running()
+RETURNS TABLE (
+    server pg_catalog.text,
+    table_name pg_catalog.text,
+    pid pg_catalog.int4,
+    phase pg_catalog.text,
+    started_at pg_catalog.timestamptz)
+AS 'MODULE_PATHNAME', 'lancelsm_running'
+LANGUAGE C STRICT VOLATILE PARALLEL SAFE ROWS 16;
+COMMENT ON FUNCTION @extschema@.lancelsm_running() IS
+  'The checkpoints running in this database, with their phase; no rows without lancelsm in shared_preload_libraries';
+
+-- One row per declared table: its thresholds, its durable outcome and the
+-- checkpoint running on it, if any (the oldest one when several backends
+-- run one).  Reads the catalog and shared memory only: no request to any
+-- LanceDB server, so that alerts and exporters can read it at every scrape.
+CREATE VIEW @extschema@.lancelsm_status AS
+  SELECT t.server, t.table_name, t.max_l0_generations, t.max_l0_bytes,
+         t.max_wal_lag, t.max_memtable_rows, t.max_checkpoint_age,
+         t.last_action, t.last_source, t.last_ok, t.last_sqlstate,
+         t.last_message, t.last_started_at, t.last_finished_at,
+         t.last_checkpoint_at, r.phase AS running_phase,
+         r.pid AS running_pid, r.started_at AS running_since
+    FROM @extschema@.lancelsm_table t
+    LEFT JOIN (SELECT DISTINCT ON (server, table_name)
+                      server, table_name, pid, phase, started_at
+                 FROM @extschema@.lancelsm_running()
+                ORDER BY server, table_name, started_at, pid) r
+      ON r.server OPERATOR(pg_catalog.=) t.server
+     AND r.table_name OPERATOR(pg_catalog.=) t.table_name;
+GRANT SELECT ON @extschema@.lancelsm_status TO PUBLIC;
+COMMENT ON VIEW @extschema@.lancelsm_status IS
+  'One row per declared table: thresholds, the last action and its outcome, the last checkpoint, and the checkpoint running now; reads no LanceDB server';
+-- END durable outcomes

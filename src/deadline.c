@@ -29,6 +29,23 @@ lsm_statement_deadline(void)
 }
 
 /*
+ * lsm_statement_row_deadline: when a call of many tables stops waiting so
+ * that it can still return a row for each: the statement's deadline less
+ * a margin of LSM_ROW_MARGIN_MS or a tenth of statement_timeout,
+ * whichever is shorter; 0 without a timeout.
+ */
+TimestampTz
+lsm_statement_row_deadline(void)
+{
+	if (StatementTimeout <= 0)
+		return 0;
+	return TimestampTzPlusMilliseconds(GetCurrentStatementStartTimestamp(),
+									   StatementTimeout -
+									   Min(LSM_ROW_MARGIN_MS,
+										   StatementTimeout / 10));
+}
+
+/*
  * lsm_deadline_remaining_ms: milliseconds left until deadline (0: no
  * deadline), at least 1 while there is a deadline.  Raises nothing.
  */

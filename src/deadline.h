@@ -22,7 +22,15 @@
 /* Our own deadline check waits this long for PostgreSQL's timer first. */
 #define LSM_DEADLINE_GRACE_MS 10
 
+/*
+ * A call of many tables stops waiting this long, or a tenth of
+ * statement_timeout when that is shorter, before the statement's deadline,
+ * to return its rows (lsm_statement_row_deadline).
+ */
+#define LSM_ROW_MARGIN_MS 1000
+
 extern TimestampTz lsm_statement_deadline(void);
+extern TimestampTz lsm_statement_row_deadline(void);
 extern long lsm_deadline_remaining_ms(TimestampTz deadline);
 pg_noreturn extern void lsm_deadline_passed(void);
 

@@ -69,7 +69,7 @@ _PG_init(void)
 					   "Sets the longest wait between checkpoint polls, reached while nothing changes.",
 					   &lsm_poll_interval_max_ms, 5000, 1, 3600 * 1000, GUC_UNIT_MS);
 	define_int_setting("lancelsm.max_idle_polls",
-					   "Sets how many consecutive checkpoint polls without progress and without a running compaction pass fail the checkpoint; 0 disables the bound.",
+					   "Sets how many consecutive checkpoint polls without progress and without a running compaction pass, or compaction passes that end without draining anything, fail the checkpoint; 0 disables the bound.",
 					   &lsm_max_idle_polls, 0, 0, INT_MAX, 0);
 	define_int_setting("lancelsm.max_response_size",
 					   "Sets the largest response body accepted from a LanceDB server.",

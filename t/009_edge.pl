@@ -13,8 +13,17 @@
 #    session use ceil(requests / keepalive_requests) connections: nginx
 #    ends each connection with a GOAWAY after keepalive_requests (100
 #    here), and not one request is lost or sent twice;
+#  - an edge that ends every connection after 3 requests (a GOAWAY over
+#    HTTP/2; keepalive_requests 3): 20 flushes in a row take 7
+#    connections, and a 20-table lancelsm_checkpoint (streams in flight at
+#    once when the GOAWAY comes) succeeds for every table, each request
+#    reaching the emulator exactly once, as in the SDK, whose client sends
+#    a request refused by a GOAWAY again on a new connection;
 #  - a stream reset (the upstream closing mid-body) is 08006, as the reset
-#    connection over HTTP/1.1;
+#    connection over HTTP/1.1; within a 20-table checkpoint on one HTTP/2
+#    connection only the table whose answer was cut fails, after its one
+#    stats read (the SDK sends the LSM routes without retries:
+#    send_lsm_route), and the 19 others succeed with their usual calls;
 #  - the edge's own 502 and 504 HTML pages (with a Retry-After) are
 #    HV000 after one request, never retried (docs/protocol.md, "Errors");
 #  - a connection the edge closed while idle (keepalive_timeout 1s) is
@@ -42,6 +51,7 @@ my $pki = make_pki();
 my $edge = start_nginx($pki, $port, {
 	h2 => { read_timeout => '1s' },
 	lim => { keepalive_requests => 100 },
+	lim3 => { keepalive_requests => 3 },
 	h1 => { http2 => 0 },
 	idle => { keepalive_timeout => '1s' },
 	wrong => { cert => 'wrong' },
@@ -67,6 +77,7 @@ sub edge_server
 edge_server('edge', 'h2');
 edge_server('edge11', 'h2', "http_version '1.1'");
 edge_server('edgelim', 'lim');
+edge_server('edgelim3', 'lim3');
 edge_server('edgeh1', 'h1');
 edge_server('edgeidle', 'idle');
 edge_server('edgeidle11', 'idle', "http_version '1.1'");
@@ -143,22 +154,27 @@ for my $c ([ 'edge', 'HTTP/2.0', 'ALPN picks HTTP/2' ],
 #
 my @t50 = map { sprintf('t%02d', $_) } 1 .. 50;
 emu('POST', '/_emulator/tables', { name => $_, buckets => 1 }) for @t50;
-my $array = "ARRAY['" . join("','", @t50) . "']";
 
-# checkpoint50: checkpoint the 50 tables, each with one L0 generation,
-# through server $srv in a fresh session; returns (ok rows, the access log
-# lines, flush and compact calls per table as "f/c" joined)
-sub checkpoint50
+# checkpoint_tables: checkpoint @tables, each with one L0 generation,
+# through server $srv in a fresh session; returns (the count of ok rows,
+# then ";" and "table,sqlstate" of each failed row joined by ";", the
+# access log lines, flush and compact calls per table as "f/c" joined,
+# the emulator's total).  The failures' messages go to the test's log
+# only (their request ids differ from run to run).
+sub checkpoint_tables
 {
-	my ($srv) = @_;
+	my ($srv, @tables) = @_;
+	my $tables = "ARRAY['" . join("','", @tables) . "']";
 
-	emu('POST', "/_emulator/tables/$_/generations", { count => 1 }) for @t50;
+	emu('POST', "/_emulator/tables/$_/generations", { count => 1 }) for @tables;
 	emu('POST', '/_emulator/log/reset');
 	my ($out, $st, $err, @log) = through(fresh(),
-		"SELECT count(*) FILTER (WHERE ok) FROM lancelsm_checkpoint('$srv', $array)");
+		"SELECT count(*) FILTER (WHERE ok) || ';' || coalesce(string_agg(table_name || ',' || sqlstate || '|' || message, ';' ORDER BY table_name) FILTER (WHERE NOT ok), '') FROM lancelsm_checkpoint('$srv', $tables)");
 	diag($err) if $st;
+	note($out);
+	$out =~ s/\|[^;]*//g;
 	my %calls;
-	for (@t50)
+	for (@tables)
 	{
 		my $c = emu('GET', "/_emulator/counts?table=$_");
 		$calls{"$c->{flush_lsm}/$c->{compact_lsm}"}++;
@@ -167,15 +183,15 @@ sub checkpoint50
 		join(',', map { "$_ x$calls{$_}" } sort keys %calls),
 		emu('GET', '/_emulator/counts')->{total});
 }
-my ($ok2, $log2, $calls2, $total2) = checkpoint50('edge');
+my ($ok2, $log2, $calls2, $total2) = checkpoint_tables('edge', @t50);
 my ($nconn2, $proto2) = connections(@$log2);
-is($ok2, '50', 'HTTP/2: all 50 checkpoints succeed');
+is($ok2, '50;', 'HTTP/2: all 50 checkpoints succeed');
 is("$nconn2|$proto2", '1|HTTP/2.0',
 	'HTTP/2: the 50-table checkpoint uses one connection (one TLS handshake)');
 is(scalar(@$log2), $total2, 'HTTP/2: every request the edge saw reached the emulator');
-my ($ok1, $log1, $calls1, $total1) = checkpoint50('edge11');
+my ($ok1, $log1, $calls1, $total1) = checkpoint_tables('edge11', @t50);
 my ($nconn1, $proto1) = connections(@$log1);
-is($ok1, '50', 'HTTP/1.1: all 50 checkpoints succeed');
+is($ok1, '50;', 'HTTP/1.1: all 50 checkpoints succeed');
 is($calls2, '1/1 x50', 'HTTP/2: one flush and one compact per table');
 is($calls1, $calls2, 'HTTP/1.1: the same calls per table as HTTP/2');
 cmp_ok($nconn1, '>', 1, "HTTP/1.1: the same checkpoint takes $nconn1 connections");
@@ -207,6 +223,29 @@ is("$nconn|$proto|$most", '10|HTTP/2.0|100',
 	'1,000 flushes: 10 connections of 100 requests each');
 
 #
+# 3b. an edge that ends each connection after 3 requests
+#
+emu('POST', '/_emulator/log/reset');
+($out, $st, $err, @log) = through(fresh(),
+	"SELECT count(lancelsm_flush('edgelim3', 'events')) FROM generate_series(1, 20)");
+($nconn, $proto, $most) = connections(@log);
+is("$out|$st|" . emu_counts()->{flush_lsm} . '|' . scalar(@log), '20||20|20',
+	'keepalive_requests 3: 20 flushes succeed, each reaching the emulator once')
+  or diag($err);
+is("$nconn|$proto|$most", '7|HTTP/2.0|3',
+	'keepalive_requests 3: 20 flushes take 7 connections of at most 3 requests');
+
+my @t20 = @t50[ 0 .. 19 ];
+
+my ($ok20, $log20, $calls20, $total20) = checkpoint_tables('edgelim3', @t20);
+($nconn, $proto, $most) = connections(@$log20);
+is("$ok20|$calls20", '20;|1/1 x20',
+	'keepalive_requests 3: a 20-table checkpoint succeeds for every table, one flush and one compact each');
+is(scalar(@$log20), $total20,
+	'keepalive_requests 3: every request the edge served reached the emulator once');
+is("$proto|$most", 'HTTP/2.0|3', 'keepalive_requests 3: at most 3 requests per connection');
+
+#
 # 4. a stream reset mid-body is a reset connection (08006), on both versions
 #
 for my $srv ('edge', 'edge11')
@@ -221,6 +260,20 @@ for my $srv ('edge', 'edge11')
 	is($st, '08006', "$srv: the edge cutting the answer mid-body is 08006")
 	  or diag($err);
 }
+
+# one stream of 20 on the same HTTP/2 connection cut mid-answer: only its
+# table fails, after its one stats read; the others are not disturbed
+emu_reset();
+emu('POST', '/_emulator/tables', { name => $_, buckets => 1 }) for @t20;
+emu('POST', '/_emulator/faults',
+	{ table => 't03', route => 'get_lsm_stats', action => 'close_mid_body',
+	  status => 200, json => { lsm_stats => { buckets => [] }, pad => 'x' x 70000 } });
+($ok20, $log20, $calls20) = checkpoint_tables('edge', @t20);
+is("$ok20|$calls20", '19;t03,08006|1/0 x1,1/1 x19',
+	'a stream cut mid-answer: only its table fails (08006), the 19 others succeed');
+my $c03 = emu('GET', '/_emulator/counts?table=t03');
+is("$c03->{flush_lsm}|$c03->{compact_lsm}|$c03->{get_lsm_stats}", '1|0|1',
+	'the cut table: one flush, one stats read, not retried, no compact');
 
 #
 # 5. the edge's own 502 and 504 pages

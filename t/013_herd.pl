@@ -8,7 +8,7 @@
 #    within the passes + 16, and no session sends more than 20 requests
 #    in any second.
 # 2. lancelsm_checkpoint_all() and lancelsm_checkpoint_due() skip a table
-#    whose checkpoint is running, with a "skipped" message.
+#    whose checkpoint is running, not ok (55006), with a "skipped" message.
 # 3. A joiner shares the failure of the run it joined (same SQLSTATE, a
 #    detail naming the leader); when the run is cancelled instead, the
 #    joiner takes over and converges on its own: no stale success.  A
@@ -185,12 +185,12 @@ $other->query_safe(
 is($other->query_safe(
 		'SELECT server, table_name, ok, sqlstate, message, elapsed IS NULL, '
 		  . 'passes, polls FROM lancelsm_checkpoint_all()'),
-	"emu|events|t||skipped: a checkpoint of this table is running in backend $pid[0]|t|0|0",
+	"emu|events|f|55006|skipped: a checkpoint of this table is running in backend $pid[0]|t|0|0",
 	'skip: lancelsm_checkpoint_all() skips it, with the leader in the message');
 is($other->query_safe(
 		'SELECT table_name, ok, message, due, reason, action, polls '
 		  . 'FROM lancelsm_checkpoint_due()'),
-	"events|t|skipped: a checkpoint of this table is running in backend $pid[0]|t|l0_generations 2 > 0|none|0",
+	"events|f|skipped: a checkpoint of this table is running in backend $pid[0]|t|l0_generations 2 > 0|none|0",
 	'skip: lancelsm_checkpoint_due() reads its stats but takes no action');
 is($other->query_safe(
 		'SELECT last_checkpoint_at IS NULL FROM lancelsm_table'),

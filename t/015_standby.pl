@@ -16,6 +16,11 @@
 #     stays NULL on both nodes;
 #  4. once the standby is promoted, lancelsm_checkpoint_due() there records
 #     last_checkpoint_at (no WARNING): at or after the call's start.
+# And the durable outcomes (docs/operations.md, "Durable outcomes"): a
+# flush on the primary is lake's outcome in lancelsm_status on the
+# standby; the standby's own actions cannot record theirs (a direct call
+# silently, checkpoint_due with a second 25006 WARNING); the promoted
+# node's checkpoint_due records its outcome, which survives a restart.
 use strict;
 use warnings FATAL => 'all';
 
@@ -48,6 +53,7 @@ install_lancelsm($primary, $port);
 $primary->safe_psql('postgres', qq{
 	SELECT lancelsm_add_table('emu', 'lake', max_l0_generations => 1,
 	  max_wal_lag => 0);
+	SELECT lancelsm_flush('emu', 'lake');
 }, timeout => 30);
 
 # the standby: from a base backup (its postgresql.conf preloads lancelsm
@@ -66,6 +72,11 @@ is($standby->safe_psql('postgres', $declared),
 	'emu|lake|1|0|t', 'the declared table is on the standby, thresholds included');
 is($standby->safe_psql('postgres', 'SHOW shared_preload_libraries'),
 	'lancelsm', 'the standby preloads lancelsm');
+my $status = q{SELECT table_name, last_action, last_source, last_ok,
+	last_sqlstate IS NULL, last_finished_at IS NOT NULL, running_phase IS NULL
+	FROM lancelsm_status};
+is($standby->safe_psql('postgres', $status), 'lake|flush|direct|t|t|t|t',
+	'the primary\'s outcome is in lancelsm_status on the standby');
 
 # (2) a checkpoint on the standby
 emu('POST', '/_emulator/log/reset');
@@ -90,7 +101,12 @@ is($out, 'lake|t|checkpoint', 'checkpoint_due on the standby checkpoints the due
 like($err,
 	qr/^psql:\S+ WARNING:  25006: could not record the last checkpoint of declared tables$/m,
 	'checkpoint_due on the standby warns with 25006');
-is((() = $err =~ /WARNING:/g), 1, 'one WARNING') or diag($err);
+like($err,
+	qr/^psql:\S+ WARNING:  25006: could not record the outcomes of declared tables$/m,
+	'and that it could not record the outcome');
+is((() = $err =~ /WARNING:/g), 2, 'two WARNINGs') or diag($err);
+is($standby->safe_psql('postgres', $status), 'lake|flush|direct|t|t|t|t',
+	'the standby\'s own actions leave the outcome as the primary wrote it');
 is($standby->safe_psql('postgres',
 	'SELECT last_checkpoint_at IS NULL FROM lancelsm_table'),
 	't', 'last_checkpoint_at is not recorded on the standby');
@@ -115,6 +131,13 @@ is($standby->safe_psql('postgres', qq{
 	   AND last_checkpoint_at <= now()
 	  FROM lancelsm_table WHERE table_name = 'lake'}),
 	't', 'last_checkpoint_at is recorded on the new primary');
+is($standby->safe_psql('postgres', $status),
+	'lake|checkpoint|checkpoint_due|t|t|t|t',
+	'the outcome is recorded on the new primary');
+$standby->restart;
+is($standby->safe_psql('postgres', $status . q{ WHERE last_started_at = last_checkpoint_at}),
+	'lake|checkpoint|checkpoint_due|t|t|t|t',
+	'the outcome survives a restart');
 
 $standby->stop;
 done_testing();

@@ -13,6 +13,16 @@
 # may be left in the caller's errors, in the server log (errors logged
 # with their detail and hint), or in lancelsm_checkpoint_history; the
 # words around the pieces stay, each run of masked bytes reads "***".
+#
+# Text the caller passed is no disclosure to it: a role with only USAGE
+# on the server (its PUBLIC mapping's key is unreadable to it) calls
+# lancelsm_flush with table names made of the key's known prefix and a
+# right or a wrong next byte; the server answers 404 and echoes the
+# name.  Were the name or its echo masked where they share 4 bytes with
+# the key, the two errors would differ and tell the role the key a byte
+# at a time.  Both errors, and their entries in the server log, must read
+# the same but for the name, and show the name as it was passed; so must
+# they when a gateway echoes the key itself beside the name.
 use strict;
 use warnings FATAL => 'all';
 
@@ -142,6 +152,81 @@ my $log = slurp_file($node->logfile);
 like($log, qr/ERROR:\s+HV000:.*\n.*DETAIL:.*\Q$redacted\E/,
 	'(the log holds the errors with their details)');
 is_deeply(pieces($log), [], 'the server log: no 4-byte window of any secret');
+
+# 5. the oracle: a USAGE-only role probes the key's next byte
+$node->safe_psql('postgres', q{
+	CREATE ROLE mallory LOGIN;
+	GRANT USAGE ON FOREIGN SERVER emu TO mallory;
+});
+my ($ret, $mo, $me) = $node->psql('postgres', q{
+	SELECT coalesce(umoptions::text, 'NULL') FROM pg_user_mappings
+	WHERE srvname = 'emu'}, extra_params => [ '-U', 'mallory' ]);
+is($mo, 'NULL', '(mallory cannot read the PUBLIC mapping\'s key)');
+
+my $known = substr($KEY, 0, 4);
+my $right = $known . substr($KEY, 4, 1);
+my $wrong = $known . (substr($KEY, 4, 1) eq 'X' ? 'Y' : 'X');
+is_deeply([ map { scalar @{ pieces($_) } } $right, $wrong ], [ 2, 1 ],
+	'(the right name holds 2 windows of the key, the wrong one 1)');
+
+# probe: mallory's error for a flush of table $name, and the server log's
+# entry of it, with the request id and the name replaced; with $echo, a
+# gateway answers 502 with that message, "NAME" replaced by the name.
+sub probe
+{
+	my ($name, $echo) = @_;
+	my $offset = -s $node->logfile;
+
+	emu_at($emu, 'POST', '/_emulator/reset');
+	if (defined $echo)
+	{
+		(my $said = $echo) =~ s/NAME/$name/g;
+		fault({ table => $name, route => 'flush_lsm', status => 502,
+			json => { code => 20, error => $said } });
+	}
+	my ($r, $o, $e) = $node->psql('postgres',
+		"\\set VERBOSITY verbose\nSELECT lancelsm_flush('emu', '$name')",
+		extra_params => [ '-U', 'mallory' ]);
+	my $logged = join("\n", grep { /^.*?(ERROR|DETAIL|HINT):/ }
+		  split /\n/, substr(slurp_file($node->logfile), $offset));
+	$logged =~ s/^.*?((ERROR|DETAIL|HINT):)/$1/mg;
+	for ($e, $logged)
+	{
+		s/[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/ID/g;
+		s/\Q$name\E/NAME/g;
+		s/\nLOCATION:.*//s;
+		s/^psql:<stdin>:\d+: //mg;
+	}
+	return ($e, $logged);
+}
+my ($err_right, $log_right) = probe($right);
+my ($err_wrong, $log_wrong) = probe($wrong);
+my $expected = 'ERROR:  HV00R: could not flush LanceDB table "NAME"' . "\n"
+  . 'DETAIL:  The server answered HTTP status 404, code 3: table NAME not found. Request ID: ID.'
+  . "\n" . 'HINT:  Check the table name: namespace levels are joined by the server\'s id_delimiter.';
+is($err_right, $expected,
+	'the right next byte: the name and its echo as passed, nothing masked');
+is($err_wrong, $expected,
+	'a wrong next byte: the same error but for the name');
+is($log_right, $expected,
+	'the server log, the right next byte: the name and its echo as passed');
+is($log_wrong, $expected,
+	'the server log, a wrong next byte: the same entries but for the name');
+
+# a gateway that echoes the key itself beside the name: the key is masked
+# whole whatever the name (were the name's windows exempted one by one,
+# the right next byte would leave "sk***" of it, a wrong one "s***")
+my $gateway = "key $KEY rejected for table NAME";
+($err_right, $log_right) = probe($right, $gateway);
+($err_wrong, $log_wrong) = probe($wrong, $gateway);
+$expected = 'ERROR:  HV000: could not flush LanceDB table "NAME"' . "\n"
+  . 'DETAIL:  The server answered HTTP status 502, code 20: key *** rejected for table NAME. Request ID: ID.';
+is($err_right, $expected,
+	'a gateway echoing the key, the right next byte: the key masked whole');
+is($err_wrong, $expected,
+	'a gateway echoing the key, a wrong next byte: the same error');
+is($log_right, $expected, 'the server log, the right next byte: the same');
+is($log_wrong, $expected, 'the server log, a wrong next byte: the same');
 
 $s->quit;
 $node->stop;

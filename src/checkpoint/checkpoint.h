@@ -54,6 +54,9 @@ typedef struct LsmTask
 	bool		include_generation_rows;
 	bool		trigger_only;	/* compact, checkpoint: return once compaction
 								 * is triggered, without waiting for it */
+	bool		row_deadline;	/* one of many tables of a call: stop
+								 * waiting at lsm_statement_row_deadline,
+								 * failing with 57014 */
 	const char *stats_body;		/* the get_lsm_stats request body */
 	LsmKeySpelling sent_keys;	/* the spelling stats_body asks in */
 	bool		keys_resent;	/* asked again in the server's spelling */
@@ -107,6 +110,8 @@ typedef struct LsmTaskCounters
 	int32		polls;
 	int32		retries;		/* over the whole task */
 	int32		reissues;
+	int32		stalled_passes; /* passes ended in a row without a drop in
+								 * the outstanding count */
 } LsmTaskCounters;
 
 /*
@@ -141,6 +146,7 @@ extern void lsm_task_init(LsmTask *task, LsmTaskKind kind,
 extern void lsm_task_set_config(LsmTask *task, const LsmConfig *config);
 extern void lsm_task_set_body(LsmTask *task, const char *body);
 extern void lsm_task_set_trigger_only(LsmTask *task);
+extern void lsm_task_set_row_deadline(LsmTask *task);
 extern void lsm_task_set_failure(LsmTask *task, LsmFailure *failure);
 extern void lsm_task_snapshot(const LsmTask *task, LsmTaskSnapshot *snap);
 /*
@@ -221,6 +227,7 @@ typedef struct LsmHistoryCopy
 } LsmHistoryCopy;
 
 extern bool lsm_progress_available(void);
+extern const char *lsm_progress_diagnosis(const LsmTaskCounters *counts);
 extern LsmProgressCopy *lsm_progress_copy(int *n);
 extern uint64 lsm_progress_skipped_count(void);
 extern LsmHistoryCopy *lsm_history_copy(int *n);

@@ -11,7 +11,10 @@
  * target (the URL with its ?delimiter=), the database, its prefix, the CA
  * bundle and the proxy, and a run is shared by the sessions of any
  * database and role that send the same credentials (a digest of them is
- * part of the entry's key; no secret is kept in clear).  A checkpoint that
+ * part of the entry's key; no secret is kept in clear) and pace their
+ * checkpoints alike (their poll interval, backoff, budgets and bounds are
+ * part of the key too): no session's settings make another session's
+ * checkpoint wait longer than it would alone.  A checkpoint that
  * waits for its drain claims its table's entry ("leads a run") just before
  * it starts and publishes its outcome into the entry the moment its table
  * finishes -- the task driver reports each finished task to a callback
@@ -132,7 +135,8 @@ typedef enum HerdState
 {
 	HERD_RUNNING,
 	HERD_ENDED,					/* its outcome is copied out */
-	HERD_LOST					/* the entry has moved on: try again */
+	HERD_LOST,					/* the entry has moved on: try again */
+	HERD_STOPPED				/* the waiter's row deadline came first */
 } HerdState;
 
 static HerdShared *herd_shared = NULL;
@@ -332,28 +336,51 @@ herd_credential(const LsmConfig *c)
 }
 
 /*
+ * herd_pace: the settings of this session that decide how a run goes and
+ * when it ends -- the poll interval's bounds, the backoff, the retry and
+ * re-issue budgets, the idle bound and the response cap -- as text;
+ * palloc'd.  Part of the key, so that a run is shared only among
+ * sessions that would run it alike: a role that slows its own polls
+ * (lancelsm.poll_interval_min = '1h') or makes its runs fail early
+ * (lancelsm.retry_budget = 0) leads a run of its own, which no session
+ * of other settings joins, waits behind or is skipped for.
+ */
+static char *
+herd_pace(void)
+{
+	return psprintf("%d %d %d %d %d %d %d %d",
+					lsm_poll_interval_min_ms, lsm_poll_interval_max_ms,
+					lsm_backoff_base_ms, lsm_backoff_max_ms,
+					lsm_retry_budget, lsm_reissue_budget,
+					lsm_max_idle_polls, lsm_max_response_size_kb);
+}
+
+/*
  * herd_key: the registry key of a task's table, its hash in *hash;
- * palloc'd.  The key is the credentials' digest and the exact request
- * target: the table's URL as every request of the checkpoint names it
- * (base URL, encoded identifier, ?delimiter= when not "$"), the database,
- * its prefix, the CA bundle and the proxy that carry it, so that two
- * servers which would address different tables never share a run.
+ * palloc'd.  The key is the credentials' digest, the session's pacing
+ * settings (herd_pace) and the exact request target: the table's URL as
+ * every request of the checkpoint names it (base URL, encoded identifier,
+ * ?delimiter= when not "$"), the database, its prefix, the CA bundle and
+ * the proxy that carry it, so that two servers which would address
+ * different tables never share a run.
  */
 static char *
 herd_key(const LsmTask *task, uint64 *hash)
 {
 	const LsmConfig *c = task->config;
 	char	   *credential = herd_credential(c);
+	char	   *pace = herd_pace();
 	char	   *target = lsm_url_build(c->base_url, c->id_delimiter,
 									   task->wire_table_name, "lsm");
-	char	   *key = psprintf("%s\x1f%s\x1f%s\x1f%s\x1f%s\x1f%s", credential,
-							   target,
+	char	   *key = psprintf("%s\x1f%s\x1f%s\x1f%s\x1f%s\x1f%s\x1f%s",
+							   credential, pace, target,
 							   c->database ? c->database : "",
 							   c->database_prefix ? c->database_prefix : "",
 							   c->ssl_ca_file ? c->ssl_ca_file : "",
 							   c->proxy ? c->proxy : "");
 
 	pfree(credential);
+	pfree(pace);
 	pfree(target);
 	*hash = hash_bytes_extended((const unsigned char *) key, strlen(key), 0);
 	return key;
@@ -463,7 +490,8 @@ herd_try(LsmTask *task, LsmHerdMode mode, HerdTicket *t, bool may_claim)
 
 /*
  * herd_personal: whether a failure belongs to the leader's session (its
- * key or token refused) rather than to the table.
+ * key or token refused, or its call stopped waiting at its own row
+ * deadline: 57014) rather than to the table.
  */
 static bool
 herd_personal(const LsmFailure *f)
@@ -471,7 +499,8 @@ herd_personal(const LsmFailure *f)
 	return ERRCODE_TO_CATEGORY(f->sqlerrcode) ==
 		ERRCODE_INVALID_AUTHORIZATION_SPECIFICATION ||
 		f->sqlerrcode == ERRCODE_INSUFFICIENT_PRIVILEGE ||
-		f->sqlerrcode == ERRCODE_CONFIG_FILE_ERROR;
+		f->sqlerrcode == ERRCODE_CONFIG_FILE_ERROR ||
+		f->sqlerrcode == ERRCODE_QUERY_CANCELED;
 }
 
 /*
@@ -603,16 +632,19 @@ herd_state(const HerdTicket *t, HerdOutcome *out)
 
 /*
  * herd_wait: sleep on the entry's condition variable until the run of
- * ticket t is over; returns true with its outcome in *out, false when it
- * was lost sight of (the entry went to another run).  Bounded by cancel
- * and statement_timeout (57014), as every wait of lancelsm: where no
- * timer is armed, the statement's deadline raises the same error.
+ * ticket t is over (HERD_ENDED, its outcome in *out), or was lost sight of
+ * (HERD_LOST: the entry went to another run), or, for a task that returns
+ * a row among many (row_deadline), until its call's row deadline
+ * (HERD_STOPPED).  Bounded by cancel and statement_timeout (57014), as
+ * every wait of lancelsm: where no timer is armed, the statement's
+ * deadline raises the same error.
  */
-static bool
-herd_wait(const HerdTicket *t, HerdOutcome *out)
+static HerdState
+herd_wait(const HerdTicket *t, bool row_deadline, HerdOutcome *out)
 {
 	ConditionVariable *cv = &herd_shared->entries[t->slot].cv;
 	TimestampTz deadline = lsm_statement_deadline();
+	TimestampTz stop_at = row_deadline ? lsm_statement_row_deadline() : 0;
 	HerdState	state;
 
 	if (deadline != 0)
@@ -620,20 +652,49 @@ herd_wait(const HerdTicket *t, HerdOutcome *out)
 	ConditionVariablePrepareToSleep(cv);
 	while ((state = herd_state(t, out)) == HERD_RUNNING)
 	{
+		TimestampTz until = stop_at != 0 ? stop_at : deadline;
 		long		ms;
 
-		if (deadline == 0)
+		if (until == 0)
 		{
 			ConditionVariableSleep(cv, herd_wait_event());
 			continue;
 		}
-		ms = (long) ((deadline - GetCurrentTimestamp() + 999) / 1000);
+		ms = (long) ((until - GetCurrentTimestamp() + 999) / 1000);
+		if (ms <= 0 && stop_at != 0)
+		{
+			state = HERD_STOPPED;
+			break;
+		}
 		if (ms <= 0)
 			lsm_deadline_passed();
 		(void) ConditionVariableTimedSleep(cv, ms, herd_wait_event());
 	}
 	ConditionVariableCancelSleep();
-	return state == HERD_ENDED;
+	return state;
+}
+
+/*
+ * herd_stop: end a joiner whose call's row deadline came before the run
+ * it waits for ended: 57014, naming the backend that leads the run.
+ */
+static void
+herd_stop(LsmTask *task, const HerdTicket *t)
+{
+	int			leader = 0;
+
+	LWLockAcquire(herd_shared->lock, LW_SHARED);
+	if (herd_shared->entries[t->slot].run == t->run)
+		leader = herd_shared->entries[t->slot].leader_pid;
+	LWLockRelease(herd_shared->lock);
+	lsm_task_set_failure(task,
+						 lsm_fault_new(ERRCODE_QUERY_CANCELED,
+									   psprintf("The call stopped waiting shortly before statement_timeout, to return a row for each table; the checkpoint of backend %d it waited for was still running.",
+												leader),
+									   pstrdup("Raise statement_timeout, or look at lancelsm_progress while the checkpoint waits."),
+									   LSM_FAULT_CHECKPOINT, task->table_name));
+	task->started_at = t->need_at;
+	task->finished_at = GetCurrentTimestamp();
 }
 
 /*
@@ -674,6 +735,7 @@ herd_follow(LsmTask *task, HerdTicket *t)
 	for (;;)
 	{
 		HerdOutcome out;
+		HerdState	state;
 
 		if (t->role == HERD_ALONE || t->role == HERD_LEAD)
 		{
@@ -682,7 +744,13 @@ herd_follow(LsmTask *task, HerdTicket *t)
 			herd_run_leaders(&one);
 			return;
 		}
-		if (herd_wait(t, &out) && t->role == HERD_JOIN && out.shared)
+		state = herd_wait(t, task->row_deadline, &out);
+		if (state == HERD_STOPPED)
+		{
+			herd_stop(task, t);
+			return;
+		}
+		if (state == HERD_ENDED && t->role == HERD_JOIN && out.shared)
 		{
 			herd_adopt(task, t, &out);
 			return;
@@ -723,8 +791,8 @@ herd_claim_all(HerdCall *call, LsmHerdMode mode)
  * covers it (or waits behind one that does not, then joins or leads the
  * next: see the header of this file) and leads a run otherwise; with
  * LSM_HERD_SKIP every task whose table has a run going is finished at
- * once as a success with a "skipped" note and no start time
- * (lsm_herd_skipped), and the others lead or run alone.  A led run ends
+ * once, not as a success, with a "skipped" note and no start time
+ * (lsm_herd_skipped: its row says ok false, 55006), and the others lead or run alone.  A led run ends
  * the moment its table finishes, whatever the call's other tables do.  At
  * most LSM_CALL_MAX_CLAIMS tasks of one call lead; the others that would
  * run alone.  A joiner ends with no requests of its own (passes and polls

@@ -37,7 +37,8 @@
  * Next to the history, the pace keeps what the last checkpoint of each
  * (database, server, table_name) learnt of its compaction passes' duration
  * (src/checkpoint/pace.c), so that the next checkpoint of the table polls right after
- * its first pass ends; up to lancelsm.max_history_entries tables, evicted
+ * its first pass ends (when it polls within the same interval bounds: a
+ * session that slows its own polls sets no one else's pace); up to lancelsm.max_history_entries tables, evicted
  * as the history is (the oldest of the largest holder), under the same LWLock, not saved at
  * shutdown (a restart only costs a first pass polled the slow way).
  *
@@ -63,6 +64,7 @@
 #include "pgstat.h"
 #include "port/atomics.h"
 #include "checkpoint/progress.h"
+#include "settings.h"
 #include "storage/fd.h"
 #include "storage/ipc.h"
 #include "storage/lwlock.h"
@@ -137,11 +139,17 @@ typedef struct HistoryEntry
 	int32		passes;
 } HistoryEntry;
 
-/* What a table's last checkpoint learnt of its passes; under the LWLock. */
+/*
+ * What a table's last checkpoint learnt of its passes, and the poll
+ * interval it polled within (a bracket is only as fine as its polls);
+ * under the LWLock.
+ */
 typedef struct PaceEntry
 {
 	SharedKey	key;			/* age: when stored */
 	LsmPace		pace;
+	int32		poll_min_ms;	/* lancelsm.poll_interval_min of its session */
+	int32		poll_max_ms;	/* lancelsm.poll_interval_max of its session */
 } PaceEntry;
 
 /* The shared header; the two arrays follow it. */
@@ -399,9 +407,12 @@ shared_find(void *base, Size stride, int n, const SharedKey *key,
 /*
  * lsm_pace_recall: what the last checkpoint of wire_table_name (UTF-8, as
  * sent) on foreign server serverid, in this database, learnt of its
- * passes, into *pace.
- * Returns false (pace untouched) when nothing is kept or lancelsm is not
- * preloaded.  Never raises an error.
+ * passes, into *pace, when that checkpoint polled within the same
+ * lancelsm.poll_interval_min and _max as this session: a session that
+ * slows its own polls learns a coarse, late bracket, and no other
+ * session's first polls may follow it (no role sets another's pace).
+ * Returns false (pace untouched) when nothing such is kept or lancelsm
+ * is not preloaded.  Never raises an error.
  */
 bool
 lsm_pace_recall(Oid serverid, const char *wire_table_name, LsmPace *pace)
@@ -415,6 +426,9 @@ lsm_pace_recall(Oid serverid, const char *wire_table_name, LsmPace *pace)
 	LWLockAcquire(progress_shared->lock, LW_SHARED);
 	i = shared_find(pace_entries, sizeof(PaceEntry), progress_shared->nhistory,
 					&key, false);
+	if (i >= 0 && (pace_entries[i].poll_min_ms != lsm_poll_interval_min_ms ||
+				   pace_entries[i].poll_max_ms != lsm_poll_interval_max_ms))
+		i = -1;					/* learnt at another pace */
 	if (i >= 0)
 		*pace = pace_entries[i].pace;
 	LWLockRelease(progress_shared->lock);
@@ -446,6 +460,8 @@ lsm_pace_remember(Oid serverid, const char *wire_table_name,
 	{
 		pace_entries[i].key = key;
 		pace_entries[i].pace = *pace;
+		pace_entries[i].poll_min_ms = lsm_poll_interval_min_ms;
+		pace_entries[i].poll_max_ms = lsm_poll_interval_max_ms;
 	}
 	LWLockRelease(progress_shared->lock);
 }
@@ -917,6 +933,25 @@ bool
 lsm_progress_available(void)
 {
 	return progress_shared != NULL;
+}
+
+/*
+ * lsm_progress_diagnosis: what lancelsm_progress says a running checkpoint
+ * with counters counts waits on, as a sentence (a constant string), or
+ * NULL when nothing is amiss: passes that end without draining anything,
+ * and from LSM_STALL_SUSPECT_PASSES of them in a row on, that the server
+ * may keep compacted generations listed.  The checkpoint keeps waiting
+ * (statement_timeout, cancel and lancelsm.max_idle_polls are its bounds).
+ * Never raises an error.
+ */
+const char *
+lsm_progress_diagnosis(const LsmTaskCounters *counts)
+{
+	if (counts->stalled_passes >= LSM_STALL_SUSPECT_PASSES)
+		return "Compaction passes end without draining anything: the server may keep compacted generations listed.";
+	if (counts->stalled_passes > 0)
+		return "Compaction passes end without draining anything.";
+	return NULL;
 }
 
 /*

@@ -17,7 +17,11 @@
  * fault is reported as itself.  A checkpoint's compact trigger is never
  * retried in place: the next poll handles it.  421 makes a checkpoint
  * re-issue from flush after a backoff of the same shape, at most
- * lancelsm.reissue_budget times.  Everything else fails the task.
+ * lancelsm.reissue_budget times.  A request the server refused before
+ * acting on it each time libcurl sent it (LSM_VERDICT_RESEND: HTTP/2
+ * streams refused by one GOAWAY after another) is sent again after the
+ * same backoff, within the same budget, in every phase.  Everything else
+ * fails the task.
  *
  * The write spec routes follow the same per-request policy: 429 and
  * 503 were answered before the server acted, so retrying
@@ -26,6 +30,16 @@
  * have acted before failing, and a second unset would then report
  * "nothing set" for the one that worked.  src/net/http.c sends set and unset
  * on a fresh connection so that libcurl never re-sends them either.
+ * Patience: a checkpoint waits for its drain until statement_timeout or
+ * cancel, as the SDK's checkpoint_lsm does, however many polls or passes
+ * go by without a drop (lancelsm.max_idle_polls, off by default, is the
+ * one early bound).  Once LSM_STALL_SUSPECT_PASSES passes in a row have
+ * ended without draining anything, it triggers the next one at the
+ * doubling poll interval, and says what it waits on in lancelsm_progress
+ * and in the detail of the 57014 that ends it.  A call of many tables
+ * stops waiting shortly before its deadline and fails the tables still
+ * waiting as rows (lsm_task_set_row_deadline).
+ *
  * A trigger-only task (lancelsm_checkpoint_due) does not wait for the
  * drain: a compact ends with its trigger, a checkpoint with the trigger
  * that follows its flush and watermark read (or with that read, when
@@ -210,6 +224,19 @@ lsm_task_set_trigger_only(LsmTask *task)
 }
 
 /*
+ * lsm_task_set_row_deadline: make a task not yet run one of many tables
+ * of a call that returns a row per table: the driver stops waiting for it
+ * at lsm_statement_row_deadline (shortly before statement_timeout) and
+ * fails it with 57014 and what it was waiting on, so that one stalled
+ * table does not cost the others their rows.  Never raises an error.
+ */
+void
+lsm_task_set_row_deadline(LsmTask *task)
+{
+	task->row_deadline = true;
+}
+
+/*
  * lsm_task_set_failure: end a task that is not running with failure
  * (NULL: success), without any request: a name or server refused before
  * the task ran, or a finished task whose answer its caller cannot use.
@@ -277,6 +304,7 @@ lsm_task_snapshot(const LsmTask *task, LsmTaskSnapshot *snap)
 	snap->counters.polls = task->polls;
 	snap->counters.retries = task->total_retries;
 	snap->counters.reissues = task->reissues;
+	snap->counters.stalled_passes = set ? wm->stalled_passes : 0;
 	snap->started_at = task->started_at;
 	snap->finished_at = task->finished_at;
 	snap->progress_slot = task->progress_slot;
@@ -458,50 +486,79 @@ task_on_spec(LsmTask *task)
 }
 
 /*
- * task_check_idle: the opt-in progress bound (lancelsm.max_idle_polls).
- * Returns false after failing the task with 53400.
+ * task_stall_sentence: what a checkpoint saw of passes ending without
+ * draining anything, as a sentence naming its table (palloc'd), or NULL
+ * when its last pass drained something or none has ended.  From
+ * LSM_STALL_SUSPECT_PASSES passes in a row on, it says that the server
+ * may keep compacted generations listed.
  */
-static bool
-task_check_idle(LsmTask *task)
+static char *
+task_stall_sentence(const LsmTask *task)
 {
 	const LsmWatermark *wm = &task->watermark;
 
-	if (lsm_max_idle_polls <= 0 || wm->idle_polls < lsm_max_idle_polls)
-		return true;
-	task_finish(task,
-				lsm_fault_new(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED,
-							  psprintf("%d consecutive polls saw %llu outstanding L0 generations, no fewer, and no compaction pass running.",
-									   wm->idle_polls,
-									   (unsigned long long) wm->last_outstanding),
-							  pstrdup("Raise lancelsm.max_idle_polls, or set it to 0 to rely on statement_timeout alone."),
-							  task_fault(task), task->table_name));
-	return false;
+	if (task->kind != LSM_TASK_CHECKPOINT || wm->stalled_passes == 0)
+		return NULL;
+	return psprintf("The checkpoint of LanceDB table \"%s\" saw compaction passes end without draining anything, %d in a row, with %llu outstanding L0 generations left%s",
+					task->table_name, wm->stalled_passes,
+					(unsigned long long) wm->last_outstanding,
+					lsm_watermark_stall_suspected(wm) ?
+					": the server may keep compacted generations listed." :
+					".");
 }
 
 /*
- * task_check_stall: fail the checkpoint with 08P01 once
- * LSM_STALLED_PASSES_MAX passes in a row ended without the outstanding
- * count dropping (lsm_watermark_stalled).  Three: a pass always merges a
- * non-empty prefix of the oldest generations, so one that ends without a
- * drop is already unexpected; two in a row still allow a pass the server
- * failed and a stats read that saw the latch released before the merged
- * generations left the list; a third means the server keeps them listed,
- * and polling on would only wait for statement_timeout.  Returns false
- * after failing the task.
+ * task_diagnosis: what a checkpoint that has not converged was waiting
+ * on, as full sentences (palloc'd): a bucket that is not Active holding
+ * outstanding L0 (a Sealed bucket: a drop in flight), and passes that
+ * ended without draining anything (task_stall_sentence); NULL when
+ * neither.
+ */
+static char *
+task_diagnosis(const LsmTask *task)
+{
+	char	   *stall = task_stall_sentence(task);
+	char	   *bucket = NULL;
+
+	if (task->kind == LSM_TASK_CHECKPOINT &&
+		task->watermark.waiting_shard[0] != '\0')
+		bucket = psprintf("The checkpoint of LanceDB table \"%s\" was waiting for bucket \"%s\", whose status is \"%s\".",
+						  task->table_name,
+						  task->watermark.waiting_shard,
+						  task->watermark.waiting_status);
+	if (bucket && stall)
+		return psprintf("%s %s", bucket, stall);
+	return bucket ? bucket : stall;
+}
+
+/*
+ * task_check_bound: the opt-in progress bound, lancelsm.max_idle_polls = N
+ * (0, the default: none, as the SDK's checkpoint_lsm has none, so that
+ * statement_timeout and cancel are the bound).  Fails the checkpoint with
+ * 53400 after N polls in a row without progress and without a pass
+ * running, or after N passes in a row that ended without draining
+ * anything (the detail then says the server may keep compacted
+ * generations listed).  Returns false after failing the task.
  */
 static bool
-task_check_stall(LsmTask *task)
+task_check_bound(LsmTask *task)
 {
 	const LsmWatermark *wm = &task->watermark;
+	char	   *detail;
 
-	if (!lsm_watermark_stalled(wm))
+	if (lsm_max_idle_polls <= 0)
+		return true;
+	if (wm->idle_polls >= lsm_max_idle_polls)
+		detail = psprintf("%d consecutive polls saw %llu outstanding L0 generations, no fewer, and no compaction pass running.",
+						  wm->idle_polls,
+						  (unsigned long long) wm->last_outstanding);
+	else if (wm->stalled_passes >= lsm_max_idle_polls)
+		detail = task_stall_sentence(task);
+	else
 		return true;
 	task_finish(task,
-				lsm_fault_new(ERRCODE_PROTOCOL_VIOLATION,
-							  psprintf("%d compaction passes in a row ended with %llu outstanding L0 generations, no fewer: the server seems to keep compacted generations listed.",
-									   wm->stalled_passes,
-									   (unsigned long long) wm->last_outstanding),
-							  pstrdup("Compare lancelsm_stats() before and after a compaction pass; the server may list generations until they are garbage-collected."),
+				lsm_fault_new(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED, detail,
+							  pstrdup("Raise lancelsm.max_idle_polls, or set it to 0 to rely on statement_timeout alone."),
 							  task_fault(task), task->table_name));
 	return false;
 }
@@ -548,12 +605,22 @@ task_checkpoint_step(LsmTask *task, const LsmStats *stats)
 	step = lsm_watermark_evaluate(wm, stats, &progressed, &pass_running);
 	if (step == LSM_STEP_DONE)
 		task_finish(task, NULL);
-	else if (!task_check_idle(task) || !task_check_stall(task))
+	else if (!task_check_bound(task))
 		return;
 	else if (step == LSM_STEP_TRIGGER)
 	{
 		task->phase = LSM_PHASE_COMPACT;
-		task_issue(task);
+		if (lsm_watermark_stall_suspected(wm))
+		{
+			/*
+			 * Passes keep ending without draining anything: wait on, as
+			 * the SDK does, but at the doubling poll interval rather than
+			 * with a pass and two stats reads every few milliseconds.
+			 */
+			task_sleep(task, lsm_poll_interval_next(wm, false));
+		}
+		else
+			task_issue(task);
 	}
 	else if (task->trigger_only)
 		task_finish(task, NULL);	/* passes own every outstanding bucket */
@@ -652,6 +719,23 @@ task_on_success(LsmTask *task)
 }
 
 /*
+ * task_retry_or_fail: send the task's request again after a backoff,
+ * within lancelsm.retry_budget; past it, fail with the last fault.
+ */
+static void
+task_retry_or_fail(LsmTask *task)
+{
+	if (task->retries < lsm_retry_budget)
+	{
+		task->backing_off = true;
+		task->total_retries++;
+		task_sleep(task, task_backoff_ms(task->retries++));
+	}
+	else
+		task_fail_request(task);
+}
+
+/*
  * task_on_retryable: 429 or 503 (a draining node's included).
  */
 static void
@@ -666,14 +750,8 @@ task_on_retryable(LsmTask *task)
 		task->phase = LSM_PHASE_POLL;
 		task_sleep(task, lsm_poll_interval_next(&task->watermark, false));
 	}
-	else if (task->retries < lsm_retry_budget)
-	{
-		task->backing_off = true;
-		task->total_retries++;
-		task_sleep(task, task_backoff_ms(task->retries++));
-	}
 	else
-		task_fail_request(task);
+		task_retry_or_fail(task);
 }
 
 /*
@@ -724,6 +802,9 @@ task_on_answer(LsmTask *task)
 			break;
 		case LSM_VERDICT_REISSUE:
 			task_on_lost_claim(task);
+			break;
+		case LSM_VERDICT_RESEND:
+			task_retry_or_fail(task);
 			break;
 		case LSM_VERDICT_FAIL:
 			task_fail_request(task);
@@ -836,10 +917,11 @@ task_progress_update(const LsmTask *task)
 
 /*
  * task_rethrow_waiting: in lsm_task_run_all's error handler, for a cancel
- * or statement_timeout (57014): when a checkpoint was waiting on a bucket
- * that is not Active (a Sealed bucket: a drop in flight), rethrow the error
- * with a detail naming the bucket and its status; otherwise return.  cxt is
- * the caller's memory context (not ErrorContext).
+ * or statement_timeout (57014): when a checkpoint had a diagnosis
+ * (task_diagnosis: a bucket that is not Active holding outstanding L0,
+ * passes that ended without draining anything), rethrow the error with it
+ * as the detail; otherwise return.  cxt is the caller's memory context
+ * (not ErrorContext).
  */
 static void
 task_rethrow_waiting(LsmTask **tasks, int ntasks, MemoryContext cxt)
@@ -848,22 +930,38 @@ task_rethrow_waiting(LsmTask **tasks, int ntasks, MemoryContext cxt)
 	{
 		const LsmTask *task = tasks[i];
 		ErrorData  *edata;
+		char	   *diagnosis;
 
-		if (task->kind != LSM_TASK_CHECKPOINT ||
-			task->phase == LSM_PHASE_DONE ||
-			task->watermark.waiting_shard[0] == '\0')
+		if (task->phase == LSM_PHASE_DONE)
 			continue;
 		MemoryContextSwitchTo(cxt);
+		diagnosis = task_diagnosis(task);
+		if (diagnosis == NULL)
+			continue;
 		edata = CopyErrorData();
 		if (edata->detail != NULL)
 			return;
 		FlushErrorState();
-		edata->detail = psprintf("The checkpoint of LanceDB table \"%s\" was waiting for bucket \"%s\", whose status is \"%s\".",
-								 task->table_name,
-								 task->watermark.waiting_shard,
-								 task->watermark.waiting_status);
+		edata->detail = diagnosis;
 		ReThrowError(edata);
 	}
+}
+
+/*
+ * task_row_deadline_failure: the failure of a task its call stopped
+ * waiting for at the row deadline: 57014, with what it was waiting on.
+ */
+static LsmFailure *
+task_row_deadline_failure(const LsmTask *task)
+{
+	char	   *diagnosis = task_diagnosis(task);
+
+	return lsm_fault_new(ERRCODE_QUERY_CANCELED,
+						 psprintf("The call stopped waiting shortly before statement_timeout, to return a row for each table.%s%s",
+								  diagnosis ? " " : "",
+								  diagnosis ? diagnosis : ""),
+						 pstrdup("Raise statement_timeout, or look at lancelsm_progress while the checkpoint waits."),
+						 task_fault(task), task->table_name);
 }
 
 /*
@@ -942,6 +1040,7 @@ typedef struct TaskDriver
 	TaskGate   *gates;
 	List	   *spare;			/* LsmRequest *, released */
 	TimestampTz deadline;
+	TimestampTz row_deadline;	/* stop waiting then; 0: at deadline */
 	LsmTaskDone done;
 	void	   *arg;
 } TaskDriver;
@@ -1289,6 +1388,42 @@ task_driver_answer(TaskDriver *d, LsmTask *task)
 }
 
 /*
+ * task_driver_row_deadline: lsm_statement_row_deadline when a task of d
+ * returns a row among many (lsm_task_set_row_deadline), else 0.
+ */
+static TimestampTz
+task_driver_row_deadline(const TaskDriver *d)
+{
+	for (int i = 0; i < d->ntasks; i++)
+		if (d->tasks[i]->row_deadline)
+			return lsm_statement_row_deadline();
+	return 0;
+}
+
+/*
+ * task_stop_waiting: the row deadline of d has come: abort every request
+ * in flight and end each task not finished yet with 57014 and what it was
+ * waiting on (task_row_deadline_failure), handing it to done as any
+ * finished task.
+ */
+static void
+task_stop_waiting(TaskDriver *d)
+{
+	lsm_http_abort_all();
+	for (int i = 0; i < d->ntasks; i++)
+	{
+		LsmTask    *task = d->tasks[i];
+
+		if (d->reported[i] || task->phase == LSM_PHASE_DONE)
+			continue;
+		task->in_flight = false;
+		task->backing_off = false;
+		task_finish(task, task_row_deadline_failure(task));
+		task_settle(d, task);
+	}
+}
+
+/*
  * lsm_task_run_all_notify: lsm_task_run_all, calling done(task, index,
  * arg) once for each task the moment it finishes (a task finished before
  * the call, refused before any request, at the first look), from inside
@@ -1298,6 +1433,12 @@ task_driver_answer(TaskDriver *d, LsmTask *task)
  * lancelsm_progress_skipped().  On an error the tasks not yet handed to
  * done are not handed to it: the caller's error handler sees them
  * unfinished.
+ *
+ * A call whose tasks return a row each among many
+ * (lsm_task_set_row_deadline) stops waiting at
+ * lsm_statement_row_deadline, shortly before statement_timeout: every
+ * task not finished then fails with 57014 and its diagnosis, and the call
+ * returns normally.
  *
  * The cost of an event does not grow with the call: timers are kept in a
  * heap, finished tasks are handed over as they finish, and at most
@@ -1319,6 +1460,7 @@ lsm_task_run_all_notify(LsmTask **tasks, int ntasks, LsmTaskDone done,
 	d.reported = palloc0(Max(ntasks, 1) * sizeof(bool));
 	d.sleepers = pairingheap_allocate(task_sleep_cmp, NULL);
 	d.deadline = lsm_statement_deadline();
+	d.row_deadline = task_driver_row_deadline(&d);
 	d.done = done;
 	d.arg = arg;
 	task_share_drains(tasks, ntasks);
@@ -1328,8 +1470,20 @@ lsm_task_run_all_notify(LsmTask **tasks, int ntasks, LsmTaskDone done,
 		while (d.active > 0)
 		{
 			TimestampTz wake_at = task_wake_due(&d);
-			LsmTask    *answered = lsm_http_wait(wake_at, d.deadline,
-													 task_next_backing_off(&d));
+			LsmTask    *answered;
+
+			if (d.row_deadline != 0)
+			{
+				if (GetCurrentTimestamp() >= d.row_deadline)
+				{
+					task_stop_waiting(&d);
+					break;
+				}
+				if (wake_at == 0 || wake_at > d.row_deadline)
+					wake_at = d.row_deadline;
+			}
+			answered = lsm_http_wait(wake_at, d.deadline,
+									 task_next_backing_off(&d));
 
 			if (answered)
 				task_driver_answer(&d, answered);

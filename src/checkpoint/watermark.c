@@ -147,15 +147,14 @@ watermark_count_stall(LsmWatermark *wm, bool progressed, bool pass_running)
 }
 
 /*
- * lsm_watermark_stalled: whether LSM_STALLED_PASSES_MAX passes in a row
- * ended with no drop in the outstanding count: the server seems to keep
- * compacted generations listed, and polling on would only wait for
- * statement_timeout.
+ * lsm_watermark_stall_suspected: whether LSM_STALL_SUSPECT_PASSES passes in
+ * a row ended with no drop in the outstanding count: the server may keep
+ * compacted generations listed (a diagnosis, not a failure).
  */
 bool
-lsm_watermark_stalled(const LsmWatermark *wm)
+lsm_watermark_stall_suspected(const LsmWatermark *wm)
 {
-	return wm->stalled_passes >= LSM_STALLED_PASSES_MAX;
+	return wm->stalled_passes >= LSM_STALL_SUSPECT_PASSES;
 }
 
 /*

@@ -22,10 +22,16 @@
 /*
  * Passes that end in a row (the latch goes from held to free, or a compact
  * answered 2xx is followed by a poll with the latch free) without the
- * outstanding count dropping, before the checkpoint fails (docs/protocol.md,
- * "The checkpoint loop").
+ * outstanding count dropping, from which the checkpoint's diagnosis says
+ * that the server may keep compacted generations listed (docs/protocol.md,
+ * "The checkpoint loop").  Three: a pass always merges a non-empty prefix
+ * of the oldest generations, so one that ends without a drop is already
+ * unexpected; two in a row still allow a pass the server failed and a
+ * stats read that saw the latch released before the merged generations
+ * left the list.  The checkpoint waits on all the same, as the SDK's does:
+ * only lancelsm.max_idle_polls ends it early.
  */
-#define LSM_STALLED_PASSES_MAX 3
+#define LSM_STALL_SUSPECT_PASSES 3
 
 /* The targets set after the checkpoint's flush, and the poll state. */
 typedef struct LsmWatermark
@@ -82,7 +88,7 @@ extern LsmNextStep lsm_watermark_evaluate(LsmWatermark *wm,
 										  const LsmStats *stats,
 										  bool *progressed, bool *pass_running);
 extern void lsm_watermark_release(LsmWatermark *wm);
-extern bool lsm_watermark_stalled(const LsmWatermark *wm);
+extern bool lsm_watermark_stall_suspected(const LsmWatermark *wm);
 extern TimestampTz lsm_watermark_rewake(LsmWatermark *wm, TimestampTz now);
 extern int	lsm_poll_interval_next(LsmWatermark *wm, bool progressed);
 extern int	lsm_poll_after_trigger(LsmWatermark *wm, TimestampTz now);

@@ -614,6 +614,9 @@ declared_collect(FunctionCallInfo fcinfo, LsmTaskKind kind, bool with_limits,
 				 DeclaredSet *set)
 {
 	lsm_declared_prepare(fcinfo, kind, with_limits, set);
+	if (kind == LSM_TASK_CHECKPOINT)
+		for (int t = 0; t < set->ntables; t++)
+			lsm_task_set_row_deadline(set->tasks[t]);
 	PG_TRY();
 	{
 		if (kind == LSM_TASK_CHECKPOINT)
@@ -819,17 +822,27 @@ declared_has_column(FunctionCallInfo fcinfo, const char *column)
 	return OidIsValid(relid) && get_attnum(relid, column) != InvalidAttrNumber;
 }
 
+/* What declared_update_safely records, for its WARNING. */
+typedef enum DeclaredWrite
+{
+	DECLARED_WRITE_CHECKPOINT,	/* last_checkpoint_at */
+	DECLARED_WRITE_OUTCOMES		/* the last_* outcome columns (1.4) */
+} DeclaredWrite;
+
 /*
- * declared_update_safely: run the UPDATE of lsm_declared_record with its
- * three array parameters in a subtransaction.  An error (a read-only
- * transaction: 25006, no UPDATE privilege: 42501, ...) becomes a WARNING
- * with its SQLSTATE; cancel and statement_timeout (57014) still raise.
+ * declared_update_safely: run an UPDATE of lancelsm_table (template:
+ * %s is the table) with nargs parameters of the given types, never NULL,
+ * in a subtransaction.  An error (a read-only transaction: 25006, no
+ * UPDATE privilege: 42501, ...) becomes a WARNING with its SQLSTATE,
+ * saying what was not recorded (what); cancel and statement_timeout
+ * (57014) still raise.
  */
 static void
-declared_update_safely(const char *query, Datum *args)
+declared_update_safely(FunctionCallInfo fcinfo, const char *template,
+					   int nargs, Oid *argtypes, Datum *args,
+					   DeclaredWrite what)
 {
-	Oid			argtypes[3] = {TEXTARRAYOID, TEXTARRAYOID,
-	TIMESTAMPTZARRAYOID};
+	char	   *query = psprintf(template, declared_relation(fcinfo));
 	MemoryContext outer = CurrentMemoryContext;
 	ResourceOwner owner = CurrentResourceOwner;
 
@@ -839,7 +852,7 @@ declared_update_safely(const char *query, Datum *args)
 	{
 		int			nestlevel = declared_spi_connect();
 
-		if (SPI_execute_with_args(query, 3, argtypes, args, NULL, false,
+		if (SPI_execute_with_args(query, nargs, argtypes, args, NULL, false,
 								  0) != SPI_OK_UPDATE)
 			elog(ERROR, "SPI_execute_with_args did not update");
 		declared_spi_finish(nestlevel);
@@ -859,11 +872,18 @@ declared_update_safely(const char *query, Datum *args)
 		CurrentResourceOwner = owner;
 		if (edata->sqlerrcode == ERRCODE_QUERY_CANCELED)
 			ReThrowError(edata);
-		ereport(WARNING,
-				(errcode(edata->sqlerrcode),
-				 errmsg("could not record the last checkpoint of declared tables"),
-				 errdetail_internal("%s", edata->message),
-				 errhint("The checkpoints ran; only last_checkpoint_at in lancelsm_table was not updated.")));
+		if (what == DECLARED_WRITE_OUTCOMES)
+			ereport(WARNING,
+					(errcode(edata->sqlerrcode),
+					 errmsg("could not record the outcomes of declared tables"),
+					 errdetail_internal("%s", edata->message),
+					 errhint("The actions ran; only their outcomes in lancelsm_table were not updated.")));
+		else
+			ereport(WARNING,
+					(errcode(edata->sqlerrcode),
+					 errmsg("could not record the last checkpoint of declared tables"),
+					 errdetail_internal("%s", edata->message),
+					 errhint("The checkpoints ran; only last_checkpoint_at in lancelsm_table was not updated.")));
 	}
 	PG_END_TRY();
 }
@@ -884,6 +904,8 @@ lsm_declared_record(FunctionCallInfo fcinfo, const DeclaredSet *set,
 	Datum	   *servers = palloc(Max(set->ntables, 1) * sizeof(Datum));
 	Datum	   *names = palloc(Max(set->ntables, 1) * sizeof(Datum));
 	Datum	   *starts = palloc(Max(set->ntables, 1) * sizeof(Datum));
+	Oid			argtypes[3] = {TEXTARRAYOID, TEXTARRAYOID,
+	TIMESTAMPTZARRAYOID};
 	Datum		args[3];
 	int			n = 0;
 
@@ -907,11 +929,30 @@ lsm_declared_record(FunctionCallInfo fcinfo, const DeclaredSet *set,
 	args[2] = PointerGetDatum(construct_array(starts, n, TIMESTAMPTZOID,
 											  sizeof(TimestampTz), true,
 											  TYPALIGN_DOUBLE));
-	declared_update_safely(psprintf("UPDATE %s t SET last_checkpoint_at = greatest(t.last_checkpoint_at, u.at) "
-									"FROM unnest($1, $2, $3) u(server, table_name, at) "
-									"WHERE t.server = u.server AND t.table_name = u.table_name",
-									declared_relation(fcinfo)),
-						   args);
+	declared_update_safely(fcinfo,
+						   "UPDATE %s t SET last_checkpoint_at = greatest(t.last_checkpoint_at, u.at) "
+						   "FROM unnest($1, $2, $3) u(server, table_name, at) "
+						   "WHERE t.server = u.server AND t.table_name = u.table_name",
+						   3, argtypes, args, DECLARED_WRITE_CHECKPOINT);
+}
+
+/*
+ * lsm_declared_record_outcomes: record the outcomes of a call in
+ * lancelsm_table (src/functions/outcome.c says which), in the calling
+ * transaction with the caller's rights: where that fails, a WARNING says
+ * so and nothing raises (as lsm_declared_record).  Does nothing before
+ * the 1.4 catalog, and for a direct call that may not write.
+ */
+void
+lsm_declared_record_outcomes(FunctionCallInfo fcinfo,
+							 const LsmOutcomeCall *call)
+{
+	LsmOutcomeUpdate update;
+
+	if (lsm_outcome_update(fcinfo, call, &update))
+		declared_update_safely(fcinfo, update.template, LSM_OUTCOME_PARAMS,
+							   update.argtypes, update.args,
+							   DECLARED_WRITE_OUTCOMES);
 }
 
 /*
@@ -926,15 +967,22 @@ lsm_declared_record(FunctionCallInfo fcinfo, const DeclaredSet *set,
  * table whose server is unusable (42704, 42809, 42501) or whose name is
  * refused (22023) gets its failure row with a NULL elapsed.  A table
  * whose checkpoint another backend of this cluster is running (with
- * lancelsm preloaded) is skipped: ok true, elapsed NULL, passes and polls
- * 0, message "skipped: a checkpoint of this table is running in backend
- * N", and its last_checkpoint_at is not set.  Each
- * checkpoint that succeeded sets its table's last_checkpoint_at (see
- * lsm_declared_record: a WARNING where it cannot).  Each failed row is
- * logged at LOG, naming its server and table (at most
+ * lancelsm preloaded, and paced alike: src/checkpoint/herd.c) is skipped,
+ * which is no success: ok false, sqlstate 55006, elapsed NULL, passes and
+ * polls 0, message "skipped: a checkpoint of this table is running in
+ * backend N", and neither its last_checkpoint_at nor its outcome is set.
+ * Each checkpoint that succeeded sets its table's last_checkpoint_at (see
+ * lsm_declared_record: a WARNING where it cannot), and each that ran its
+ * table's outcome (src/functions/outcome.c).  A checkpoint still
+ * waiting shortly before statement_timeout (the smaller of 1 s and a
+ * tenth of it: lsm_statement_row_deadline) is given up: its row has ok
+ * false, 57014 and what it was waiting on (passes that ended without
+ * draining anything, a bucket that is not Active), and the tables that
+ * converged keep their rows and their last_checkpoint_at.  Each failed
+ * row is logged at LOG, naming its server and table (at most
  * LSM_LOG_FAILED_ROWS per call), and one WARNING counts them; the other
  * checkpoints are logged as lancelsm.log_min_duration says.  Raises only
- * on cancel or statement_timeout (57014), which end every checkpoint.
+ * on cancel, or statement_timeout before the rows are out (57014).
  */
 PG_FUNCTION_INFO_V1(lancelsm_checkpoint_all);
 Datum
@@ -946,6 +994,10 @@ lancelsm_checkpoint_all(PG_FUNCTION_ARGS)
 
 	declared_collect(fcinfo, LSM_TASK_CHECKPOINT, false, &set);
 	lsm_declared_record(fcinfo, &set, set.tasks);
+	lsm_declared_record_outcomes(fcinfo, &(LsmOutcomeCall) {
+		.source = LSM_OUTCOME_CHECKPOINT_ALL, .ntables = set.ntables,
+			.servers = set.servers, .names = set.names, .acts = set.tasks
+	});
 	for (int t = 0; t < set.ntables; t++)
 	{
 		Datum		values[LSM_CHECKPOINT_ALL_COLS];

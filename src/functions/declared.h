@@ -3,7 +3,9 @@
  * declared.h
  *		The declared tables of one call of a function over all of them
  *		(src/functions/declared.c), for the functions that act on them
- *		(src/functions/due.c).
+ *		(src/functions/due.c), and the recording of outcomes in
+ *		lancelsm_table (with src/functions/outcome.c) for them and for
+ *		src/functions/maintenance.c.
  *
  *-------------------------------------------------------------------------
  */
@@ -12,6 +14,7 @@
 
 #include "fmgr.h"
 #include "functions/option.h"
+#include "functions/outcome.h"
 #include "checkpoint/checkpoint.h"
 #include "functions/threshold.h"
 
@@ -49,5 +52,7 @@ extern void lsm_declared_summarize_task(LsmTask *task,
 extern void lsm_declared_summarize(DeclaredSet *set);
 extern void lsm_declared_record(FunctionCallInfo fcinfo,
 								const DeclaredSet *set, LsmTask **tasks);
+extern void lsm_declared_record_outcomes(FunctionCallInfo fcinfo,
+										 const LsmOutcomeCall *call);
 
 #endif							/* LANCELSM_DECLARED_H */

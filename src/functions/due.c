@@ -119,6 +119,7 @@ due_decide(const DeclaredSet *set, DuePlan *plan, int t, LsmTask *stats,
 		lsm_task_init(act, due_task_kind(plan->actions[t]), stats->config,
 					  set->names[t], false);
 		lsm_task_set_trigger_only(act);
+		lsm_task_set_row_deadline(act);
 		plan->acts[t] = act;
 		plan->run[plan->nrun++] = act;
 	}
@@ -283,17 +284,21 @@ due_slice_args(FunctionCallInfo fcinfo, int32 *slice, int32 *slices)
  * ran), passes (compact calls answered 2xx) and polls (stats reads) are
  * those of the action; due and reason say which thresholds are exceeded
  * ("l0_generations 31 > 20, wal_lag 7 > 5"; NULL when not due); action is
- * the one taken (none, flush, compact or checkpoint).  A table whose stats
+ * the one taken (none, flush, compact or checkpoint).  An action still
+ * waiting shortly before statement_timeout (lsm_statement_row_deadline)
+ * ends as a row with ok false and 57014, the others keep theirs.  A table whose stats
  * cannot be read, or whose server is unusable (42704, 42809, 42501), is a
  * row with ok false, its SQLSTATE and message, due NULL and action none.
  * A due table whose checkpoint another backend of this cluster is running
- * (with lancelsm preloaded) is not acted on: ok true, elapsed NULL, action
- * none, message "skipped: a checkpoint of this table is running in
- * backend N"; due and reason as ever.
- * A successful checkpoint action sets last_checkpoint_at (a WARNING where
- * the transaction cannot write it).  Each failed row is logged at LOG,
- * naming its server and table (at most LSM_LOG_FAILED_ROWS per call),
- * and one WARNING counts them; the other actions are logged as
+ * (with lancelsm preloaded, and paced alike: src/checkpoint/herd.c) is not
+ * acted on and not reported as a success: ok false, sqlstate 55006,
+ * elapsed NULL, action none, message "skipped: a checkpoint of this table
+ * is running in backend N"; due and reason as ever.
+ * A successful checkpoint action sets last_checkpoint_at, and each action
+ * and failed stats read its table's outcome (src/functions/outcome.c; a
+ * WARNING where the transaction cannot write them).  Each failed row is
+ * logged at LOG, naming its server and table (at most LSM_LOG_FAILED_ROWS
+ * per call), and one WARNING counts them; the other actions are logged as
  * lancelsm.log_min_duration says.  Raises only on cancel or
  * statement_timeout (57014), which end every action, and 22023 for
  * slices below 1 or a slice outside 0 .. slices - 1.
@@ -307,6 +312,7 @@ lancelsm_checkpoint_due(PG_FUNCTION_ARGS)
 	DuePlan		plan;
 	int32		slice;
 	int32		slices;
+	TimestampTz started = GetCurrentTimestamp();
 
 	due_slice_args(fcinfo, &slice, &slices);
 	rsinfo = lsm_materialize(fcinfo, LSM_DUE_COLS);
@@ -323,6 +329,11 @@ lancelsm_checkpoint_due(PG_FUNCTION_ARGS)
 	}
 	PG_END_TRY();
 	lsm_declared_record(fcinfo, &set, plan.acts);
+	lsm_declared_record_outcomes(fcinfo, &(LsmOutcomeCall) {
+		.source = LSM_OUTCOME_CHECKPOINT_DUE, .ntables = set.ntables,
+			.servers = set.servers, .names = set.names, .acts = plan.acts,
+			.stats_failures = plan.failures, .stats_started = started
+	});
 	due_log(&set, &plan);
 	for (int i = 0; i < set.ntables; i++)
 		due_row(rsinfo, &set, &plan, i);

@@ -180,21 +180,31 @@ lsm_failure_columns(const LsmFailure *f, Datum *values, bool *nulls, int i)
  * lsm_checkpoint_row_values: the LSM_CHECKPOINT_ROW_COLS columns of a
  * finished checkpoint task (table_name, ok, sqlstate, message, elapsed,
  * passes, polls) into values/nulls from column i on; elapsed is NULL for
- * a task that never started.  Returns the column after the last one
- * written.
+ * a task that never started.  A task skipped because another backend's
+ * run held its table (lsm_herd_skipped) is no success: ok false,
+ * sqlstate 55006 (object in use) and its "skipped: ..." note as message,
+ * so that no script or alert reads it as a converged table.  Returns the
+ * column after the last one written.
  */
 int
 lsm_checkpoint_row_values(const LsmTask *task, Datum *values, bool *nulls,
 						  int i)
 {
+	bool		skipped = lsm_herd_skipped(task);
+
 	values[i] = CStringGetTextDatum(task->table_name);
 	nulls[i++] = false;
-	values[i] = BoolGetDatum(task->failure == NULL);
+	values[i] = BoolGetDatum(task->failure == NULL && !skipped);
 	nulls[i++] = false;
 	i = lsm_failure_columns(task->failure, values, nulls, i);
+	if (skipped)
+	{
+		values[i - 2] = CStringGetTextDatum(unpack_sql_state(ERRCODE_OBJECT_IN_USE));
+		nulls[i - 2] = false;
+	}
 	if (task->failure == NULL && task->note != NULL)
 	{
-		/* the message of a success is how another backend's run ended it */
+		/* how another backend's run ended it: joined, or skipped */
 		values[i - 1] = CStringGetTextDatum(task->note);
 		nulls[i - 1] = false;
 	}

@@ -42,17 +42,23 @@
 /* lancelsm_checkpoint_due: those of lancelsm_checkpoint_all, due, reason,
  * action */
 #define LSM_DUE_COLS (LSM_CHECKPOINT_ALL_COLS + 3)
-/* lancelsm_progress: one row per running checkpoint; 1.3 adds database */
+/* lancelsm_progress: one row per running checkpoint; 1.3 adds database
+ * and the waiting bucket, 1.4 passes_without_drop and diagnosis */
 #define LSM_PROGRESS_COLS_V1_2 11
 #define LSM_PROGRESS_COLS_V1_3 14
+#define LSM_PROGRESS_COLS_V1_4 16
 /* lancelsm_checkpoint_history: one row per kept outcome; 1.3 adds
  * database */
 #define LSM_HISTORY_COLS_V1_2 8
 #define LSM_HISTORY_COLS_V1_3 9
+/* lancelsm_running: one row per checkpoint running in this database */
+#define LSM_RUNNING_COLS 5
 /* lancelsm_write_spec: one row, or none */
 #define LSM_WRITE_SPEC_COLS 5
 /* lancelsm_info (1.4) */
 #define LSM_INFO_COLS 11
+/* lancelsm_get_connections: one row per connection pool of the backend */
+#define LSM_CONNECTIONS_COLS 5
 
 /*
  * The numbers of one bucket, as its lancelsm_stats row shows them, each
@@ -117,6 +123,9 @@ extern ReturnSetInfo *lsm_materialize(FunctionCallInfo fcinfo, int ncols);
 extern ReturnSetInfo *lsm_materialize_versions(FunctionCallInfo fcinfo,
 											   int ncols_old, int ncols_new,
 											   bool *is_new);
+extern ReturnSetInfo *lsm_materialize_shapes(FunctionCallInfo fcinfo,
+											 const int *ncols, int nshapes,
+											 int *shape);
 extern void lsm_put_row(ReturnSetInfo *rsinfo, Datum *values, bool *nulls,
 						int ncols);
 extern Datum lsm_text_array(char *const *strings, int n,

@@ -18,11 +18,40 @@
 #include "functions/entry.h"
 #include "functions/option.h"
 #include "functions/functions.h"
+#include "functions/declared.h"
 #include "miscadmin.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
 
 #include "pg_compat.h"
+
+/*
+ * maintenance_record: record the outcomes of the ended tasks of a direct
+ * call on the server of its first argument, for those of its tables that
+ * are declared (src/functions/outcome.c).
+ */
+static void
+maintenance_record(FunctionCallInfo fcinfo, LsmTask **tasks, int ntasks)
+{
+	lsm_declared_record_outcomes(fcinfo, &(LsmOutcomeCall) {
+		.source = LSM_OUTCOME_DIRECT, .ntables = ntasks,
+			.server = text_to_cstring(PG_GETARG_TEXT_PP(0)), .acts = tasks
+	});
+}
+
+/*
+ * maintenance_run: run one task of the given kind on the table of the
+ * call's arguments (server, table_name), raising its failure, then record
+ * its outcome when the table is declared (src/functions/outcome.c).
+ */
+static void
+maintenance_run(FunctionCallInfo fcinfo, LsmTaskKind kind)
+{
+	LsmTask    *task = lsm_run_on_table(kind, PG_GETARG_TEXT_PP(0),
+										PG_GETARG_TEXT_PP(1), false);
+
+	maintenance_record(fcinfo, &task, 1);
+}
 
 /*
  * lancelsm_flush(server text, table_name text) RETURNS void
@@ -33,14 +62,15 @@
  * lancelsm.retry_budget.  Errors: see docs/troubleshooting.md, "Errors"
  * (HV00R no such table, HV00N unreachable, 28000/42501 key refused,
  * 53000 contention past the budget, 57P03 draining, 57014 timeout/cancel).
- * Protocol: docs/protocol.md, "Maintenance routes".
+ * Protocol: docs/protocol.md, "Maintenance routes".  On a declared table,
+ * a success is recorded as the table's outcome (src/functions/outcome.c:
+ * not in a read-only transaction, nor without UPDATE on lancelsm_table).
  */
 PG_FUNCTION_INFO_V1(lancelsm_flush);
 Datum
 lancelsm_flush(PG_FUNCTION_ARGS)
 {
-	lsm_run_on_table(LSM_TASK_FLUSH, PG_GETARG_TEXT_PP(0),
-					 PG_GETARG_TEXT_PP(1), false);
+	maintenance_run(fcinfo, LSM_TASK_FLUSH);
 	PG_RETURN_VOID();
 }
 
@@ -51,14 +81,14 @@ lancelsm_flush(PG_FUNCTION_ARGS)
  * latch (POST /v1/table/{id}/compact_lsm/; any 2xx succeeds, its body
  * unread) and returns at once, without waiting for the merge.  429 (no bucket could be latched)
  * is retried within lancelsm.retry_budget, then raised as 53000; 421 (no
- * claim) raises 55P03.  Other errors as lancelsm_flush.
+ * claim) raises 55P03.  Other errors, and the outcome of a declared
+ * table, as lancelsm_flush.
  */
 PG_FUNCTION_INFO_V1(lancelsm_compact);
 Datum
 lancelsm_compact(PG_FUNCTION_ARGS)
 {
-	lsm_run_on_table(LSM_TASK_COMPACT, PG_GETARG_TEXT_PP(0),
-					 PG_GETARG_TEXT_PP(1), false);
+	maintenance_run(fcinfo, LSM_TASK_COMPACT);
 	PG_RETURN_VOID();
 }
 
@@ -72,19 +102,23 @@ lancelsm_compact(PG_FUNCTION_ARGS)
  * or below the watermark remains.  Bounded by statement_timeout and query
  * cancel (57014).  421 re-issues from flush within lancelsm.reissue_budget,
  * then raises 55P03; lancelsm.max_idle_polls, when set, raises 53400.
+ * A server whose passes end without draining anything is waited for, as
+ * the SDK's checkpoint_lsm does; the 57014 of statement_timeout then says
+ * so in its detail, as lancelsm_progress does while it waits.
  * Other errors as lancelsm_flush.  Protocol: docs/protocol.md,
  * "The checkpoint loop".  With lancelsm preloaded, a checkpoint of a
  * table another backend of this cluster is checkpointing joins that run
  * when it covers the call, and waits for its outcome without requests of
  * its own (src/checkpoint/herd.c): it returns as the run does, or raises the run's
  * failure with the same SQLSTATE and a detail naming the leading backend.
+ * On a declared table, a success is recorded as the table's outcome and
+ * last_checkpoint_at, as lancelsm_flush records.
  */
 PG_FUNCTION_INFO_V1(lancelsm_checkpoint);
 Datum
 lancelsm_checkpoint(PG_FUNCTION_ARGS)
 {
-	lsm_run_on_table(LSM_TASK_CHECKPOINT, PG_GETARG_TEXT_PP(0),
-					 PG_GETARG_TEXT_PP(1), false);
+	maintenance_run(fcinfo, LSM_TASK_CHECKPOINT);
 	PG_RETURN_VOID();
 }
 
@@ -149,8 +183,14 @@ checkpoint_many_tasks(ArrayType *names, LsmTask ***tasks_out)
  * run's ok, sqlstate and message (a failure's detail names the leading
  * backend), its own elapsed wait, passes and polls 0, and on success the
  * message "joined the checkpoint of backend N: P passes, Q polls".
- * Raises only for the server (42704, 42809, 42501: as lancelsm_flush) and
- * for cancel or statement_timeout (57014), which end every checkpoint.
+ * A checkpoint still waiting shortly before statement_timeout (the
+ * smaller of 1 s and a tenth of it: lsm_statement_row_deadline) is given
+ * up: its row has ok false, 57014 and what it was waiting on (passes that
+ * ended without draining anything, a bucket that is not Active); the
+ * others keep their rows.  Raises only for the server (42704, 42809,
+ * 42501: as lancelsm_flush) and for cancel, or statement_timeout before
+ * the rows are out (57014).  Each row of a declared table, a failure too,
+ * is recorded as its outcome, as lancelsm_flush records.
  */
 PG_FUNCTION_INFO_V1(lancelsm_checkpoint_many);
 Datum
@@ -164,7 +204,10 @@ lancelsm_checkpoint_many(PG_FUNCTION_ARGS)
 	ntasks = checkpoint_many_tasks(PG_GETARG_ARRAYTYPE_P(1), &tasks);
 	config = lsm_config_resolve(text_to_cstring(PG_GETARG_TEXT_PP(0)));
 	for (int i = 0; i < ntasks; i++)
+	{
 		lsm_task_set_config(tasks[i], config);
+		lsm_task_set_row_deadline(tasks[i]);
+	}
 	PG_TRY();
 	{
 		lsm_herd_run_all(tasks, ntasks, LSM_HERD_JOIN);
@@ -174,6 +217,7 @@ lancelsm_checkpoint_many(PG_FUNCTION_ARGS)
 		lsm_config_wipe(config);
 	}
 	PG_END_TRY();
+	maintenance_record(fcinfo, tasks, ntasks);
 	for (int i = 0; i < ntasks; i++)
 	{
 		Datum		values[LSM_CHECKPOINT_ROW_COLS];

@@ -4,8 +4,9 @@
  *		The SQL functions of the progress and history views, lancelsm_progress
  *		and lancelsm_checkpoint_history: lancelsm_progress(),
  *		lancelsm_progress_skipped(), lancelsm_checkpoint_history() and
- *		lancelsm_checkpoint_history_reset(); and lancelsm_info(), how
- *		lancelsm itself stands (versions, preload, registries in use).
+ *		lancelsm_checkpoint_history_reset(); lancelsm_info(), how
+ *		lancelsm itself stands (versions, preload, registries in use); and
+ *		lancelsm_running(), the running phases behind lancelsm_status.
  *
  * What they show is kept in shared memory by src/checkpoint/progress.c,
  * which hands out copies (checkpoint.h, "in progress.c") taken under its
@@ -16,10 +17,13 @@
  * another's view with a name.
  *
  * The views serve the catalogs of 1.1 and 1.2 (without the database
- * column, and for progress without the waiting bucket) and of 1.3, told
- * apart by their column count (lsm_materialize_versions).  All of this
+ * column, and for progress without the waiting bucket), of 1.3 (progress
+ * without passes_without_drop and diagnosis) and of 1.4, told apart by
+ * their column count (lsm_materialize_versions, lsm_materialize_shapes).  All of this
  * needs lancelsm in shared_preload_libraries: without it each function
- * raises 55000 saying so.
+ * raises 55000 saying so, but for lancelsm_running(), behind the view
+ * lancelsm_status that alerts read: it returns no rows, so that the view
+ * works on every server (its phase columns NULL).
  *
  *-------------------------------------------------------------------------
  */
@@ -29,6 +33,7 @@
 #include "fmgr.h"
 #include "funcapi.h"
 #include "functions/functions.h"
+#include "miscadmin.h"
 #include "settings.h"
 #include "utils/builtins.h"
 #include "utils/timestamp.h"
@@ -92,17 +97,24 @@ database_datum(Oid dbid, bool *isnull)
 	return name ? CStringGetTextDatum(name) : (Datum) 0;
 }
 
+/* The shapes of lancelsm_progress, oldest first (progress_row). */
+static const int progress_shapes[] = {
+	LSM_PROGRESS_COLS_V1_2, LSM_PROGRESS_COLS_V1_3, LSM_PROGRESS_COLS_V1_4
+};
+
 /*
- * progress_row: the lancelsm_progress row of one entry (a copy):
- * LSM_PROGRESS_COLS_V1_3 columns, or without database (the second) and
- * the waiting columns the LSM_PROGRESS_COLS_V1_2 of a catalog not updated
- * yet.
+ * progress_row: the lancelsm_progress row of one entry (a copy) in shape
+ * (an index of progress_shapes): LSM_PROGRESS_COLS_V1_4 columns; without
+ * passes_without_drop and diagnosis (the last two) the
+ * LSM_PROGRESS_COLS_V1_3 of a 1.3 catalog; without database (the second)
+ * and the waiting columns too the LSM_PROGRESS_COLS_V1_2 of 1.1 and 1.2.
  */
 static void
-progress_row(ReturnSetInfo *rsinfo, const LsmProgressCopy *e, bool with_db)
+progress_row(ReturnSetInfo *rsinfo, const LsmProgressCopy *e, int shape)
 {
-	Datum		values[LSM_PROGRESS_COLS_V1_3];
-	bool		nulls[LSM_PROGRESS_COLS_V1_3] = {0};
+	Datum		values[LSM_PROGRESS_COLS_V1_4];
+	bool		nulls[LSM_PROGRESS_COLS_V1_4] = {0};
+	bool		with_db = (shape >= 1);
 	int			i = 0;
 
 	values[i++] = Int32GetDatum(e->pid);
@@ -134,6 +146,14 @@ progress_row(ReturnSetInfo *rsinfo, const LsmProgressCopy *e, bool with_db)
 	values[i++] = Int32GetDatum(e->counts.retries);
 	values[i++] = Int32GetDatum(e->counts.reissues);
 	values[i++] = TimestampTzGetDatum(e->started_at);
+	if (shape >= 2)
+	{
+		const char *diagnosis = lsm_progress_diagnosis(&e->counts);
+
+		values[i++] = Int32GetDatum(e->counts.stalled_passes);
+		nulls[i] = (diagnosis == NULL);
+		values[i++] = diagnosis ? CStringGetTextDatum(diagnosis) : (Datum) 0;
+	}
 	lsm_put_row(rsinfo, values, nulls, i);
 }
 
@@ -143,16 +163,20 @@ progress_row(ReturnSetInfo *rsinfo, const LsmProgressCopy *e, bool with_db)
  *   phase text, waiting_bucket text, waiting_bucket_status text,
  *   target_generations bigint, outstanding_generations bigint,
  *   passes integer, polls integer, retries integer, reissues integer,
- *   started_at timestamptz)
+ *   started_at timestamptz, passes_without_drop integer, diagnosis text)
  *
  * No arguments.  One row per checkpoint running in any backend of any database (one
  * per table of a multi-table checkpoint); database is the name of the
  * checkpoint's database (NULL once dropped).  waiting_bucket and
  * waiting_bucket_status name a bucket whose status is not Active (a
  * Sealed bucket: a drop in flight) that still holds L0 the checkpoint
- * waits for, as of its last poll; NULL when there is none.  Declared by
- * 1.1 and 1.2 without database and the waiting columns: this library
- * serves those declarations too.  Each
+ * waits for, as of its last poll; NULL when there is none.
+ * passes_without_drop counts the compaction passes that ended in a row
+ * without draining anything; diagnosis says what that suggests (from 3
+ * on: the server may keep compacted generations listed), NULL when
+ * nothing is amiss: the checkpoint keeps waiting all the same.  Declared
+ * by 1.3 without the last two columns, by 1.1 and 1.2 without database
+ * and the waiting columns too: this library serves those declarations.  Each
  * row is a consistent copy of its entry; the rows are not one snapshot.
  * Needs shared_preload_libraries (55000 otherwise); 0A000 when declared
  * with another number of columns.
@@ -164,14 +188,14 @@ lancelsm_progress(PG_FUNCTION_ARGS)
 	ReturnSetInfo *rsinfo;
 	LsmProgressCopy *copy;
 	int			n;
-	bool		with_db;
+	int			shape;
 
 	monitoring_require_shmem(false);
-	rsinfo = lsm_materialize_versions(fcinfo, LSM_PROGRESS_COLS_V1_2,
-									  LSM_PROGRESS_COLS_V1_3, &with_db);
+	rsinfo = lsm_materialize_shapes(fcinfo, progress_shapes,
+									lengthof(progress_shapes), &shape);
 	copy = lsm_progress_copy(&n);
 	for (int i = 0; i < n; i++)
-		progress_row(rsinfo, &copy[i], with_db);
+		progress_row(rsinfo, &copy[i], shape);
 	pfree(copy);
 	return (Datum) 0;
 }
@@ -360,5 +384,46 @@ lancelsm_info(PG_FUNCTION_ARGS)
 	nulls[i] = true;			/* not counted yet */
 	values[i++] = (Datum) 0;
 	lsm_put_row(rsinfo, values, nulls, i);
+	return (Datum) 0;
+}
+
+/*
+ * lancelsm_running()
+ * RETURNS TABLE (server text, table_name text, pid integer, phase text,
+ *   started_at timestamptz)
+ *
+ * No arguments.  One row per checkpoint running in a backend connected
+ * to this database (one per table of a multi-table checkpoint), with the
+ * phase lancelsm_progress shows; server is its name when the checkpoint
+ * started.  No rows without lancelsm in shared_preload_libraries.  Raises
+ * 0A000 when declared with another number of columns.
+ */
+PG_FUNCTION_INFO_V1(lancelsm_running);
+Datum
+lancelsm_running(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = lsm_materialize(fcinfo, LSM_RUNNING_COLS);
+	LsmProgressCopy *copy;
+	int			n;
+
+	if (!lsm_progress_available())
+		return (Datum) 0;
+	copy = lsm_progress_copy(&n);
+	for (int e = 0; e < n; e++)
+	{
+		Datum		values[LSM_RUNNING_COLS];
+		bool		nulls[LSM_RUNNING_COLS] = {0};
+		int			i = 0;
+
+		if (copy[e].dbid != MyDatabaseId)
+			continue;
+		values[i++] = monitoring_text(copy[e].server);
+		values[i++] = monitoring_text(copy[e].table_name);
+		values[i++] = Int32GetDatum(copy[e].pid);
+		values[i++] = CStringGetTextDatum(copy[e].phase);
+		values[i++] = TimestampTzGetDatum(copy[e].started_at);
+		lsm_put_row(rsinfo, values, nulls, i);
+	}
+	pfree(copy);
 	return (Datum) 0;
 }

@@ -362,18 +362,39 @@ ReturnSetInfo *
 lsm_materialize_versions(FunctionCallInfo fcinfo, int ncols_old,
 						 int ncols_new, bool *is_new)
 {
+	int			ncols[2] = {ncols_old, ncols_new};
+	int			shape;
+	ReturnSetInfo *rsinfo = lsm_materialize_shapes(fcinfo, ncols, 2, &shape);
+
+	*is_new = (shape == 1);
+	return rsinfo;
+}
+
+/*
+ * lsm_materialize_shapes: lsm_materialize for a function whose extension
+ * versions declare ncols[0..nshapes) columns, oldest first, so that the
+ * library serves every catalog not updated yet; *shape is the index of
+ * the count the installed declaration has (the newest one when counts
+ * repeat).  Any other count raises 0A000 with a hint saying which side
+ * is behind, as lsm_materialize does.
+ */
+ReturnSetInfo *
+lsm_materialize_shapes(FunctionCallInfo fcinfo, const int *ncols,
+					   int nshapes, int *shape)
+{
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 
 	InitMaterializedSRF(fcinfo, 0);
-	*is_new = rsinfo->setDesc->natts == ncols_new;
-	if (!*is_new && rsinfo->setDesc->natts != ncols_old)
-		ereport(ERROR,
-				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				 errmsg("lancelsm library does not match the installed extension objects"),
-				 errdetail("The function returns %d columns but is declared with %d.",
-						   ncols_new, rsinfo->setDesc->natts),
-				 lsm_mismatch_hint(rsinfo->setDesc->natts > ncols_new)));
-	return rsinfo;
+	for (*shape = nshapes - 1; *shape >= 0; (*shape)--)
+		if (rsinfo->setDesc->natts == ncols[*shape])
+			return rsinfo;
+	ereport(ERROR,
+			(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+			 errmsg("lancelsm library does not match the installed extension objects"),
+			 errdetail("The function returns %d columns but is declared with %d.",
+					   ncols[nshapes - 1], rsinfo->setDesc->natts),
+			 lsm_mismatch_hint(rsinfo->setDesc->natts > ncols[nshapes - 1])));
+	pg_unreachable();
 }
 
 /*

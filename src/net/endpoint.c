@@ -25,6 +25,7 @@
 #include "common/ip.h"
 #include "libpq/ifaddr.h"
 #include "net/endpoint.h"
+#include "net/pool.h"
 #include "pg_compat.h"
 #include "utils/varlena.h"
 
@@ -200,14 +201,43 @@ lsm_endpoints_check(char **newval, void **extra, GucSource source)
 }
 
 /*
+ * endpoint_lists_equal
+ *		Whether two parsed settings hold the same entries in the same order
+ *		(NULL, not assigned yet, is the empty list).  The check hook zeroes
+ *		every entry before filling it, so entries compare byte for byte.
+ */
+static bool
+endpoint_lists_equal(const EndpointList *a, const EndpointList *b)
+{
+	int			na = a ? a->nentries : 0;
+	int			nb = b ? b->nentries : 0;
+
+	if (na != nb)
+		return false;
+	return na == 0 ||
+		memcmp(a->entries, b->entries, na * sizeof(EndpointEntry)) == 0;
+}
+
+/*
  * lsm_endpoints_assign
  *		The assign hook of lancelsm.allowed_endpoints: use the list the
- *		check hook parsed.
+ *		check hook parsed.  When the entries changed (a reload, SET, or the
+ *		end of a transaction that SET it), every connection pool of the
+ *		backend is marked to be closed before its next request: a pooled
+ *		connection was checked against the old list when it opened, and
+ *		reusing it would not check it again (a name allowed to be checked at
+ *		its address opens no socket when a connection is reused).  The
+ *		next request connects afresh and is checked by name and address.
+ *		Only marks: allocates nothing and never raises.
  */
 void
 lsm_endpoints_assign(const char *newval, void *extra)
 {
-	endpoint_list = (const EndpointList *) extra;
+	const EndpointList *list = (const EndpointList *) extra;
+
+	if (!endpoint_lists_equal(endpoint_list, list))
+		lsm_pool_invalidate_all();
+	endpoint_list = list;
 }
 
 /*

@@ -820,6 +820,26 @@ http_proxy_refused(const LsmRequest *req)
 }
 
 /*
+ * http_refused_unseen: libcurl gave up sending the request again.  It
+ * sends a request again, on another connection, only when no byte of an
+ * answer came: the server refused the HTTP/2 stream (REFUSED_STREAM, or a
+ * GOAWAY naming a lower last stream), or a reused connection died before
+ * answering (docs/configuration.md, "Connections").  After 5 such sends it
+ * gives up with this fixed text of lib/transfer.c in the error buffer, its
+ * only sign (the code may be CURLE_SEND_ERROR, or the receive error that
+ * ended the last send, which libcurl keeps): behind an edge that ends
+ * each connection after a few requests (nginx's keepalive_requests), the
+ * streams of a many-table call in flight at once meet one GOAWAY after
+ * another.
+ */
+static bool
+http_refused_unseen(const LsmRequest *req, CURLcode code)
+{
+	return code != CURLE_OK && req->out.status == 0 &&
+		strncmp(req->out.curl_error, "Connection died, tried ", 23) == 0;
+}
+
+/*
  * http_classify: how a transfer curl has finished with code ended.
  * deadline is the statement's (0: none).
  */
@@ -863,6 +883,8 @@ http_classify(const LsmRequest *req, CURLcode code, TimestampTz deadline)
 		code == CURLE_URL_MALFORMAT ||
 		(code == CURLE_OPERATION_TIMEDOUT && req->out.status == 0))
 		return LSM_TRANSPORT_CONNECT;
+	if (http_refused_unseen(req, code))
+		return LSM_TRANSPORT_REFUSED;
 	if (code == CURLE_WEIRD_SERVER_REPLY ||
 		code == CURLE_BAD_CONTENT_ENCODING)
 		/* e.g. a header line without a colon, a bad status line */

@@ -118,7 +118,8 @@ typedef enum LsmTransport
 	LSM_TRANSPORT_HEADER_TOO_LARGE,	/* the header passed libcurl's limit */
 	LSM_TRANSPORT_NO_DESCRIPTOR,	/* no file descriptor left for a socket */
 	LSM_TRANSPORT_DENIED,		/* lancelsm.allowed_endpoints refused it */
-	LSM_TRANSPORT_HEADERS_TOO_LARGE /* the header lines passed LSM_HEADERS_MAX */
+	LSM_TRANSPORT_HEADERS_TOO_LARGE,	/* the header lines passed LSM_HEADERS_MAX */
+	LSM_TRANSPORT_REFUSED		/* refused unseen each time libcurl sent it */
 } LsmTransport;
 
 /*
@@ -160,6 +161,23 @@ extern void lsm_http_abort_all(void);
 
 /* in pool.c: libcurl's set-up, once per process (_PG_init) */
 extern void lsm_net_init(void);
+
+/*
+ * in pool.c: the backend's connection pools, one per (server, user
+ * mapping), as lancelsm_get_connections() lists them
+ */
+typedef struct LsmPoolInfo
+{
+	Oid			serverid;
+	Oid			umid;			/* InvalidOid: no user mapping */
+	int			connections;	/* sockets open, busy or idle */
+	int			requests;		/* requests in flight */
+	bool		valid;			/* false: options or allowed_endpoints
+								 * changed; closed before its next request */
+} LsmPoolInfo;
+
+extern LsmPoolInfo *lsm_pool_list(int *n);
+extern int	lsm_pool_disconnect(Oid serverid, Oid *busy_server);
 
 /* in token.c: the bearer token of a bearer_token_file, re-read when it changes */
 extern const char *lsm_bearer_token(const char *path);

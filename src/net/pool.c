@@ -11,6 +11,11 @@
  * callback marks the pool stale (as postgres_fdw does for its connections);
  * a stale pool is closed, connections and all, as soon as nothing is in
  * flight on it, so the next call connects afresh with the new options.
+ * A change of lancelsm.allowed_endpoints marks every pool stale the same
+ * way (lsm_pool_invalidate_all): no request goes out on a connection the
+ * setting in force did not check.  lancelsm_get_connections() and
+ * lancelsm_disconnect() list and close the pools (lsm_pool_list,
+ * lsm_pool_disconnect).
  *
  * Waiting is done on a WaitEventSet holding the session latch, postmaster
  * death and the sockets of every pool, kept from one wait to the next
@@ -107,13 +112,24 @@ static int	pool_nsockets = 0;
 static int	pool_socket_cap = 0;
 
 /*
+ * A socket src/net/socket.c opened, and the pool whose socket callback
+ * first saw it (NULL before that): a pool's open connections, busy or
+ * idle, are these sockets.
+ */
+typedef struct PoolOwned
+{
+	curl_socket_t fd;
+	HttpPool   *pool;
+} PoolOwned;
+
+/*
  * The sockets src/net/socket.c opened and has not closed yet: the only
  * ones that may stay parked in the kept set, because only their close is
  * reported (lsm_pool_socket_closed).  libcurl hands over descriptors of
  * its own too (the threaded resolver's socketpair) and closes them
  * unseen, and the kernel gives their number to the next socket at once.
  */
-static curl_socket_t *pool_owned = NULL;
+static PoolOwned *pool_owned = NULL;
 static int	pool_nowned = 0;
 static int	pool_owned_cap = 0;
 
@@ -233,7 +249,7 @@ static int
 pool_owned_index(curl_socket_t fd)
 {
 	for (int i = 0; i < pool_nowned; i++)
-		if (pool_owned[i] == fd)
+		if (pool_owned[i].fd == fd)
 			return i;
 	return -1;
 }
@@ -246,13 +262,15 @@ pool_owned_index(curl_socket_t fd)
 void
 lsm_pool_socket_opened(curl_socket_t fd)
 {
-	curl_socket_t *grown = pool_grow(pool_owned, &pool_owned_cap,
-									 pool_nowned, sizeof(curl_socket_t));
+	PoolOwned  *grown = pool_grow(pool_owned, &pool_owned_cap,
+								  pool_nowned, sizeof(PoolOwned));
 
 	if (grown == NULL)
 		return;
 	pool_owned = grown;
-	pool_owned[pool_nowned++] = fd;
+	pool_owned[pool_nowned].fd = fd;
+	pool_owned[pool_nowned].pool = NULL;
+	pool_nowned++;
 }
 
 /*
@@ -292,7 +310,10 @@ pool_socket_cb(CURL *easy, curl_socket_t fd, int what, void *userp,
 			   void *socketp)
 {
 	int			i;
+	int			owned = pool_owned_index(fd);
 
+	if (owned >= 0 && what != CURL_POLL_REMOVE)
+		pool_owned[owned].pool = (HttpPool *) userp;
 	for (i = 0; i < pool_nsockets; i++)
 		if (pool_sockets[i].fd == fd)
 			break;
@@ -304,7 +325,7 @@ pool_socket_cb(CURL *easy, curl_socket_t fd, int what, void *userp,
 			 * A socket lancelsm opened stays in the set, parked (pool_set);
 			 * a descriptor of libcurl's own is closed unseen: dropped.
 			 */
-			if (pool_owned_index(fd) < 0)
+			if (owned < 0)
 				pool_set_stale = true;
 			else if (pool_sockets[i].pos >= 0)
 				pool_slot_park(pool_sockets[i].pos);
@@ -372,6 +393,43 @@ pool_invalidate(Datum arg, int cacheid, uint32 hashvalue)
 }
 
 /*
+ * lsm_pool_invalidate_all: mark every pool stale, to be closed before
+ * its next request (lancelsm.allowed_endpoints changed).  Only marks:
+ * raises nothing and allocates nothing, so a GUC assign hook may call it.
+ */
+void
+lsm_pool_invalidate_all(void)
+{
+	for (HttpPool *pool = pools; pool; pool = pool->next)
+		pool->stale = true;
+}
+
+/*
+ * pool_close: close pool, which has nothing in flight, and unlink it
+ * (*link points at it): libcurl closes its connections through the
+ * close-socket callback; entries that still name it are cleared.
+ */
+static void
+pool_close(HttpPool **link)
+{
+	HttpPool   *pool = *link;
+
+	Assert(pool->ninflight == 0);
+	*link = pool->next;
+	curl_multi_cleanup(pool->multi);
+	for (int i = pool_nsockets - 1; i >= 0; i--)
+		if (pool_sockets[i].pool == pool)
+		{
+			pool_sockets[i] = pool_sockets[--pool_nsockets];
+			pool_set_stale = true;
+		}
+	for (int i = 0; i < pool_nowned; i++)
+		if (pool_owned[i].pool == pool)
+			pool_owned[i].pool = NULL;
+	pfree(pool);
+}
+
+/*
  * pool_close_stale: close every stale pool with nothing in flight; its
  * sockets leave pool_sockets through the socket callback.
  */
@@ -382,23 +440,90 @@ pool_close_stale(void)
 
 	while (*link)
 	{
+		if ((*link)->stale && (*link)->ninflight == 0)
+			pool_close(link);
+		else
+			link = &(*link)->next;
+	}
+}
+
+/*
+ * pool_connections: the sockets open for pool, busy or idle.
+ */
+static int
+pool_connections(const HttpPool *pool)
+{
+	int			n = 0;
+
+	for (int i = 0; i < pool_nowned; i++)
+		if (pool_owned[i].pool == pool)
+			n++;
+	return n;
+}
+
+/*
+ * lsm_pool_list: the pools of this backend, newest first, as a palloc'd
+ * array (in the current memory context) of *n entries; NULL when there
+ * are none.  Closes nothing.  Errors: out of memory.
+ */
+LsmPoolInfo *
+lsm_pool_list(int *n)
+{
+	LsmPoolInfo *infos = NULL;
+	int			count = 0;
+
+	for (HttpPool *pool = pools; pool; pool = pool->next)
+		count++;
+	*n = count;
+	if (count == 0)
+		return NULL;
+	infos = palloc(count * sizeof(LsmPoolInfo));
+	count = 0;
+	for (HttpPool *pool = pools; pool; pool = pool->next)
+	{
+		LsmPoolInfo *info = &infos[count++];
+
+		info->serverid = pool->serverid;
+		info->umid = pool->umid;
+		info->connections = pool_connections(pool);
+		info->requests = pool->ninflight;
+		info->valid = !pool->stale;
+	}
+	return infos;
+}
+
+/*
+ * lsm_pool_disconnect: close the pools of server serverid (every pool
+ * when InvalidOid), with their connections, except those with requests in
+ * flight: those are left as they are, and *busy_server names the server
+ * of one of them (InvalidOid when none was).  Returns the number of pools
+ * closed.  Raises nothing.
+ */
+int
+lsm_pool_disconnect(Oid serverid, Oid *busy_server)
+{
+	HttpPool  **link = &pools;
+	int			closed = 0;
+
+	*busy_server = InvalidOid;
+	while (*link)
+	{
 		HttpPool   *pool = *link;
 
-		if (pool->stale && pool->ninflight == 0)
+		if (OidIsValid(serverid) && pool->serverid != serverid)
+			link = &pool->next;
+		else if (pool->ninflight > 0)
 		{
-			*link = pool->next;
-			curl_multi_cleanup(pool->multi);
-			for (int i = pool_nsockets - 1; i >= 0; i--)
-				if (pool_sockets[i].pool == pool)
-				{
-					pool_sockets[i] = pool_sockets[--pool_nsockets];
-					pool_set_stale = true;
-				}
-			pfree(pool);
+			*busy_server = pool->serverid;
+			link = &pool->next;
 		}
 		else
-			link = &pool->next;
+		{
+			pool_close(link);
+			closed++;
+		}
 	}
+	return closed;
 }
 
 /*

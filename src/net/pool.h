@@ -3,7 +3,8 @@
  * pool.h
  *		Connection pools: one libcurl multi handle per server and user
  *		mapping, and the wait on the session latch.  Used by src/net/http.c,
- *		and by src/net/socket.c to say when a socket opens and closes.
+ *		by src/net/socket.c to say when a socket opens and closes, and by
+ *		src/net/endpoint.c to close every pool when the allow-list changes.
  *
  * The pools know libcurl easy handles and an opaque owner pointer per
  * handle, nothing of requests: they never call back into src/net/http.c.
@@ -43,6 +44,13 @@ extern void lsm_pool_socket_opened(curl_socket_t fd);
  * built afresh before the next wait.  Raises nothing.
  */
 extern void lsm_pool_socket_closed(curl_socket_t fd);
+
+/*
+ * lsm_pool_invalidate_all: every pool is closed before its next request
+ * (called by src/net/endpoint.c when lancelsm.allowed_endpoints
+ * changes).  Raises nothing, allocates nothing.
+ */
+extern void lsm_pool_invalidate_all(void);
 
 /*
  * lsm_pool_holds_wait_set: whether the wait keeps a WaitEventSet now, and

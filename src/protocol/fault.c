@@ -13,7 +13,10 @@
  * lsm_fault_new() builds every LsmFailure: each errmsg is one fixed,
  * translatable format per LsmFaultMessage (fault_messages).
  * lsm_fault_redact_outcome() masks every piece of every secret a request
- * was sent with (the matcher is redact.c): no failure carries one.
+ * was sent with (the matcher is redact.c): no failure carries one.  What
+ * the caller passed (the table name) is never masked, nor a piece of it
+ * that the server echoes: the caller knows it, and a mask on it would
+ * tell the caller which of its bytes a secret holds.
  *
  * Protocol: docs/protocol.md, "Errors".
  * The SQLSTATEs are listed in docs/troubleshooting.md, "Errors".
@@ -101,11 +104,17 @@ fault_is_draining(const LsmOutcome *req)
  * SDKs (rust/lancedb/src/remote/client.rs checks only that the status is a
  * success); a route that reads an answer decodes the body afterwards.  429
  * and every 503, a draining node's (code 19) included, are retried: the
- * SDKs retry them alike (docs/protocol.md, "Errors").
+ * SDKs retry them alike (docs/protocol.md, "Errors").  A request the
+ * server refused unseen each time libcurl sent it is sent again: the
+ * SDK's HTTP client (hyper) sends such a request again for as long as it
+ * is refused unseen, where libcurl stops after 5.
  */
 LsmVerdict
 lsm_fault_verdict(const LsmOutcome *req)
 {
+	/* the server never saw it (an HTTP/2 stream refused, ...): send again */
+	if (req->transport == LSM_TRANSPORT_REFUSED)
+		return LSM_VERDICT_RESEND;
 	if (req->transport != LSM_TRANSPORT_OK)
 		return LSM_VERDICT_FAIL;
 	if (req->status >= 200 && req->status < 300)
@@ -128,6 +137,7 @@ fault_sqlstate(const LsmOutcome *req)
 		case LSM_TRANSPORT_CONNECT:
 			return ERRCODE_FDW_UNABLE_TO_ESTABLISH_CONNECTION;
 		case LSM_TRANSPORT_FAILED:
+		case LSM_TRANSPORT_REFUSED:
 		case LSM_TRANSPORT_READ_TIMEOUT:
 		case LSM_TRANSPORT_HEADER_TOO_LARGE:
 		case LSM_TRANSPORT_HEADERS_TOO_LARGE:
@@ -304,6 +314,9 @@ fault_transport_text(const LsmOutcome *req)
 		case LSM_TRANSPORT_HEADERS_TOO_LARGE:
 			return psprintf("The server's response header lines are larger than %d kB in all.",
 							LSM_HEADERS_MAX / 1024);
+		case LSM_TRANSPORT_REFUSED:
+			return psprintf("The server refused the request before acting on it each time it was sent: %s.",
+							req->curl_error);
 		default:
 			return psprintf("The exchange with the server failed: %s.",
 							req->curl_error);
@@ -385,10 +398,13 @@ fault_secrets(const LsmConfig *config, const char *sent, int *n)
 
 /*
  * fault_redactor: the secrets of req (fault_secrets) prepared for
- * lsm_redact; NULL for req NULL.  Free with lsm_redactor_free.
+ * lsm_redact, less the pieces that occur in the nexempt texts of exempt
+ * (NULL entries skipped): what the caller passed, which the server may
+ * echo.  NULL for req NULL.  Free with lsm_redactor_free.
  */
 static LsmRedactor *
-fault_redactor(const LsmOutcome *req)
+fault_redactor(const LsmOutcome *req, const char *const *exempt,
+			   int nexempt)
 {
 	int			n;
 	const char **secrets;
@@ -397,7 +413,7 @@ fault_redactor(const LsmOutcome *req)
 	if (req == NULL)
 		return NULL;
 	secrets = fault_secrets(req->config, req->bearer_token, &n);
-	redactor = lsm_redactor_new(secrets, n);
+	redactor = lsm_redactor_new(secrets, n, exempt, nexempt);
 	pfree(secrets);
 	return redactor;
 }
@@ -450,16 +466,26 @@ fault_redact_text(char *text, const LsmRedactor *redactor)
 
 /*
  * lsm_fault_redact_outcome: mask every piece of every secret a request
- * was sent with in a failure's message, the arguments of its errmsg, its
- * detail and its hint: the API key, the user mapping's secret values
- * (extra header values, the proxy password), the bearer token that
- * attempt sent and the one read last from the same file (the failure may
- * stem from an earlier attempt).  A piece is any LSM_REDACT_WINDOW-byte
- * window of a secret, wherever it appears: a server, a gateway or a
- * decoder's excerpt may show the key whole, masked to its first and last
- * bytes, cut short or from its middle.  A secret shorter than a window
- * is masked where it appears whole, innocent words included.  Each run
- * of masked bytes reads LSM_REDACT_MASK.  req NULL: nothing to do.
+ * was sent with in a failure's detail (its hint is always lancelsm's own
+ * fixed text, which holds no secret and is never masked): the API key,
+ * the user mapping's secret values (extra header values, the proxy
+ * password), the bearer token that attempt sent and the one read last
+ * from the same file (the failure may stem from an earlier attempt).  A
+ * piece is any LSM_REDACT_WINDOW-byte window of a secret, wherever it
+ * appears: a server, a gateway or a decoder's excerpt may show the key
+ * whole, masked to its first and last bytes, cut short or from its
+ * middle.  A secret shorter than a window is masked where it appears
+ * whole, innocent words included.  Each run of masked bytes reads
+ * LSM_REDACT_MASK.
+ *
+ * The errmsg's arguments are what the caller passed (a table name), and
+ * pieces of them are no secret to the caller wherever they appear: the
+ * message and the arguments are left as they are, and a run of the
+ * detail whose pieces all occur in an argument is not masked either (a
+ * server's echo of the name reads as the name).  Masking them would make
+ * the errors an oracle: a caller who cannot read the key would learn,
+ * from whether the table name it chose came back masked, whether the key
+ * holds its bytes.  req NULL: nothing to do.
  */
 void
 lsm_fault_redact_outcome(LsmFailure *failure, const LsmOutcome *req)
@@ -468,12 +494,9 @@ lsm_fault_redact_outcome(LsmFailure *failure, const LsmOutcome *req)
 
 	if (failure == NULL || req == NULL)
 		return;
-	redactor = fault_redactor(req);
-	failure->message = fault_redact_text(failure->message, redactor);
-	for (int i = 0; i < LSM_FAULT_MAX_ARGS; i++)
-		failure->args[i] = fault_redact_text(failure->args[i], redactor);
+	redactor = fault_redactor(req, (const char *const *) failure->args,
+							  LSM_FAULT_MAX_ARGS);
 	failure->detail = fault_redact_text(failure->detail, redactor);
-	failure->hint = fault_redact_text(failure->hint, redactor);
 	lsm_redactor_free(redactor);
 }
 
@@ -481,7 +504,8 @@ lsm_fault_redact_outcome(LsmFailure *failure, const LsmOutcome *req)
  * lsm_fault_from_request: the failure a finished request stands for, as
  * itself (after retries too: its own status and message, not a summary).
  * what names the operation that failed (LSM_FAULT_FLUSH, ...; its errmsg
- * takes table_name); retries is how many times the request was retried
+ * takes table_name, the caller's: pieces of secrets that occur in it are
+ * not masked in the server's text, lsm_fault_redact_outcome); retries is how many times the request was retried
  * before this answer.  Raises nothing.
  */
 LsmFailure *
@@ -495,7 +519,9 @@ lsm_fault_from_request(const LsmOutcome *req, LsmFaultMessage what,
 
 	if (req->transport == LSM_TRANSPORT_OK)
 	{
-		LsmRedactor *redactor = fault_redactor(req);
+		const char *exempt[] = {table_name};
+		LsmRedactor *redactor = fault_redactor(req, exempt,
+											   lengthof(exempt));
 
 		/* redact the body before any excerpt can cut a key in two */
 		redacted.response = fault_redact_body(req, redactor,
@@ -522,7 +548,7 @@ lsm_fault_from_request(const LsmOutcome *req, LsmFaultMessage what,
 /*
  * lsm_fault_raise: raise a failure as an ERROR with its SQLSTATE
  * (failure->sqlerrcode).  The errmsg is its fixed, translatable format
- * filled with its (redacted) arguments; library and server text lives in
+ * filled with its arguments (the caller's, never masked); library and server text lives in
  * the detail, hence errdetail_internal; the hint as it is.  Does not
  * return.
  */

@@ -29,6 +29,7 @@ typedef enum LsmVerdict
 	LSM_VERDICT_OK,				/* any 2xx */
 	LSM_VERDICT_RETRY,			/* 429 or 503 (draining too) */
 	LSM_VERDICT_REISSUE,		/* 421: the node lost its claim */
+	LSM_VERDICT_RESEND,			/* refused before the server acted on it */
 	LSM_VERDICT_FAIL			/* anything else */
 } LsmVerdict;
 

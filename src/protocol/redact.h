@@ -3,7 +3,8 @@
  * redact.h
  *		The matcher that masks every piece of a set of secrets in a text:
  *		each 4-byte window of a secret wherever it appears, and short
- *		secrets where they appear whole.  Plain C types only; private to
+ *		secrets where they appear whole, less what an exempt text (the
+ *		caller's own) holds.  Plain C types only; private to
  *		src/protocol/ (fault.c) and linked alone by fuzz/redact_test.c.
  *
  *-------------------------------------------------------------------------
@@ -27,7 +28,9 @@
 typedef struct LsmRedactor LsmRedactor;
 
 extern LsmRedactor *lsm_redactor_new(const char *const *secrets,
-									 int nsecrets);
+									 int nsecrets,
+									 const char *const *exempt,
+									 int nexempt);
 extern char *lsm_redact(const LsmRedactor *redactor, const char *text,
 						size_t len, size_t *out_len);
 extern void lsm_redactor_free(LsmRedactor *redactor);

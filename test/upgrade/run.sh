@@ -10,8 +10,8 @@
 # fails the test with a diff.  Then the EXECUTE grants a DBA gave the
 # 1.3 lancelsm_checkpoint_due() are found on its 1.4 signature after the
 # update, and a pg_dump round trip: declared tables
-# (lancelsm_table rows, with their thresholds and last_checkpoint_at)
-# survive pg_dump and a restore into a new database.
+# (lancelsm_table rows, with their thresholds, last_checkpoint_at and last
+# outcome) survive pg_dump and a restore into a new database.
 #
 # Run as the postgres user, with lancelsm built and installed; scripts/test.sh
 # calls it.  No emulator needed: nothing here contacts a LanceDB server.
@@ -124,11 +124,18 @@ CREATE SERVER dump_srv FOREIGN DATA WRAPPER lancelsm
 SELECT lancelsm_add_table('dump_srv', 'events', max_l0_generations => 20,
                           max_wal_lag => 1000, max_checkpoint_age => '15 minutes');
 SELECT lancelsm_add_table('dump_srv', 'ns$orders', 1, 2, 3, 4, '1 day');
-UPDATE lancelsm_table SET last_checkpoint_at = '2026-11-30 12:34:56.789+00'
+UPDATE lancelsm_table SET last_checkpoint_at = '2026-11-30 12:34:56.789+00',
+       last_action = 'checkpoint', last_source = 'checkpoint_due', last_ok = true,
+       last_started_at = '2026-11-30 12:34:56.789+00',
+       last_finished_at = '2026-11-30 12:35:01.5+00'
  WHERE table_name = 'events';
+UPDATE lancelsm_table SET last_action = 'flush', last_source = 'direct', last_ok = false,
+       last_sqlstate = 'HV000', last_message = 'could not flush LanceDB table "ns$orders": it''s down',
+       last_started_at = '2026-12-01 00:00:00+00', last_finished_at = '2026-12-01 00:00:01+00'
+ WHERE table_name = 'ns$orders';
 SQL
 rows() {
-	psql_q -d "$1" -A -t -c "SELECT concat_ws(' ', server, table_name, added_at, max_l0_generations, max_l0_bytes, max_wal_lag, max_memtable_rows, max_checkpoint_age, coalesce(last_checkpoint_at::text, 'never')) FROM lancelsm_table ORDER BY server COLLATE \"C\", table_name COLLATE \"C\""
+	psql_q -d "$1" -A -t -c "SELECT concat_ws(' ', server, table_name, added_at, max_l0_generations, max_l0_bytes, max_wal_lag, max_memtable_rows, max_checkpoint_age, coalesce(last_checkpoint_at::text, 'never'), last_action, last_source, last_ok, last_sqlstate, last_message, last_started_at, last_finished_at) FROM lancelsm_table ORDER BY server COLLATE \"C\", table_name COLLATE \"C\""
 }
 pg_dump fresh >"$tmp/dump.sql"
 createdb restored
@@ -140,5 +147,5 @@ if [ "$(wc -l <"$tmp/rows.fresh")" != 2 ] || ! diff -u "$tmp/rows.fresh" "$tmp/r
 	cat "$tmp/rows.fresh" >&2
 	exit 1
 fi
-echo "upgrade: pg_dump round trip kept $(wc -l <"$tmp/rows.restored") declared tables with their thresholds and last checkpoint"
+echo "upgrade: pg_dump round trip kept $(wc -l <"$tmp/rows.restored") declared tables with their thresholds, last checkpoint and last outcome"
 cat "$tmp/rows.restored"

@@ -1,0 +1,55 @@
+/*-------------------------------------------------------------------------
+ *
+ * outcome.h
+ *		The durable outcome of each declared table (src/functions/outcome.c):
+ *		what the functions that act on tables record in lancelsm_table's
+ *		last_* columns once their actions have ended, as the UPDATE that
+ *		src/functions/declared.c runs (lsm_declared_record_outcomes).
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef LANCELSM_OUTCOME_H
+#define LANCELSM_OUTCOME_H
+
+#include "fmgr.h"
+#include "checkpoint/checkpoint.h"
+#include "utils/timestamp.h"
+
+/* Who acted, as lancelsm_table.last_source shows it. */
+typedef enum LsmOutcomeSource
+{
+	LSM_OUTCOME_DIRECT,			/* lancelsm_flush, _compact, _checkpoint */
+	LSM_OUTCOME_CHECKPOINT_ALL, /* lancelsm_checkpoint_all() */
+	LSM_OUTCOME_CHECKPOINT_DUE	/* lancelsm_checkpoint_due() */
+} LsmOutcomeSource;
+
+/* The tables of one call and what it did to each, for the record. */
+typedef struct LsmOutcomeCall
+{
+	LsmOutcomeSource source;
+	int			ntables;
+	char	  **servers;		/* per table; NULL: server for all */
+	const char *server;
+	char	  **names;			/* per table; NULL: those of the acts */
+	LsmTask   **acts;			/* per table: its action, or NULL */
+	LsmFailure **stats_failures;	/* per table, or NULL: why its stats read
+									 * failed (lancelsm_checkpoint_due) */
+	TimestampTz stats_started;	/* when the call's stats reads started */
+} LsmOutcomeCall;
+
+/* Parameters of the UPDATE: ten arrays, one row per table, and the source */
+#define LSM_OUTCOME_PARAMS 11
+
+/* The UPDATE of lancelsm_table that records a call's outcomes. */
+typedef struct LsmOutcomeUpdate
+{
+	const char *template;		/* %s: lancelsm_table, schema-qualified */
+	Oid			argtypes[LSM_OUTCOME_PARAMS];
+	Datum		args[LSM_OUTCOME_PARAMS];	/* none NULL */
+} LsmOutcomeUpdate;
+
+extern bool lsm_outcome_update(FunctionCallInfo fcinfo,
+							   const LsmOutcomeCall *call,
+							   LsmOutcomeUpdate *update);
+
+#endif							/* LANCELSM_OUTCOME_H */
