@@ -9,10 +9,11 @@
 # scripts/pg-chroot.sh brings the newer majors; sqlsmith for
 # scripts/sqlsmith.sh; nginx and squid for the TLS edge and proxy tests
 # (t/009_edge.pl, t/010_proxy.pl), which start their own instances;
-# prometheus for promtool, which tests contrib/prometheus's rules: the
-# packages' own services must never run; dnsmasq for the DNS server of the
-# name tests (scripts/with-names.sh starts its own): dnsmasq-base, the
-# program alone, which has no service to start.
+# prometheus (promtool tests contrib/prometheus's rules) and
+# prometheus-postgres-exporter, both of which test/monitoring/run.sh
+# starts itself: the packages' own services must never run; dnsmasq for
+# the DNS server of the name tests (scripts/with-names.sh starts its own):
+# dnsmasq-base, the program alone, which has no service to start.
 set -euo pipefail
 if [ "$(id -u)" != 0 ]; then
 	echo "scripts/deps.sh: run as root (it calls apt-get)" >&2
@@ -32,23 +33,27 @@ fi
 apt_get install -y -qq --no-install-recommends "${demo_packages[@]}" \
 	libipc-run-perl openssl mmdebstrap zstd sqlsmith dnsmasq-base >/dev/null
 command -v node >/dev/null || apt_get install -y -qq nodejs npm >/dev/null
-# nginx, squid and prometheus: installed with their services kept from
-# starting (a policy-rc.d for the duration, unless one is there already;
-# Debian's postinst would start nginx on *:80, squid on *:3128 and
-# prometheus on *:9090), and disabled where systemd runs, so that nothing
-# of theirs listens after this
+# nginx, squid, prometheus and prometheus-postgres-exporter: installed
+# with their services kept from starting (a policy-rc.d for the duration,
+# unless one is there already; Debian's postinst would start nginx on
+# *:80, squid on *:3128, prometheus on *:9090 and the exporter on *:9187),
+# and disabled where systemd runs, so that nothing of theirs listens after
+# this
 if ! command -v nginx >/dev/null || ! command -v squid >/dev/null ||
-	! command -v promtool >/dev/null; then
+	! command -v promtool >/dev/null ||
+	! command -v prometheus-postgres-exporter >/dev/null; then
 	policy=/usr/sbin/policy-rc.d
 	own_policy=0
 	if [ ! -e $policy ]; then
 		printf '#!/bin/sh\nexit 101\n' >$policy && chmod 755 $policy && own_policy=1
 	fi
 	rc=0
-	apt_get install -y -qq --no-install-recommends nginx squid prometheus >/dev/null || rc=$?
+	apt_get install -y -qq --no-install-recommends nginx squid prometheus \
+		prometheus-postgres-exporter >/dev/null || rc=$?
 	if [ $own_policy = 1 ]; then rm -f $policy; fi
 	[ $rc = 0 ] || exit $rc
 	if [ -d /run/systemd/system ]; then
-		systemctl disable --now nginx squid prometheus >/dev/null 2>&1 || true
+		systemctl disable --now nginx squid prometheus \
+			prometheus-postgres-exporter >/dev/null 2>&1 || true
 	fi
 fi

@@ -3,10 +3,10 @@
 # asserting that no backend crashes and the postmaster never restarts.
 #
 # Needs lancelsm installed in the PostgreSQL of PG_CONFIG (default: the
-# host's 15) and the sqlsmith package; with SQLSMITH_BUILD=1 it builds this
-# tree instead and installs it into a scratch DESTDIR that the cluster
-# reads through Debian's extension_destdir (as scripts/sanitize.sh does),
-# never over the system's lancelsm.  Starts an emulator of its own and a
+# host's 15) and the sqlsmith package; with SQLSMITH_BUILD=1 it builds a
+# copy of this tree instead and installs it into a scratch DESTDIR that
+# the cluster reads through Debian's extension_destdir
+# (scripts/scratch-cluster.sh), never over the system's lancelsm.  Starts an emulator of its own and a
 # throwaway cluster (initdb in a temporary directory, Unix socket only,
 # lancelsm in shared_preload_libraries), then sets up database "smith":
 # lancelsm, server emu (and emu_ns, with id_delimiter '.') pointing at the
@@ -60,10 +60,10 @@ work=$(mktemp -d /tmp/lancelsm-sqlsmith.XXXXXX)
 chmod 755 "$work"
 [ "$(id -u)" = 0 ] && chown postgres: "$work"
 
-# as_postgres CMD: a shell command as the postgres user
-as_postgres() {
-	if [ "$(id -u)" = 0 ]; then su postgres -c "$1"; else bash -c "$1"; fi
-}
+# the throwaway cluster, and as_postgres CMD: a shell command as the
+# postgres user
+. "$here/scripts/scratch-cluster.sh"
+as_postgres() { scratch_as_postgres "$1"; }
 
 cleanup() {
 	as_postgres "'$bindir/pg_ctl' -D '$work/data' -m immediate stop" >/dev/null 2>&1
@@ -77,39 +77,12 @@ trap cleanup EXIT
 "$here/scripts/regress-emulator.sh" "$work" "$key" --quiet || exit 1
 emuport=$(cat "$work/emulator.port")
 
-destdir_conf=
 if [ "${SQLSMITH_BUILD:-0}" = 1 ]; then
-	# clean first: the tree may hold objects of another build (the test
-	# command's sanitizer run builds the same tree with ASan)
-	make -C "$here" -s PG_CONFIG="$pg_config" clean >"$work/build.log" 2>&1 &&
-		make -C "$here" -s PG_CONFIG="$pg_config" >>"$work/build.log" 2>&1 &&
-		make -C "$here" -s PG_CONFIG="$pg_config" install DESTDIR="$work/dest" >>"$work/build.log" 2>&1 ||
-		{ cat "$work/build.log" >&2; exit 1; }
-	# both settings, or the preloaded library and CREATE EXTENSION's
-	# would be two different copies
-	destdir_conf="extension_destdir = '$work/dest'
-dynamic_library_path = '$work/dest$("$pg_config" --pkglibdir):\$libdir'"
+	scratch_build "$work" "$pg_config" || exit 1
 fi
-
-as_postgres "'$bindir/initdb' -D '$work/data' -A trust --no-sync >'$work/initdb.log' 2>&1" ||
-	{ cat "$work/initdb.log" >&2; exit 1; }
-cat >>"$work/data/postgresql.conf" <<EOF
-shared_preload_libraries = 'lancelsm'
-listen_addresses = ''
-unix_socket_directories = '$work'
-port = $pgport
-fsync = off
-max_connections = 20
-log_line_prefix = '%m [%p] %e '
+scratch_cluster "$work" "$pg_config" $pgport "log_line_prefix = '%m [%p] %e '
 log_min_error_statement = panic
-track_functions = 'all'
-lancelsm.poll_interval_min = '10ms'
-lancelsm.poll_interval_max = '50ms'
-lancelsm.backoff_base = '1ms'
-$destdir_conf
-EOF
-as_postgres "'$bindir/pg_ctl' -D '$work/data' -l '$work/server.log' -w -t 60 start >/dev/null" ||
-	{ cat "$work/server.log" >&2; exit 1; }
+track_functions = 'all'" || exit 1
 
 psql_as() {
 	as_postgres "'$bindir/psql' -X -q -At -v ON_ERROR_STOP=1 -h '$work' -p $pgport -U $1 -d $2 -c $(printf %q "$3")"

@@ -15,9 +15,11 @@
 # needs Debian's postgresql-server-dev-16).  With 19: pg_upgrade from 18
 # to 19 with lancelsm installed.  Once, with 15 on the host: the heavy
 # suites (ASan + UBSan, the decoder tests and the replay of every fuzz
-# corpus, 10,000 sqlsmith queries, the SDK conformance check), and the
-# emulator's own tests.  Each suite's result with its time in seconds,
-# one result line per version, then the count of suites passed and failed.
+# corpus, 10,000 sqlsmith queries, contrib/'s exporter queries, alert
+# rules and dashboard in the real postgres_exporter and Prometheus, the
+# SDK conformance check), and the emulator's own tests.  Each suite's
+# result with its time in seconds, one result line per version, then the
+# count of suites passed and failed.
 #
 # LANCELSM_PG_VERSIONS picks the versions (default "15 16 17 18 19"); the
 # heavy suites run when 15 is among them.  LANCELSM_SKIP_CONFORMANCE=1
@@ -236,6 +238,10 @@ if [[ " $versions " == *" $heavy_version "* ]]; then
 	# this tree's own build, in a scratch DESTDIR: the package step's purge
 	# has removed the one installed for the suites above
 	suite "sqlsmith, 10,000 queries" env SQLSMITH_BUILD=1 "$work/tree/scripts/sqlsmith.sh" 10000
+	# the exporter queries, the alert rules and the Grafana dashboard of
+	# contrib/ in the real postgres_exporter and Prometheus (about 30 s;
+	# this tree's own build in a scratch DESTDIR, as sqlsmith's)
+	suite "Prometheus and postgres_exporter" env MONITORING_BUILD=1 "$work/tree/test/monitoring/run.sh"
 	if [ "${LANCELSM_SKIP_CONFORMANCE:-0}" != 1 ] && [ -x "$here/test/conformance/run.sh" ]; then
 		suite "SDK conformance" "$here/test/conformance/run.sh"
 	fi

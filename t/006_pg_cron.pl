@@ -419,7 +419,7 @@ for my $n (@nodes)
 		ok($rc == 0 && $err eq '', "$mode: exporter query $name runs")
 		  or diag($err);
 	}
-	is($node->safe_psql('postgres', "SELECT server, table_name, error, buckets
+	is($node->safe_psql('postgres', "SELECT foreign_server, table_name, error, buckets
 		FROM ($query{lancelsm_table}) q ORDER BY table_name"),
 		"emu|leaky|1|\nemu|steady|0|2",
 		"$mode: exporter: steady's stats; leaky's error, without an error label");
