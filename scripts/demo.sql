@@ -37,7 +37,8 @@ CREATE USER MAPPING FOR CURRENT_USER SERVER lance OPTIONS (api_key :'key');
 CREATE ROLE lsm_job LOGIN;
 CREATE USER MAPPING FOR lsm_job SERVER lance OPTIONS (api_key :'key');
 GRANT USAGE ON FOREIGN SERVER lance TO lsm_job;
-GRANT UPDATE (last_checkpoint_at) ON lancelsm_table TO lsm_job;
+GRANT UPDATE (last_checkpoint_at, last_action, last_source, last_ok, last_sqlstate,
+                last_message, last_started_at, last_finished_at) ON lancelsm_table TO lsm_job;
 SELECT name, setting FROM pg_settings
  WHERE name IN ('shared_preload_libraries', 'cron.database_name') ORDER BY name;
 
@@ -54,7 +55,9 @@ SELECT shard_id, l0_generations, l0_bytes, wal_lag, memtable_rows
 SELECT lancelsm_add_table('lance', 'events', max_l0_generations => 4,
                           max_checkpoint_age => '1 second');
 SELECT lancelsm_add_table('lance', 'analytics$clicks', max_memtable_rows => 50);
-SELECT pg_sleep(2);   -- two seconds of writes
+-- the writers at work until both tables are past a threshold
+SELECT pg_temp.wait_until('(SELECT bool_and(due) FROM lancelsm_table_stats)',
+                          '30 seconds') AS both_due;
 SELECT table_name, l0_generations, memtable_rows, due, due_reason, due_action
   FROM lancelsm_table_stats ORDER BY table_name COLLATE "C";
 
@@ -71,10 +74,10 @@ SELECT j.jobname, d.username, d.status, d.return_message,
        round(extract(epoch FROM d.end_time - d.start_time)::numeric, 2) AS seconds
   FROM cron.job_run_details d JOIN cron.job j USING (jobid);
 
-\echo '== What it left: the checkpoint it recorded, and the tables now'
-SELECT table_name, max_l0_generations, max_memtable_rows, max_checkpoint_age,
+\echo '== What it left: each table''s outcome in lancelsm_status, and the tables now'
+SELECT table_name, last_action, last_source, last_ok, last_sqlstate,
        last_checkpoint_at IS NOT NULL AS checkpointed
-  FROM lancelsm_table ORDER BY table_name COLLATE "C";
+  FROM lancelsm_status ORDER BY table_name COLLATE "C";
 SELECT table_name, l0_generations, memtable_rows, due, due_action
   FROM lancelsm_table_stats ORDER BY table_name COLLATE "C";
 SELECT table_name, shard_id, l0_generations, compacting
@@ -91,3 +94,8 @@ SELECT pg_temp.wait_until('(SELECT count(*) = 2 FROM lancelsm_checkpoint_history
 SELECT database, table_name, ok, sqlstate, passes, elapsed > interval '0' AS took_time
   FROM lancelsm_checkpoint_history ORDER BY table_name COLLATE "C";
 SELECT name, setting FROM pg_settings WHERE name LIKE 'lancelsm.max_%_entries' ORDER BY name;
+
+\echo '== lancelsm itself: versions, preload, shared-memory entries in use'
+SELECT library_version, catalog_version, preloaded, progress_entries,
+       max_progress_entries, history_entries, max_history_entries
+  FROM lancelsm_info;
