@@ -288,7 +288,7 @@ COMMENT ON FUNCTION @extschema@.lancelsm_progress() IS
 COMMENT ON VIEW @extschema@.lancelsm_progress IS
   'One row per table being checkpointed now in any database of the cluster: phase, the bucket waited on, target and outstanding L0 generations, passes, polls, retries, reissues; reads shared memory only; needs lancelsm preloaded';
 COMMENT ON FUNCTION @extschema@.lancelsm_info() IS
-  'The one row of the view lancelsm_info, read from shared memory and pg_extension; no network request; counts NULL unless lancelsm is preloaded; EXECUTE granted to pg_read_all_stats';
+  'The one row of the view lancelsm_info, read from shared memory and pg_extension; no network request; counts NULL unless lancelsm is preloaded, history_evicted NULL always (not counted yet); EXECUTE granted to pg_read_all_stats';
 COMMENT ON VIEW @extschema@.lancelsm_info IS
   'One row on lancelsm itself: library and catalog versions, whether it is preloaded, progress, history and herd entries in use against their maximum, checkpoints run without a progress row; reads shared memory only';
 COMMENT ON FUNCTION @extschema@.lancelsm_checkpoint_history() IS
