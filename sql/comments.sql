@@ -7,6 +7,16 @@ SELECT pg_catalog.pg_describe_object(d.classid, d.objid, 0) COLLATE "C" AS uncom
  WHERE d.refclassid = 'pg_catalog.pg_extension'::pg_catalog.regclass
    AND d.deptype = 'e' AND e.extname = 'lancelsm'
    AND pg_catalog.obj_description(d.objid, d.classid::pg_catalog.regclass::text) IS NULL
+   -- a view's or table's row type and its array type (members of the
+   -- extension from PostgreSQL 17 on) are described by the relation
+   AND NOT EXISTS (
+     SELECT FROM pg_catalog.pg_type t
+       LEFT JOIN pg_catalog.pg_type elem
+         ON elem.oid = t.typelem AND elem.typarray = t.oid
+       JOIN pg_catalog.pg_class c
+         ON c.oid = COALESCE(elem.typrelid, t.typrelid)
+      WHERE d.classid = 'pg_catalog.pg_type'::pg_catalog.regclass
+        AND t.oid = d.objid AND c.relkind <> 'c')
 UNION ALL
 SELECT 'column lancelsm_table.' || a.attname
   FROM pg_catalog.pg_attribute a
