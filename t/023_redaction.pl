@@ -228,6 +228,34 @@ is($err_wrong, $expected,
 is($log_right, $expected, 'the server log, the right next byte: the same');
 is($log_wrong, $expected, 'the server log, a wrong next byte: the same');
 
+# 6. the request id is lancelsm's own random UUID, no secret: a mapping
+#    secret holding every window "H-4H" (H a hex digit) shares 4 bytes
+#    with every UUID v4 ("xxxxxxxx-xxxx-4xxx-..."), yet the detail quotes
+#    the id whole, the one the server was sent, while the server's echo
+#    of that secret is masked
+my $uuid_windows = join('', map { my $h = $_;
+	  map { "$h-4$_" } 0 .. 9, 'a' .. 'f' } 0 .. 9, 'a' .. 'f');
+$node->safe_psql('postgres', qq{
+	SET log_statement = 'none';
+	SET log_min_error_statement = 'panic';
+	ALTER USER MAPPING FOR PUBLIC SERVER emu
+	  OPTIONS (SET extra_headers '{"X-Gw-Token": "$uuid_windows"}');
+});
+emu_at($emu, 'POST', '/_emulator/reset');
+fault({ table => 'events', route => 'flush_lsm', status => 502,
+	json => { code => 20, error => 'gateway refused ' . substr($uuid_windows, 40, 12) } });
+($out, $err, $st) = run_sql($s, "SELECT lancelsm_flush('emu', 'events')");
+my $requests = emu_at($emu, 'GET',
+	'/_emulator/log?table=events&route=flush_lsm')->{requests};
+my $sent_id = $requests->[-1]{headers}{'x-request-id'};
+like($sent_id, qr/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-/,
+	'(the request was sent with a UUID v4 request id)');
+cmp_ok(scalar(grep { index($sent_id, substr($uuid_windows, $_ * 4, 4)) >= 0 }
+	  0 .. 255), '>=', 1, '(a window of the secret occurs in it)');
+like($err,
+	qr/DETAIL:\s+The server answered HTTP status 502, code 20: gateway refused \*\*\*\. Request ID: \Q$sent_id\E\.\n/,
+	'the request id whole and the one sent; the echoed secret masked');
+
 $s->quit;
 $node->stop;
 done_testing();

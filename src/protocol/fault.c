@@ -485,17 +485,22 @@ fault_redact_text(char *text, const LsmRedactor *redactor)
  * server's echo of the name reads as the name).  Masking them would make
  * the errors an oracle: a caller who cannot read the key would learn,
  * from whether the table name it chose came back masked, whether the key
- * holds its bytes.  req NULL: nothing to do.
+ * holds its bytes.  The request's x-request-id is lancelsm's own random
+ * UUID, no secret either, and kept by the same rule: a support ticket
+ * quotes it whole.  req NULL: nothing to do.
  */
 void
 lsm_fault_redact_outcome(LsmFailure *failure, const LsmOutcome *req)
 {
+	const char *exempt[LSM_FAULT_MAX_ARGS + 1];
 	LsmRedactor *redactor;
 
 	if (failure == NULL || req == NULL)
 		return;
-	redactor = fault_redactor(req, (const char *const *) failure->args,
-							  LSM_FAULT_MAX_ARGS);
+	for (int a = 0; a < LSM_FAULT_MAX_ARGS; a++)
+		exempt[a] = failure->args[a];
+	exempt[LSM_FAULT_MAX_ARGS] = req->request_id;
+	redactor = fault_redactor(req, exempt, lengthof(exempt));
 	failure->detail = fault_redact_text(failure->detail, redactor);
 	lsm_redactor_free(redactor);
 }
