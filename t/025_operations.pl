@@ -94,6 +94,19 @@ $node->safe_psql('postgres', q{
 unlike(log_since($offset), qr/lancelsm checkpoint of/,
 	'an action shorter than lancelsm.log_min_duration: no line');
 
+# a failed action: "failed", its SQLSTATE, the failure's message first
+$offset = -s $node->logfile;
+$node->psql('postgres', q{
+	SET lancelsm.log_min_duration = 0;
+	SET log_error_verbosity = verbose;
+	SELECT lancelsm_flush('emu', 'nosuchtable');
+});
+$log = log_since($offset);
+like(
+	$log,
+	qr/LOG:  HV00R: lancelsm flush of LanceDB table "nosuchtable" of server "emu" failed\n.*DETAIL:  could not flush LanceDB table "nosuchtable"\. Started at \d{4}-\d\d-\d\d [^,]+, elapsed \d+\.\d{3} s, /,
+	'a failed action: its SQLSTATE, "failed", the failure in the detail');
+
 is( $node->safe_psql('postgres',
 		'SELECT history_entries FROM lancelsm_info'),
 	'1', 'lancelsm_info: the checkpoint holds one history entry');

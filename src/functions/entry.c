@@ -232,48 +232,48 @@ entry_elapsed_ms(const LsmTask *task)
 }
 
 /*
- * entry_outcome: a finished task's outcome, as the log lines say it: ok,
- * skipped or joined (with how another backend's run ended it), or failed
- * with its SQLSTATE.  palloc'd.
- */
-static char *
-entry_outcome(const LsmTask *task)
-{
-	if (task->failure != NULL)
-		return psprintf("failed (SQLSTATE %s)",
-						unpack_sql_state(task->failure->sqlerrcode));
-	if (task->note != NULL)
-		return pstrdup(task->note);
-	return pstrdup("ok");
-}
-
-/*
  * lsm_log_action: the server log line of one finished flush, compact or
  * checkpoint task of the given server (its name), when
  * lancelsm.log_min_duration is 0 or more and the task ran at least that
  * long (0: every action), as log_autovacuum_min_duration does for
- * autovacuum.  The line names the server, the table, the action, its
- * outcome, when it started and how long it ran, with its passes, polls
+ * autovacuum.  The line names the server, the table, the action and
+ * whether it failed; its SQLSTATE is the failure's (00000 when it did
+ * not fail); the detail says why it failed or how another backend's run
+ * ended it, when it started and how long it ran, with its passes, polls
  * and retries.  Other kinds of task (stats reads, the write spec) are not
  * actions and are never logged.  Raises nothing but out of memory.
  */
 void
 lsm_log_action(const char *server, const LsmTask *task)
 {
-	static const char *const messages[] = {
-		[LSM_TASK_FLUSH] = gettext_noop("lancelsm flush of LanceDB table \"%s\" of server \"%s\": %s"),
-		[LSM_TASK_COMPACT] = gettext_noop("lancelsm compaction of LanceDB table \"%s\" of server \"%s\": %s"),
-		[LSM_TASK_CHECKPOINT] = gettext_noop("lancelsm checkpoint of LanceDB table \"%s\" of server \"%s\": %s"),
+	static const char *const done[] = {
+		[LSM_TASK_FLUSH] = gettext_noop("lancelsm flush of LanceDB table \"%s\" of server \"%s\": ok"),
+		[LSM_TASK_COMPACT] = gettext_noop("lancelsm compaction of LanceDB table \"%s\" of server \"%s\": ok"),
+		[LSM_TASK_CHECKPOINT] = gettext_noop("lancelsm checkpoint of LanceDB table \"%s\" of server \"%s\": ok"),
+	};
+	static const char *const failed[] = {
+		[LSM_TASK_FLUSH] = gettext_noop("lancelsm flush of LanceDB table \"%s\" of server \"%s\" failed"),
+		[LSM_TASK_COMPACT] = gettext_noop("lancelsm compaction of LanceDB table \"%s\" of server \"%s\" failed"),
+		[LSM_TASK_CHECKPOINT] = gettext_noop("lancelsm checkpoint of LanceDB table \"%s\" of server \"%s\" failed"),
 	};
 	double		ms = entry_elapsed_ms(task);
+	const char *why;
 
 	if (lsm_log_min_duration_ms < 0 || ms < lsm_log_min_duration_ms ||
-		task->started_at == 0 || task->kind >= lengthof(messages) ||
-		messages[task->kind] == NULL)
+		task->started_at == 0 || task->kind >= lengthof(done) ||
+		done[task->kind] == NULL)
 		return;
+	why = task->failure ? task->failure->message : task->note;
 	ereport(LOG,
-			(errmsg(messages[task->kind], task->table_name, server,
-					entry_outcome(task)),
+			(errcode(task->failure ? task->failure->sqlerrcode :
+					 ERRCODE_SUCCESSFUL_COMPLETION),
+			 errmsg(task->failure ? failed[task->kind] : done[task->kind],
+					task->table_name, server),
+			 why ?
+			 errdetail("%s. Started at %s, elapsed %.3f s, %d passes, %d polls, %d retries, %d re-issues.",
+					   why, timestamptz_to_str(task->started_at),
+					   ms / 1000.0, task->passes, task->polls,
+					   task->total_retries, task->reissues) :
 			 errdetail("Started at %s, elapsed %.3f s, %d passes, %d polls, %d retries, %d re-issues.",
 					   timestamptz_to_str(task->started_at), ms / 1000.0,
 					   task->passes, task->polls, task->total_retries,
@@ -316,9 +316,9 @@ lsm_log_failed_summary(const LsmFailedRows *log, int ntables)
 		return;
 	ereport(WARNING,
 			(errcode(ERRCODE_WARNING),
-			 errmsg_plural("%d of %d declared LanceDB tables failed",
+			 errmsg_plural("%d of %d declared LanceDB table failed",
 						   "%d of %d declared LanceDB tables failed",
-						   log->failed, log->failed, ntables),
+						   ntables, log->failed, ntables),
 			 errdetail("The result has a row for each with its SQLSTATE and message; the server log has the first %d.",
 					   Min(log->failed, LSM_LOG_FAILED_ROWS))));
 }
