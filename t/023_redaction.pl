@@ -256,6 +256,23 @@ like($err,
 	qr/DETAIL:\s+The server answered HTTP status 502, code 20: gateway refused \*\*\*\. Request ID: \Q$sent_id\E\.\n/,
 	'the request id whole and the one sent; the echoed secret masked');
 
+# 7. the server's host and database are options every role with USAGE
+#    reads, no secret: a host name that shares 4 bytes with the key stays
+#    whole in libcurl's text, and the database in the server's
+my $host = 'gw-' . substr($KEY, 4, 6) . '.invalid';
+is(scalar @{ pieces($host) }, 3, '(the host name holds 3 windows of the key)');
+$node->safe_psql('postgres', qq{
+	CREATE SERVER byname FOREIGN DATA WRAPPER lancelsm
+	  OPTIONS (database 'mydb', host_override 'http://$host:1');
+	SET log_statement = 'none';
+	CREATE USER MAPPING FOR PUBLIC SERVER byname OPTIONS (api_key '$KEY');
+});
+($out, $err, $st) = run_sql($s, "SELECT lancelsm_flush('byname', 'events')");
+is($st, 'HV00N', 'an unresolvable host name: HV00N') or diag($err);
+like($err, qr/DETAIL:[^\n]*\Q$host\E/, 'the host name whole in the detail');
+is_deeply(pieces($err), [ map { "key:" . substr($KEY, $_, 4) } 4 .. 6 ],
+	'no other window of the key (the host name\'s own is the name)');
+
 $s->quit;
 $node->stop;
 done_testing();

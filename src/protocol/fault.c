@@ -400,21 +400,35 @@ fault_secrets(const LsmConfig *config, const char *sent, int *n)
  * fault_redactor: the secrets of req (fault_secrets) prepared for
  * lsm_redact, less the pieces that occur in the nexempt texts of exempt
  * (NULL entries skipped): what the caller passed, which the server may
- * echo.  NULL for req NULL.  Free with lsm_redactor_free.
+ * echo.  Exempt as well, being no secret: the request's x-request-id
+ * (lancelsm's own random UUID, which a support ticket quotes whole), and
+ * the server's base URL and database, options of the foreign server that
+ * every role with USAGE on it reads, and that libcurl's and the server's
+ * text names (a host name sharing 4 bytes with the key stays whole).
+ * NULL for req NULL.  Free with lsm_redactor_free.
  */
 static LsmRedactor *
 fault_redactor(const LsmOutcome *req, const char *const *exempt,
 			   int nexempt)
 {
 	int			n;
+	int			nall = 0;
 	const char **secrets;
+	const char **all;
 	LsmRedactor *redactor;
 
 	if (req == NULL)
 		return NULL;
+	all = palloc((nexempt + 3) * sizeof(char *));
+	for (int i = 0; i < nexempt; i++)
+		all[nall++] = exempt[i];
+	all[nall++] = req->request_id;
+	all[nall++] = req->config ? req->config->base_url : NULL;
+	all[nall++] = req->config ? req->config->database : NULL;
 	secrets = fault_secrets(req->config, req->bearer_token, &n);
-	redactor = lsm_redactor_new(secrets, n, exempt, nexempt);
+	redactor = lsm_redactor_new(secrets, n, all, nall);
 	pfree(secrets);
+	pfree(all);
 	return redactor;
 }
 
@@ -485,22 +499,18 @@ fault_redact_text(char *text, const LsmRedactor *redactor)
  * server's echo of the name reads as the name).  Masking them would make
  * the errors an oracle: a caller who cannot read the key would learn,
  * from whether the table name it chose came back masked, whether the key
- * holds its bytes.  The request's x-request-id is lancelsm's own random
- * UUID, no secret either, and kept by the same rule: a support ticket
- * quotes it whole.  req NULL: nothing to do.
+ * holds its bytes.  The request id, base URL and database are kept by
+ * the same rule (fault_redactor).  req NULL: nothing to do.
  */
 void
 lsm_fault_redact_outcome(LsmFailure *failure, const LsmOutcome *req)
 {
-	const char *exempt[LSM_FAULT_MAX_ARGS + 1];
 	LsmRedactor *redactor;
 
 	if (failure == NULL || req == NULL)
 		return;
-	for (int a = 0; a < LSM_FAULT_MAX_ARGS; a++)
-		exempt[a] = failure->args[a];
-	exempt[LSM_FAULT_MAX_ARGS] = req->request_id;
-	redactor = fault_redactor(req, exempt, lengthof(exempt));
+	redactor = fault_redactor(req, (const char *const *) failure->args,
+							  LSM_FAULT_MAX_ARGS);
 	failure->detail = fault_redact_text(failure->detail, redactor);
 	lsm_redactor_free(redactor);
 }
