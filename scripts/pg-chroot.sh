@@ -8,7 +8,8 @@
 #	/var/cache/lancelsm/chroot-N).  When it is missing it is unpacked from
 #	chroot-N.tar.zst beside it, or, when that is missing too, built with
 #	mmdebstrap and then packed to chroot-N.tar.zst for the next machine
-#	or run.  /proc is mounted inside (pg_ctl needs it).  Idempotent; a lock
+#	or run.  /proc is mounted inside (pg_ctl needs it; the caller unmounts
+#	it when done, as scripts/test.sh does at exit).  Idempotent; a lock
 #	per version makes a second caller wait for the first instead of
 #	building the same chroot twice.  As root.  The packages come from the
 #	archive of this machine's apt sources (scripts/debian-archive.sh;

@@ -55,13 +55,18 @@ cflags="-Werror -Wextra -Wno-unused-parameter -Wno-sign-compare -Wno-missing-fie
 
 work=$(mktemp -d /tmp/lancelsm-test.XXXXXX)
 chmod 755 "$work"
-chroot_work=()
+chroot_work=() chroot_roots=()
+# cleanup: stop the emulators, remove the chroots' copies of the tree and
+# unmount the /proc each chroot was given (scripts/pg-chroot.sh mounts it)
 cleanup() {
 	for pid in "$work"/*/emulator.pid; do
 		[ -f "$pid" ] && kill "$(cat "$pid")" 2>/dev/null
 	done
 	wait 2>/dev/null
 	for dir in "${chroot_work[@]}"; do rm -rf "$dir"; done
+	for root in "${chroot_roots[@]}"; do
+		mountpoint -q "$root/proc" && umount "$root/proc"
+	done
 }
 trap cleanup EXIT
 
@@ -177,6 +182,7 @@ version_env() {
 		return
 	fi
 	vroot=$("$here/scripts/pg-chroot.sh" "$1") || return 1
+	chroot_roots+=("$vroot")
 	local dir
 	dir=$(chroot "$vroot" mktemp -d /tmp/lancelsm-test.XXXXXX) || return 1
 	chroot_work+=("$vroot$dir")
