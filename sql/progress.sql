@@ -55,7 +55,8 @@ ORDER BY attrelid::regclass::text COLLATE "C";
 CREATE FUNCTION pg_temp.info_narrow() RETURNS TABLE (a text, b text)
   AS 'lancelsm', 'lancelsm_info' LANGUAGE C;
 CREATE FUNCTION pg_temp.info_wide() RETURNS TABLE (a text, b text, c bool,
-  d int, e int, f int, g int, h int, i int, j int8, k int8, l int8)
+  d int, e int, f int, g int, h int, i int, j int8, k int8, l int8,
+  m int, n int, o int8, p int8)
   AS 'lancelsm', 'lancelsm_info' LANGUAGE C;
 \set VERBOSITY default
 BEGIN;
