@@ -14,6 +14,8 @@
 # free entries and evicts only its own (224 evictions).  Then lakeb
 # checkpoints 4 new names: 3 evict the flooder's (the largest holder), the
 # 4th lakeb's own oldest undeclared entry, not its older declared ones.
+# Last, the history file written at shutdown is of format 4, and a format
+# 3 file (lancelsm 1.3) is read at startup.
 use strict;
 use warnings FATAL => 'all';
 
@@ -138,6 +140,34 @@ is(held('postgres', 'victim_'), both(join(' ', @victim)),
 	'lakeb: the victim\'s entries are still all kept');
 is($node->safe_psql('postgres', 'SELECT history_evicted, run_evicted FROM lancelsm_info'),
 	'228|228', 'lakeb: 4 more evictions of each counted');
+
+# the history file: lancelsm 1.4 writes format 4 (896-byte entries); a
+# format 3 file of lancelsm 1.3 (the same entries, no role) is read
+my $dbid = $node->safe_psql('postgres', q{SELECT oid FROM pg_database WHERE datname = 'postgres'});
+my $srvid = $node->safe_psql('postgres', q{SELECT oid FROM pg_foreign_server WHERE srvname = 'emu'});
+$node->stop;
+my $file = $node->data_dir . '/pg_stat/lancelsm_history.stat';
+open(my $fh, '<', $file) or die "$file: $!";
+binmode $fh;
+read($fh, my $header, 16);
+close $fh;
+is(join(' ', unpack('LLLl', $header)), join(' ', 0x4C534D48, 4, 896, 20),
+	'history file: format 4, 896-byte entries, all 20 written at shutdown');
+# one entry of 1.3: its key (in use; database, server, the role's padding,
+# name hash, name, age), then its outcome (ok, sqlstate, server, message,
+# started_at, finished_at, passes)
+my $ts = 850_000_000_000_000;    # microseconds since 2000
+open($fh, '>', $file) or die "$file: $!";
+binmode $fh;
+print $fh pack('LLLl', 0x4C534D48, 3, 896, 1),
+  pack('CCx2LLLQa256q', 1, 0, $dbid, $srvid, 0, 0, 'from_13', $ts),
+  pack('Ca6a64a512xqqlx4', 1, '', 'emu', '', $ts, $ts, 3);
+close $fh;
+$node->start;
+is($node->safe_psql('postgres', q{
+		SELECT string_agg(database || ':' || server || ':' || table_name || ':' || ok || ':' || passes, ' ')
+		  FROM lancelsm_checkpoint_history}),
+	'postgres:emu:from_13:true:3', 'history file: a format 3 file of 1.3 is read');
 
 $node->stop;
 done_testing();
