@@ -10,7 +10,8 @@
 #   - lancelsm_checkpoint_due(): one row for the table past its threshold,
 #     source checkpoint_due; none for the table it leaves alone;
 #   - a failed flush (the server answers 404): its row has ok false and
-#     HV00R, though the call raised its error;
+#     HV00R, though the call raised its error; a checkpoint ended by
+#     statement_timeout: 57014 and the interruption;
 #   - lancelsm_info counts the runs kept and their maximum.
 use strict;
 use warnings FATAL => 'all';
@@ -19,6 +20,7 @@ use FindBin;
 use lib $FindBin::RealBin;
 use LsmTap;
 use PostgreSQL::Test::Cluster;
+use JSON::PP;
 use PostgreSQL::Test::Utils;
 use Test::More;
 
@@ -85,6 +87,22 @@ is($node->safe_psql('postgres', q{
 		 WHERE n = 4}),
 	'one|flush|direct|f|HV00R|t|1', 'failed flush: its row has ok false and HV00R');
 
+# a checkpoint that statement_timeout ends (the compaction latch held, it
+# cannot drain): its row has 57014 and the interruption
+table('held', 1);
+emu('POST', '/_emulator/tables/held/latch', { bucket => 'b0', held => JSON::PP::true });
+($rc, $out, $err) = $node->psql('postgres', q{
+	SET statement_timeout = '1s';
+	SELECT lancelsm_checkpoint('emu', 'held')});
+like($err, qr/statement timeout/, 'timed out checkpoint: the call raises');
+emu('POST', '/_emulator/tables/held/latch', { bucket => 'b0', held => JSON::PP::false });
+is($node->safe_psql('postgres', q{
+		SELECT table_name, action, source, ok, sqlstate, message
+		  FROM (SELECT *, row_number() OVER () AS n FROM lancelsm_run_history) r
+		 WHERE n = 5}),
+	'held|checkpoint|direct|f|57014|the statement was interrupted (canceled, timed out or failed) before the checkpoint finished',
+	'timed out checkpoint: its row has 57014 and the interruption');
+
 # lancelsm_checkpoint_all() over the declared tables
 $node->safe_psql('postgres', q{
 	SELECT lancelsm_add_table('emu', 'one');
@@ -99,7 +117,7 @@ is($node->safe_psql('postgres', q{
 is($node->safe_psql('postgres', q{
 		SELECT string_agg(table_name || ':' || action || ':' || source || ':' || ok, ' ' ORDER BY table_name)
 		  FROM (SELECT *, row_number() OVER () AS n FROM lancelsm_run_history) r
-		 WHERE n >= 5}),
+		 WHERE n >= 6}),
 	'one:checkpoint:checkpoint_all:true quiet:checkpoint:checkpoint_all:true',
 	'checkpoint_all: one row per declared table');
 
@@ -111,15 +129,16 @@ is($node->safe_psql('postgres', q{
 		  FROM lancelsm_checkpoint_due()}),
 	'one:none quiet:compact', 'checkpoint_due: it compacts quiet only');
 is($node->safe_psql('postgres', q{
-		SELECT string_agg(table_name || ':' || action || ':' || source || ':' || ok, ' ')
+		SELECT string_agg(table_name || ':' || action || ':' || source || ':' || ok
+		                  || ':' || passes || ':' || polls || ':' || requests, ' ')
 		  FROM (SELECT *, row_number() OVER () AS n FROM lancelsm_run_history) r
-		 WHERE n >= 7}),
-	'quiet:compact:checkpoint_due:true',
+		 WHERE n >= 8}),
+	'quiet:compact:checkpoint_due:true:1:0:1',
 	'checkpoint_due: one row for the table it acted on, none for the other');
 
 is($node->safe_psql('postgres',
 		'SELECT run_entries, max_run_entries, run_evicted FROM lancelsm_info'),
-	'7|50|0', 'lancelsm_info: 7 runs kept of 50, none evicted');
+	'8|50|0', 'lancelsm_info: 8 runs kept of 50, none evicted');
 
 $node->stop;
 done_testing();
