@@ -34,7 +34,7 @@ lsm_checkpoint_init(void)
 								NULL, &lsm_max_progress_entries, 256, 0, 100000,
 								PGC_POSTMASTER, 0, NULL, NULL, NULL);
 		DefineCustomIntVariable("lancelsm.max_history_entries",
-								"Sets how many tables' last checkpoint outcome lancelsm_checkpoint_history keeps; when all are in use the oldest outcome is evicted.",
+								"Sets how many tables' last checkpoint outcome lancelsm_checkpoint_history keeps; when all are in use a new table evicts an outcome of the database and role that hold the most.",
 								NULL, &lsm_max_history_entries, 1000, 0, 100000,
 								PGC_POSTMASTER, 0, NULL, NULL, NULL);
 		DefineCustomIntVariable("lancelsm.max_run_history",

@@ -54,20 +54,33 @@ monitoring_text(const char *utf8)
 }
 
 
+/* What a monitoring function reads, for its "not available" error. */
+typedef enum MonitoringSubject
+{
+	MONITORING_PROGRESS,
+	MONITORING_HISTORY,
+	MONITORING_RUNS
+} MonitoringSubject;
+
 /*
- * monitoring_require_shmem: raise the "not available" error (55000) when
- * lancelsm was not loaded by shared_preload_libraries; history selects
- * the message of the history functions.
+ * monitoring_require_shmem: raise the "not available" error (55000), its
+ * message naming subject, when lancelsm was not loaded by
+ * shared_preload_libraries.
  */
 static void
-monitoring_require_shmem(bool history)
+monitoring_require_shmem(MonitoringSubject subject)
 {
 	if (lsm_progress_available())
 		return;
-	if (history)
+	if (subject == MONITORING_HISTORY)
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("lancelsm checkpoint history is not available"),
+				 errhint("Add lancelsm to shared_preload_libraries and restart the server.")));
+	if (subject == MONITORING_RUNS)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("lancelsm run history is not available"),
 				 errhint("Add lancelsm to shared_preload_libraries and restart the server.")));
 	ereport(ERROR,
 			(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
@@ -191,7 +204,7 @@ lancelsm_progress(PG_FUNCTION_ARGS)
 	int			n;
 	int			shape;
 
-	monitoring_require_shmem(false);
+	monitoring_require_shmem(MONITORING_PROGRESS);
 	rsinfo = lsm_materialize_shapes(fcinfo, progress_shapes,
 									lengthof(progress_shapes), &shape);
 	copy = lsm_progress_copy(&n);
@@ -215,7 +228,7 @@ PG_FUNCTION_INFO_V1(lancelsm_progress_skipped);
 Datum
 lancelsm_progress_skipped(PG_FUNCTION_ARGS)
 {
-	monitoring_require_shmem(false);
+	monitoring_require_shmem(MONITORING_PROGRESS);
 	PG_RETURN_INT64((int64) lsm_progress_skipped_count());
 }
 
@@ -274,7 +287,7 @@ lancelsm_checkpoint_history(PG_FUNCTION_ARGS)
 	int			n;
 	bool		with_db;
 
-	monitoring_require_shmem(true);
+	monitoring_require_shmem(MONITORING_HISTORY);
 	rsinfo = lsm_materialize_versions(fcinfo, LSM_HISTORY_COLS_V1_2,
 									  LSM_HISTORY_COLS_V1_3, &with_db);
 	copy = lsm_history_copy(&n);
@@ -296,7 +309,7 @@ PG_FUNCTION_INFO_V1(lancelsm_checkpoint_history_reset);
 Datum
 lancelsm_checkpoint_history_reset(PG_FUNCTION_ARGS)
 {
-	monitoring_require_shmem(true);
+	monitoring_require_shmem(MONITORING_HISTORY);
 	lsm_history_reset();
 	PG_RETURN_VOID();
 }
@@ -379,7 +392,7 @@ lancelsm_run_history(PG_FUNCTION_ARGS)
 	LsmRunCopy *copy;
 	int			n;
 
-	monitoring_require_shmem(true);
+	monitoring_require_shmem(MONITORING_RUNS);
 	rsinfo = lsm_materialize(fcinfo, LSM_RUN_HISTORY_COLS);
 	copy = lsm_run_copy(&n);
 	for (int i = 0; i < n; i++)
