@@ -26,6 +26,8 @@ OBJS = \
 	src/checkpoint/pace.o \
 	src/checkpoint/herd.o \
 	src/checkpoint/progress.o \
+	src/checkpoint/shared_key.o \
+	src/checkpoint/run.o \
 	src/functions/stats.o \
 	src/functions/shape.o \
 	src/functions/declared.o \

@@ -50,8 +50,10 @@ REVOKE ALL ON FUNCTION @extschema@.lancelsm_alter_table(pg_catalog.text, pg_cata
 -- BEGIN lancelsm_info
 -- One row on how lancelsm itself stands, as pg_stat_statements_info: the
 -- library's and the catalog's versions, whether it is preloaded, the
--- shared-memory entries in use against their maximum, and the skipped
--- count that lancelsm_progress_skipped() returned, which it replaces.
+-- shared-memory entries in use against their maximum, the skipped
+-- count that lancelsm_progress_skipped() returned, which it replaces, and
+-- the entries evicted by the fair rule (docs/operations.md, "Shared
+-- memory").
 -- Readable by pg_read_all_stats, as the progress and history views.
 DROP FUNCTION @extschema@.lancelsm_progress_skipped();
 CREATE FUNCTION @extschema@.lancelsm_info()
@@ -66,7 +68,11 @@ RETURNS TABLE (
     herd_entries pg_catalog.int4,
     max_herd_entries pg_catalog.int4,
     progress_skipped pg_catalog.int8,
-    history_evicted pg_catalog.int8)
+    history_evicted pg_catalog.int8,
+    pace_evicted pg_catalog.int8,
+    run_entries pg_catalog.int4,
+    max_run_entries pg_catalog.int4,
+    run_evicted pg_catalog.int8)
 AS 'MODULE_PATHNAME', 'lancelsm_info'
 LANGUAGE C STRICT VOLATILE PARALLEL SAFE ROWS 1;
 
@@ -288,9 +294,9 @@ COMMENT ON FUNCTION @extschema@.lancelsm_progress() IS
 COMMENT ON VIEW @extschema@.lancelsm_progress IS
   'One row per table being checkpointed now in any database of the cluster: phase, the bucket waited on, target and outstanding L0 generations, passes, polls, retries, reissues; reads shared memory only; needs lancelsm preloaded';
 COMMENT ON FUNCTION @extschema@.lancelsm_info() IS
-  'The one row of the view lancelsm_info, read from shared memory and pg_extension; no network request; counts NULL unless lancelsm is preloaded, history_evicted NULL always (not counted yet); EXECUTE granted to pg_read_all_stats';
+  'The one row of the view lancelsm_info, read from shared memory and pg_extension; no network request; counts NULL unless lancelsm is preloaded; EXECUTE granted to pg_read_all_stats';
 COMMENT ON VIEW @extschema@.lancelsm_info IS
-  'One row on lancelsm itself: library and catalog versions, whether it is preloaded, progress, history and herd entries in use against their maximum, checkpoints run without a progress row; reads shared memory only';
+  'One row on lancelsm itself: library and catalog versions, whether it is preloaded, progress, history and herd entries in use against their maximum, checkpoints run without a progress row, history, pace and run entries evicted, runs kept against their maximum; reads shared memory only';
 COMMENT ON FUNCTION @extschema@.lancelsm_checkpoint_history() IS
   'The rows of the view lancelsm_checkpoint_history, read from shared memory; no network request; 55000 unless lancelsm is in shared_preload_libraries; EXECUTE granted to pg_read_all_stats';
 COMMENT ON VIEW @extschema@.lancelsm_checkpoint_history IS
@@ -381,3 +387,41 @@ GRANT SELECT ON @extschema@.lancelsm_status TO PUBLIC;
 COMMENT ON VIEW @extschema@.lancelsm_status IS
   'One row per declared table: thresholds, the last action and its outcome, the last checkpoint, and the checkpoint running now; reads no LanceDB server';
 -- END durable outcomes
+
+-- BEGIN run history
+-- One row per action lancelsm ran on a table (flush, compact, checkpoint;
+-- called directly or by lancelsm_checkpoint_all() or
+-- lancelsm_checkpoint_due()), kept in shared memory: at most
+-- lancelsm.max_run_history runs, a full history evicting by the fair rule
+-- (docs/operations.md, "Run history"), not kept across restarts.
+-- Readable by pg_read_all_stats, as the checkpoint history.
+CREATE FUNCTION @extschema@.lancelsm_run_history()
+RETURNS TABLE (
+    database pg_catalog.text,
+    server pg_catalog.text,
+    table_name pg_catalog.text,
+    action pg_catalog.text,
+    source pg_catalog.text,
+    started_at pg_catalog.timestamptz,
+    finished_at pg_catalog.timestamptz,
+    ok pg_catalog.bool,
+    sqlstate pg_catalog.text,
+    message pg_catalog.text,
+    passes pg_catalog.int4,
+    polls pg_catalog.int4,
+    requests pg_catalog.int4)
+AS 'MODULE_PATHNAME', 'lancelsm_run_history'
+LANGUAGE C STRICT VOLATILE PARALLEL SAFE ROWS 1000;
+
+CREATE VIEW @extschema@.lancelsm_run_history AS
+  SELECT * FROM @extschema@.lancelsm_run_history();
+
+REVOKE EXECUTE ON FUNCTION @extschema@.lancelsm_run_history() FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION @extschema@.lancelsm_run_history() TO pg_read_all_stats;
+GRANT SELECT ON @extschema@.lancelsm_run_history TO pg_read_all_stats;
+
+COMMENT ON FUNCTION @extschema@.lancelsm_run_history() IS
+  'The rows of the view lancelsm_run_history, read from shared memory in the order the runs ended; no network request; 55000 unless lancelsm is in shared_preload_libraries; EXECUTE granted to pg_read_all_stats';
+COMMENT ON VIEW @extschema@.lancelsm_run_history IS
+  'One row per flush, compact or checkpoint lancelsm ran on a table, cluster-wide (action, source, started_at, finished_at, ok, sqlstate, message, passes, polls, requests), at most lancelsm.max_run_history, lost at restart; reads shared memory only; needs lancelsm preloaded';
+-- END run history

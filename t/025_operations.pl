@@ -52,8 +52,8 @@ is( $node->safe_psql(
 		'postgres', q{SELECT library_version = catalog_version, preloaded,
 	       progress_entries, max_progress_entries, history_entries,
 	       max_history_entries, herd_entries, max_herd_entries,
-	       progress_skipped, history_evicted IS NULL FROM lancelsm_info}),
-	't|t|0|7|0|9|0|256|0|t',
+	       progress_skipped, history_evicted, pace_evicted FROM lancelsm_info}),
+	't|t|0|7|0|9|0|256|0|0|0',
 	'lancelsm_info: preloaded, the sizes set at server start, nothing used');
 
 # log lines of actions

@@ -33,6 +33,14 @@ typedef enum LsmTaskKind
 	LSM_TASK_GET_SPEC			/* read it */
 } LsmTaskKind;
 
+/* Who started a task that acts on a table, as the run history shows it. */
+typedef enum LsmRunSource
+{
+	LSM_RUN_DIRECT,				/* lancelsm_flush, _compact, _checkpoint */
+	LSM_RUN_CHECKPOINT_ALL,		/* lancelsm_checkpoint_all() */
+	LSM_RUN_CHECKPOINT_DUE		/* lancelsm_checkpoint_due() */
+} LsmRunSource;
+
 /* Where a task stands. */
 typedef enum LsmPhase
 {
@@ -61,6 +69,9 @@ typedef struct LsmTask
 	LsmKeySpelling sent_keys;	/* the spelling stats_body asks in */
 	bool		keys_resent;	/* asked again in the server's spelling */
 	const char *spec_body;		/* the set_lsm_write_spec request body */
+	LsmRunSource source;		/* who started it (the run history) */
+	bool		declared;		/* its table is declared in lancelsm_table:
+								 * its shared entries are evicted last */
 
 	/* where it stands */
 	LsmPhase	phase;
@@ -91,6 +102,7 @@ typedef struct LsmTask
 	LsmWriteSpec *spec;			/* LSM_TASK_GET_SPEC: the decoded answer */
 	int			passes;			/* compact calls answered 2xx */
 	int			polls;			/* stats reads */
+	int			requests;		/* requests sent, retries included */
 	const char *note;			/* src/checkpoint/herd.c: how a run of another backend
 								 * ended it ("joined ...", "skipped ..."); NULL
 								 * otherwise */
@@ -133,6 +145,9 @@ typedef struct LsmTaskSnapshot
 	bool		finished;		/* its phase is done */
 	const LsmFailure *failure;	/* once finished: NULL on success */
 	bool		answered;		/* the server knew the table (a 2xx) */
+	LsmRunSource source;		/* who started it */
+	bool		declared;		/* its table is declared */
+	int32		requests;		/* requests sent, retries included */
 	LsmTaskCounters counters;
 	TimestampTz started_at;		/* 0: never started */
 	TimestampTz finished_at;
@@ -147,6 +162,8 @@ extern void lsm_task_set_config(LsmTask *task, const LsmConfig *config);
 extern void lsm_task_set_body(LsmTask *task, const char *body);
 extern void lsm_task_set_trigger_only(LsmTask *task);
 extern void lsm_task_set_row_deadline(LsmTask *task);
+extern void lsm_task_set_source(LsmTask *task, LsmRunSource source,
+								bool declared);
 extern void lsm_task_set_failure(LsmTask *task, LsmFailure *failure);
 extern void lsm_task_snapshot(const LsmTask *task, LsmTaskSnapshot *snap);
 /*
@@ -226,12 +243,31 @@ typedef struct LsmHistoryCopy
 	int32		passes;
 } LsmHistoryCopy;
 
+/*
+ * A copy of one run-history entry: one flush, compact or checkpoint that
+ * ended, its outcome as a history entry's copy.
+ */
+typedef struct LsmRunCopy
+{
+	LsmHistoryCopy outcome;
+	uint64		seq;			/* the order runs were recorded in */
+	LsmTaskKind kind;			/* flush, compact or checkpoint */
+	LsmRunSource source;
+	int32		polls;
+	int32		requests;
+} LsmRunCopy;
+
 extern bool lsm_progress_available(void);
 extern const char *lsm_progress_diagnosis(const LsmTaskCounters *counts);
 extern LsmProgressCopy *lsm_progress_copy(int *n);
 extern uint64 lsm_progress_skipped_count(void);
+extern bool lsm_evicted_counts(uint64 *history, uint64 *pace);
 extern LsmHistoryCopy *lsm_history_copy(int *n);
 extern void lsm_history_reset(void);
+
+/* in run.c */
+extern LsmRunCopy *lsm_run_copy(int *n);
+extern bool lsm_run_usage(int *used, int *max, uint64 *evicted);
 
 /* in shmem.c */
 extern void lsm_checkpoint_init(void);

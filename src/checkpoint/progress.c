@@ -24,22 +24,25 @@
  * lancelsm.max_history_entries of them, under one LWLock.  A table enters
  * it only through a checkpoint that got a success answer (a flush,
  * compact or stats 2xx); once in, every later outcome of the table
- * replaces its entry.  When the history is full, a new table evicts the
- * oldest entry of the (database, server) that holds the most entries --
- * its own when it holds as many as any other -- so that whoever controls
- * a server's endpoint (and can answer 2xx for made-up names) evicts only
- * its own entries once it holds the largest share, never those of a
- * database or server that holds fewer.  Shared memory is not
- * transactional, so an outcome survives the caller's rollback.  The
- * postmaster dumps the history to pg_stat/lancelsm_history.stat at a clean
- * shutdown and loads (then removes) that file at startup; a crash loses it.
+ * replaces its entry.  When the history is full, a new table evicts an
+ * entry by the fair rule of src/checkpoint/shared_key.c: the oldest
+ * (undeclared tables' first) of the (database, role) that holds the most
+ * entries -- its own when it holds as many as any other -- so that no
+ * database and no role, however many servers and names it spreads its
+ * checkpoints over, evicts the entries of one that holds fewer.
+ * Evictions are counted (lancelsm_info.history_evicted).  Shared memory
+ * is not transactional, so an outcome survives the caller's rollback.
+ * The postmaster dumps the history to pg_stat/lancelsm_history.stat at a
+ * clean shutdown and loads (then removes) that file at startup; a crash
+ * loses it.
  *
  * Next to the history, the pace keeps what the last checkpoint of each
  * (database, server, table_name) learnt of its compaction passes' duration
  * (src/checkpoint/pace.c), so that the next checkpoint of the table polls right after
  * its first pass ends (when it polls within the same interval bounds: a
- * session that slows its own polls sets no one else's pace); up to lancelsm.max_history_entries tables, evicted
- * as the history is (the oldest of the largest holder), under the same LWLock, not saved at
+ * session that slows its own polls sets no one else's pace); up to
+ * lancelsm.max_history_entries tables, evicted by the same rule (counted
+ * in lancelsm_info.pace_evicted), under the same LWLock, not saved at
  * shutdown (a restart only costs a first pass polled the slow way).
  *
  * Text in shared memory (names, messages) is UTF-8, whatever the encoding
@@ -58,12 +61,11 @@
 
 #include <unistd.h>
 
-#include "common/hashfn.h"
-#include "mb/pg_wchar.h"
 #include "miscadmin.h"
 #include "pgstat.h"
 #include "port/atomics.h"
 #include "checkpoint/progress.h"
+#include "checkpoint/shared_key.h"
 #include "settings.h"
 #include "storage/fd.h"
 #include "storage/ipc.h"
@@ -75,19 +77,14 @@
 #include "wire_text.h"
 #include "pg_compat.h"
 
-/* Distinct (database, server) pairs counted when choosing whom to evict. */
-#define SHARED_MAX_HOLDERS 256
-
 /* The history file, written at shutdown and read (then removed) at start. */
 #define HISTORY_FILE PGSTAT_STAT_PERMANENT_DIRECTORY "/lancelsm_history.stat"
 #define HISTORY_FILE_MAGIC 0x4C534D48	/* "LSMH" */
-#define HISTORY_FILE_VERSION 3
+#define HISTORY_FILE_VERSION 4
+/* Written by lancelsm 1.3: the same entries, without role nor declared. */
+#define HISTORY_FILE_VERSION_NO_ROLE 3
 /* Written by lancelsm 1.1 and 1.2: entries keyed by server name. */
 #define HISTORY_FILE_VERSION_NAMES 2
-
-/* Message of a checkpoint that its statement's interruption ended. */
-#define HISTORY_INTERRUPTED_MESSAGE \
-	"the statement was interrupted (canceled, timed out or failed) before the checkpoint finished"
 
 /* What a running checkpoint reports after each step. */
 typedef struct ProgressCounters
@@ -112,31 +109,11 @@ typedef struct ProgressEntry
 	ProgressCounters counters;
 } ProgressEntry;
 
-/*
- * What a history or pace entry is found by, and evicted by: the first
- * member of both.  Protected by the LWLock.
- */
-typedef struct SharedKey
-{
-	bool		in_use;
-	Oid			dbid;			/* the database that wrote it */
-	Oid			serverid;		/* the foreign server, in that database */
-	uint64		name_hash;		/* of the whole name: clipped ones differ */
-	char		table_name[LSM_PROGRESS_NAME_LEN];
-	TimestampTz age;			/* evicted oldest first */
-} SharedKey;
-
 /* The last outcome of one table's checkpoint; protected by the LWLock. */
 typedef struct HistoryEntry
 {
 	SharedKey	key;			/* age: finished_at */
-	bool		ok;
-	char		sqlstate[6];
-	char		server[NAMEDATALEN];	/* its name when written */
-	char		message[LSM_HISTORY_MESSAGE_LEN];
-	TimestampTz started_at;
-	TimestampTz finished_at;
-	int32		passes;
+	SharedOutcome outcome;
 } HistoryEntry;
 
 /*
@@ -159,6 +136,8 @@ typedef struct ProgressShared
 	int			nprogress;
 	int			nhistory;
 	pg_atomic_uint64 skipped;	/* checkpoints run without an entry */
+	pg_atomic_uint64 history_evicted;	/* history entries evicted */
+	pg_atomic_uint64 pace_evicted;	/* pace entries evicted */
 } ProgressShared;
 
 /* The history file's header. */
@@ -181,64 +160,6 @@ static bool progress_exit_registered = false;
 
 static shmem_request_hook_type prev_shmem_request_hook = NULL;
 static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
-
-/*
- * progress_clip_utf8: copy utf8 (UTF-8 already, such as a task's
- * wire_table_name) into dst of size bytes, clipped at a character
- * boundary so that it fits with its terminator.  Never raises an error.
- */
-static void
-progress_clip_utf8(char *dst, const char *utf8, int size)
-{
-	int			len = strlen(utf8);
-
-	if (len >= size)
-		len = pg_encoding_mbcliplen(PG_UTF8, utf8, len, size - 1);
-	memcpy(dst, utf8, len);
-	dst[len] = '\0';
-}
-
-/*
- * progress_clip_copy: copy src (database encoding) into dst of size bytes
- * as UTF-8, clipped at a character boundary so that it fits with its
- * terminator: shared memory holds UTF-8, which every database's reader
- * converts (src/functions/monitoring.c).  What UTF-8 cannot hold is escaped.  Never
- * raises an error but out of memory.
- */
-static void
-progress_clip_copy(char *dst, const char *src, int size)
-{
-	bool		lossless;
-	char	   *utf8 = lsm_text_to_wire_quiet(src, &lossless);
-
-	progress_clip_utf8(dst, utf8, size);
-	pfree(utf8);
-}
-
-/*
- * progress_name_hash: the hash of a whole table name in UTF-8, the one
- * its requests carry: the same table named from databases of different
- * encodings has one hash, so one history and one pace entry.
- */
-static uint64
-progress_name_hash(const char *wire_table_name)
-{
-	return hash_bytes_extended((const unsigned char *) wire_table_name,
-							   strlen(wire_table_name), 0);
-}
-
-/*
- * progress_clip_append: append src to the string in dst (size bytes),
- * clipped at a character boundary.  Never raises an error.
- */
-static void
-progress_clip_append(char *dst, const char *src, int size)
-{
-	int			used = strlen(dst);
-
-	if (used < size - 1)
-		progress_clip_copy(dst + used, src, size - used);
-}
 
 /*
  * progress_shmem_size: the shared memory the header, the progress pool and
@@ -279,132 +200,6 @@ pace_shmem_attach(void)
 }
 
 /*
- * shared_key_at: entry i of an array of entries of stride bytes, each
- * starting with its SharedKey.
- */
-static inline SharedKey *
-shared_key_at(void *base, Size stride, int i)
-{
-	return (SharedKey *) ((char *) base + stride * i);
-}
-
-/*
- * shared_key_set: the key of wire_table_name (UTF-8, as sent; clipped, the
- * whole name's hash tells clipped ones apart) on serverid in this
- * database.
- */
-static void
-shared_key_set(SharedKey *key, Oid serverid, const char *wire_table_name)
-{
-	memset(key, 0, sizeof(SharedKey));
-	key->dbid = MyDatabaseId;
-	key->serverid = serverid;
-	key->name_hash = progress_name_hash(wire_table_name);
-	progress_clip_utf8(key->table_name, wire_table_name,
-					   LSM_PROGRESS_NAME_LEN);
-}
-
-/*
- * shared_key_same: whether two keys name the same table.
- */
-static bool
-shared_key_same(const SharedKey *a, const SharedKey *b)
-{
-	return a->dbid == b->dbid && a->serverid == b->serverid &&
-		a->name_hash == b->name_hash &&
-		strcmp(a->table_name, b->table_name) == 0;
-}
-
-/*
- * shared_same_holder: whether two keys were written for the same
- * (database, server).
- */
-static bool
-shared_same_holder(const SharedKey *a, const SharedKey *b)
-{
-	return a->dbid == b->dbid && a->serverid == b->serverid;
-}
-
-/*
- * shared_victim: the entry a new key evicts from a full array of n
- * entries: the oldest of the (database, server) holding the most entries,
- * the new key's own holder when it holds at least as many as any other.
- * Holders past the first SHARED_MAX_HOLDERS distinct ones are not
- * counted.  Never raises an error; n > 0.
- */
-static int
-shared_victim(void *base, Size stride, int n, const SharedKey *key)
-{
-	int			holder_of[SHARED_MAX_HOLDERS];	/* an entry of each holder */
-	int			count[SHARED_MAX_HOLDERS];
-	int			oldest[SHARED_MAX_HOLDERS];
-	int			nholders = 0;
-	int			best = -1;
-	int			own = -1;
-
-	for (int i = 0; i < n; i++)
-	{
-		SharedKey  *k = shared_key_at(base, stride, i);
-		int			h = 0;
-
-		while (h < nholders &&
-			   !shared_same_holder(shared_key_at(base, stride, holder_of[h]), k))
-			h++;
-		if (h == nholders)
-		{
-			if (nholders == SHARED_MAX_HOLDERS)
-				continue;
-			holder_of[nholders] = i;
-			count[nholders] = 0;
-			oldest[nholders] = i;
-			nholders++;
-		}
-		count[h]++;
-		if (k->age < shared_key_at(base, stride, oldest[h])->age)
-			oldest[h] = i;
-	}
-	for (int h = 0; h < nholders; h++)
-	{
-		if (shared_same_holder(shared_key_at(base, stride, holder_of[h]), key))
-			own = h;
-		else if (best < 0 || count[h] > count[best])
-			best = h;
-	}
-	if (own >= 0 && (best < 0 || count[own] >= count[best]))
-		return oldest[own];
-	return oldest[best >= 0 ? best : 0];
-}
-
-/*
- * shared_find: the entry of key in an array of n entries of stride
- * bytes; with for_store and none kept, a free one, else the one
- * shared_victim names; -1 when there is none.  The caller holds the
- * LWLock (exclusively for_store).
- */
-static int
-shared_find(void *base, Size stride, int n, const SharedKey *key,
-			bool for_store)
-{
-	int			free_slot = -1;
-
-	for (int i = 0; i < n; i++)
-	{
-		SharedKey  *k = shared_key_at(base, stride, i);
-
-		if (!k->in_use)
-		{
-			if (free_slot < 0)
-				free_slot = i;
-		}
-		else if (shared_key_same(k, key))
-			return i;
-	}
-	if (!for_store || n == 0)
-		return -1;
-	return free_slot >= 0 ? free_slot : shared_victim(base, stride, n, key);
-}
-
-/*
  * lsm_pace_recall: what the last checkpoint of wire_table_name (UTF-8, as
  * sent) on foreign server serverid, in this database, learnt of its
  * passes, into *pace, when that checkpoint polled within the same
@@ -419,13 +214,14 @@ lsm_pace_recall(Oid serverid, const char *wire_table_name, LsmPace *pace)
 {
 	SharedKey	key;
 	int			i;
+	bool		evicts;
 
 	if (progress_shared == NULL || pace_entries == NULL)
 		return false;
-	shared_key_set(&key, serverid, wire_table_name);
+	shared_key_set(&key, serverid, wire_table_name, false);
 	LWLockAcquire(progress_shared->lock, LW_SHARED);
-	i = shared_find(pace_entries, sizeof(PaceEntry), progress_shared->nhistory,
-					&key, false);
+	i = shared_key_find(pace_entries, sizeof(PaceEntry),
+						progress_shared->nhistory, &key, false, &evicts);
 	if (i >= 0 && (pace_entries[i].poll_min_ms != lsm_poll_interval_min_ms ||
 				   pace_entries[i].poll_max_ms != lsm_poll_interval_max_ms))
 		i = -1;					/* learnt at another pace */
@@ -438,26 +234,34 @@ lsm_pace_recall(Oid serverid, const char *wire_table_name, LsmPace *pace)
 /*
  * lsm_pace_remember: keep pace, what a checkpoint of wire_table_name
  * (UTF-8, as sent) on foreign server serverid learnt of its passes, for
- * the table's next checkpoint in this database (in any session).  A no-op when lancelsm is
- * not preloaded.  Never raises an error.
+ * the table's next checkpoint in this database (in any session);
+ * declared: the table is declared in lancelsm_table (its entry is
+ * evicted last).  A new table in a full pace memory evicts by the fair
+ * rule (src/checkpoint/shared_key.c), counted in pace_evicted.  A no-op
+ * when lancelsm is not preloaded.  Never raises an error.
  */
 void
-lsm_pace_remember(Oid serverid, const char *wire_table_name,
+lsm_pace_remember(Oid serverid, const char *wire_table_name, bool declared,
 				  const LsmPace *pace)
 {
 	SharedKey	key;
 	int			i;
+	bool		evicts;
 
 	if (progress_shared == NULL || pace_entries == NULL)
 		return;
-	shared_key_set(&key, serverid, wire_table_name);
+	shared_key_set(&key, serverid, wire_table_name, declared);
 	key.in_use = true;
 	key.age = GetCurrentTimestamp();
 	LWLockAcquire(progress_shared->lock, LW_EXCLUSIVE);
-	i = shared_find(pace_entries, sizeof(PaceEntry), progress_shared->nhistory,
-					&key, true);
+	i = shared_key_find(pace_entries, sizeof(PaceEntry),
+						progress_shared->nhistory, &key, true, &evicts);
+	if (evicts)
+		pg_atomic_fetch_add_u64(&progress_shared->pace_evicted, 1);
 	if (i >= 0)
 	{
+		key.declared |= (pace_entries[i].key.in_use && !evicts &&
+						 pace_entries[i].key.declared);
 		pace_entries[i].key = key;
 		pace_entries[i].pace = *pace;
 		pace_entries[i].poll_min_ms = lsm_poll_interval_min_ms;
@@ -491,6 +295,8 @@ progress_shmem_first_init(void)
 	progress_shared->nprogress = lsm_max_progress_entries;
 	progress_shared->nhistory = lsm_max_history_entries;
 	pg_atomic_init_u64(&progress_shared->skipped, 0);
+	pg_atomic_init_u64(&progress_shared->history_evicted, 0);
+	pg_atomic_init_u64(&progress_shared->pace_evicted, 0);
 	for (int i = 0; i < lsm_max_progress_entries; i++)
 	{
 		SpinLockInit(&progress_entries[i].mutex);
@@ -501,22 +307,31 @@ progress_shmem_first_init(void)
 }
 
 /*
- * history_store: keep one outcome, replacing the table's previous one;
- * when existing_only, only if the table already has one.  A new table in
- * a full history evicts as shared_victim says.  The caller holds the
- * LWLock exclusively (or is the postmaster, alone).
+ * history_store: keep one outcome, replacing the table's previous one
+ * (a table once stored as declared stays so); when existing_only, only if
+ * the table already has one.  A new table in a full history evicts by the
+ * fair rule (src/checkpoint/shared_key.c), counted in history_evicted.
+ * The caller holds the LWLock exclusively (or is the postmaster, alone).
  */
 static void
 history_store(const HistoryEntry *entry, bool existing_only)
 {
-	int			i = shared_find(history_entries, sizeof(HistoryEntry),
-								progress_shared->nhistory, &entry->key,
-								!existing_only);
+	bool		evicts;
+	int			i = shared_key_find(history_entries, sizeof(HistoryEntry),
+									progress_shared->nhistory, &entry->key,
+									!existing_only, &evicts);
+	bool		declared;
 
 	if (i < 0)
 		return;
+	if (evicts)
+		pg_atomic_fetch_add_u64(&progress_shared->history_evicted, 1);
+	declared = entry->key.declared ||
+		(!evicts && history_entries[i].key.in_use &&
+		 history_entries[i].key.declared);
 	history_entries[i] = *entry;
 	history_entries[i].key.in_use = true;
+	history_entries[i].key.declared = declared;
 }
 
 /* What reading a history file found. */
@@ -531,6 +346,9 @@ typedef enum HistoryRead
  * history_read_file: read the entries of an open history file into
  * shared memory.  A file of lancelsm 1.2 or older (keyed by server name,
  * no database) is not read: its entries cannot be given to a database.
+ * One of lancelsm 1.3 (format 3: no role, no declared flag, the same
+ * size) is read with its entries held by no role (InvalidOid), which
+ * the fair rule treats as one more holder.
  */
 static HistoryRead
 history_read_file(FILE *file)
@@ -543,7 +361,8 @@ history_read_file(FILE *file)
 		return HISTORY_READ_BAD;
 	if (header.version == HISTORY_FILE_VERSION_NAMES)
 		return HISTORY_READ_OLD;
-	if (header.version != HISTORY_FILE_VERSION ||
+	if ((header.version != HISTORY_FILE_VERSION &&
+		 header.version != HISTORY_FILE_VERSION_NO_ROLE) ||
 		header.entry_size != sizeof(HistoryEntry))
 		return HISTORY_READ_BAD;
 	for (int i = 0; i < header.count; i++)
@@ -551,10 +370,16 @@ history_read_file(FILE *file)
 		if (fread(&entry, sizeof(entry), 1, file) != 1)
 			return HISTORY_READ_BAD;
 		/* never trust a terminator from disk */
-		entry.sqlstate[sizeof(entry.sqlstate) - 1] = '\0';
-		entry.server[sizeof(entry.server) - 1] = '\0';
+		entry.outcome.sqlstate[sizeof(entry.outcome.sqlstate) - 1] = '\0';
+		entry.outcome.server[sizeof(entry.outcome.server) - 1] = '\0';
 		entry.key.table_name[sizeof(entry.key.table_name) - 1] = '\0';
-		entry.message[sizeof(entry.message) - 1] = '\0';
+		entry.outcome.message[sizeof(entry.outcome.message) - 1] = '\0';
+		if (header.version == HISTORY_FILE_VERSION_NO_ROLE)
+		{
+			/* 1.3's padding: held by no role, evicted by the rule */
+			entry.key.roleid = InvalidOid;
+			entry.key.declared = false;
+		}
 		history_store(&entry, false);
 	}
 	return HISTORY_READ_OK;
@@ -769,9 +594,9 @@ static void
 progress_counters(const LsmTaskSnapshot *snap, ProgressCounters *c)
 {
 	strlcpy(c->phase, snap->phase, sizeof(c->phase));
-	progress_clip_utf8(c->waiting_bucket, snap->waiting_bucket,
+	shared_key_clip_utf8(c->waiting_bucket, snap->waiting_bucket,
 					   sizeof(c->waiting_bucket));
-	progress_clip_utf8(c->waiting_status, snap->waiting_status,
+	shared_key_clip_utf8(c->waiting_status, snap->waiting_status,
 					   sizeof(c->waiting_status));
 	c->counts = snap->counters;
 }
@@ -811,8 +636,8 @@ lsm_progress_begin(const LsmTaskSnapshot *snap, bool listed)
 		before_shmem_exit(progress_backend_exit, (Datum) 0);
 		progress_exit_registered = true;
 	}
-	progress_clip_copy(server, snap->server_name, sizeof(server));
-	progress_clip_utf8(table_name, snap->wire_table_name, sizeof(table_name));
+	shared_key_clip_copy(server, snap->server_name, sizeof(server));
+	shared_key_clip_utf8(table_name, snap->wire_table_name, sizeof(table_name));
 	if (!listed || (slot = progress_claim_slot()) < 0)
 	{
 		pg_atomic_fetch_add_u64(&progress_shared->skipped, 1);
@@ -852,46 +677,6 @@ lsm_progress_update(const LsmTaskSnapshot *snap)
 }
 
 /*
- * history_entry_fill: the history entry of a checkpoint task that ends,
- * from its snapshot.  A task not finished yet was ended by the statement's
- * interruption, whose SQLSTATE is interrupted_by.  Never raises an error (it runs in an
- * error handler).
- */
-static void
-history_entry_fill(HistoryEntry *h, const LsmTaskSnapshot *snap,
-				   int interrupted_by)
-{
-	bool		finished = snap->finished;
-	const LsmFailure *f = finished ? snap->failure : NULL;
-
-	memset(h, 0, sizeof(HistoryEntry));
-	shared_key_set(&h->key, snap->serverid, snap->wire_table_name);
-	progress_clip_copy(h->server, snap->server_name, sizeof(h->server));
-	h->ok = finished && f == NULL;
-	h->started_at = snap->started_at;
-	h->finished_at = finished ? snap->finished_at : GetCurrentTimestamp();
-	h->key.age = h->finished_at;
-	h->passes = snap->counters.passes;
-	if (f)
-	{
-		strlcpy(h->sqlstate, unpack_sql_state(f->sqlerrcode),
-				sizeof(h->sqlstate));
-		progress_clip_append(h->message, f->message, sizeof(h->message));
-		if (f->detail)
-		{
-			progress_clip_append(h->message, ": ", sizeof(h->message));
-			progress_clip_append(h->message, f->detail, sizeof(h->message));
-		}
-	}
-	else if (!finished)
-	{
-		strlcpy(h->sqlstate, unpack_sql_state(interrupted_by),
-				sizeof(h->sqlstate));
-		strlcpy(h->message, HISTORY_INTERRUPTED_MESSAGE, sizeof(h->message));
-	}
-}
-
-/*
  * lsm_progress_end: a task is over (interrupted_by: 0, or the SQLSTATE of
  * the error that ended the statement).  Frees its progress entry (the
  * caller then forgets the task's progress slot) and, for a checkpoint
@@ -916,7 +701,7 @@ lsm_progress_end(const LsmTaskSnapshot *snap, int interrupted_by)
 		progress_release_slot(snap->progress_slot);
 	if (snap->started_at == 0 || snap->server_name == NULL)
 		return;					/* refused before any request */
-	history_entry_fill(&entry, snap, interrupted_by);
+	shared_outcome_fill(&entry.key, &entry.outcome, snap, interrupted_by);
 	LWLockAcquire(progress_shared->lock, LW_EXCLUSIVE);
 	history_store(&entry, !snap->answered);
 	LWLockRelease(progress_shared->lock);
@@ -1010,6 +795,22 @@ lsm_progress_skipped_count(void)
 }
 
 /*
+ * lsm_evicted_counts: how many history and pace entries were evicted
+ * since server start (the fair rule, src/checkpoint/shared_key.c); false,
+ * with both 0, when lancelsm is not preloaded.  Never raises an error.
+ */
+bool
+lsm_evicted_counts(uint64 *history, uint64 *pace)
+{
+	*history = *pace = 0;
+	if (progress_shared == NULL)
+		return false;
+	*history = pg_atomic_read_u64(&progress_shared->history_evicted);
+	*pace = pg_atomic_read_u64(&progress_shared->pace_evicted);
+	return true;
+}
+
+/*
  * lsm_history_copy: a copy of every history entry kept, in the order of
  * the array, in a palloc'd array; *n is set to their count (the array has
  * at least one element, even when *n is 0).  Copied under a shared
@@ -1035,15 +836,7 @@ lsm_history_copy(int *n)
 		if (!h->key.in_use)
 			continue;
 		row = &rows[(*n)++];
-		row->dbid = h->key.dbid;
-		row->ok = h->ok;
-		memcpy(row->sqlstate, h->sqlstate, sizeof(row->sqlstate));
-		memcpy(row->server, h->server, sizeof(row->server));
-		memcpy(row->table_name, h->key.table_name, sizeof(row->table_name));
-		memcpy(row->message, h->message, sizeof(row->message));
-		row->started_at = h->started_at;
-		row->finished_at = h->finished_at;
-		row->passes = h->passes;
+		shared_outcome_copy(&h->key, &h->outcome, row);
 	}
 	LWLockRelease(progress_shared->lock);
 	return rows;

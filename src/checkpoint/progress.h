@@ -28,6 +28,7 @@ extern void lsm_progress_end(const LsmTaskSnapshot *snap,
 extern bool lsm_pace_recall(Oid serverid, const char *wire_table_name,
 							LsmPace *pace);
 extern void lsm_pace_remember(Oid serverid, const char *wire_table_name,
+							  bool declared,
 							  const LsmPace *pace);
 
 #endif							/* LANCELSM_PROGRESS_H */

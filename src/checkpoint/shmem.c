@@ -1,9 +1,9 @@
 /*-------------------------------------------------------------------------
  *
  * shmem.c
- *		What the checkpoint folder sets up when lancelsm is loaded: the two
+ *		What the checkpoint folder sets up when lancelsm is loaded: the three
  *		server-start settings that size its shared memory, and the
- *		shared-memory hooks of progress, history and herds.
+ *		shared-memory hooks of progress, history, runs and herds.
  *
  *-------------------------------------------------------------------------
  */
@@ -11,13 +11,15 @@
 
 #include "checkpoint/checkpoint.h"
 #include "checkpoint/progress.h"
+#include "checkpoint/run.h"
 #include "miscadmin.h"
 #include "utils/guc.h"
 
 /*
  * lsm_checkpoint_init: loaded by shared_preload_libraries, define
  * lancelsm.max_progress_entries and lancelsm.max_history_entries
- * (variables of src/checkpoint/progress.c); in any case have progress.c and
+ * (variables of src/checkpoint/progress.c) and lancelsm.max_run_history
+ * (of src/checkpoint/run.c); in any case have progress.c, run.c and
  * herd.c install their shared-memory hooks (no-ops when not preloaded).
  * Called once per process by _PG_init; raises nothing of its own.
  */
@@ -32,11 +34,16 @@ lsm_checkpoint_init(void)
 								NULL, &lsm_max_progress_entries, 256, 0, 100000,
 								PGC_POSTMASTER, 0, NULL, NULL, NULL);
 		DefineCustomIntVariable("lancelsm.max_history_entries",
-								"Sets how many tables' last checkpoint outcome lancelsm_checkpoint_history keeps; when all are in use the oldest outcome is evicted.",
+								"Sets how many tables' last checkpoint outcome lancelsm_checkpoint_history keeps; when all are in use a new table evicts an outcome of the database and role that hold the most.",
 								NULL, &lsm_max_history_entries, 1000, 0, 100000,
+								PGC_POSTMASTER, 0, NULL, NULL, NULL);
+		DefineCustomIntVariable("lancelsm.max_run_history",
+								"Sets how many flush, compact and checkpoint runs lancelsm_run_history keeps; when all are in use a run evicts one of the database and role that hold the most.",
+								NULL, &lsm_max_run_history, 1000, 0, 100000,
 								PGC_POSTMASTER, 0, NULL, NULL, NULL);
 	}
 	lsm_progress_shmem_init();
+	lsm_run_shmem_init();
 	lsm_herd_shmem_init();
 }
 

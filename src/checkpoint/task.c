@@ -57,6 +57,7 @@
 #include "miscadmin.h"
 #include "nodes/pg_list.h"
 #include "checkpoint/progress.h"
+#include "checkpoint/run.h"
 #include "checkpoint/checkpoint.h"
 #include "deadline.h"
 #include "utils/memutils.h"
@@ -224,6 +225,20 @@ lsm_task_set_trigger_only(LsmTask *task)
 }
 
 /*
+ * lsm_task_set_source: who starts a task not yet run (lancelsm_flush and
+ * the other direct calls are LSM_RUN_DIRECT, the default), and whether its
+ * table is declared in lancelsm_table (its shared history and run entries
+ * are then evicted after those of undeclared names).  Never raises an
+ * error.
+ */
+void
+lsm_task_set_source(LsmTask *task, LsmRunSource source, bool declared)
+{
+	task->source = source;
+	task->declared = declared;
+}
+
+/*
  * lsm_task_set_row_deadline: make a task not yet run one of many tables
  * of a call that returns a row per table: the driver stops waiting for it
  * at lsm_statement_row_deadline (shortly before statement_timeout) and
@@ -296,6 +311,9 @@ lsm_task_snapshot(const LsmTask *task, LsmTaskSnapshot *snap)
 	snap->finished = (task->phase == LSM_PHASE_DONE);
 	snap->failure = task->failure;
 	snap->answered = task->answered;
+	snap->source = task->source;
+	snap->declared = task->declared;
+	snap->requests = task->requests;
 	snap->counters.target = set ? (int64) wm->initial_outstanding : -1;
 	snap->counters.outstanding =
 		(set && wm->last_outstanding != PG_UINT64_MAX) ?
@@ -387,6 +405,7 @@ task_finish(LsmTask *task, LsmFailure *failure)
 		lsm_watermark_release(&task->watermark);
 		if (task->watermark.pace_learned && !task->watermark.pace_queued)
 			lsm_pace_remember(task->config->serverid, task->wire_table_name,
+							  task->declared,
 							  &task->watermark.pace);
 	}
 	lsm_http_release(task->req);
@@ -881,6 +900,7 @@ task_progress_end(LsmTask *task, int interrupted_by)
 
 	lsm_task_snapshot(task, &snap);
 	lsm_progress_end(&snap, interrupted_by);
+	lsm_run_record(&snap, interrupted_by);
 	task->progress_slot = -1;
 }
 
@@ -1125,6 +1145,7 @@ task_send(TaskDriver *d, LsmTask *task)
 	task->req = lsm_http_prepare(task->req, task->config, route,
 								 task->wire_table_name, body, task);
 	lsm_http_start(task->req, d->deadline);
+	task->requests++;
 	task->in_flight = true;
 	task_gate_of(d, task)->inflight++;
 }

@@ -521,15 +521,18 @@ lsm_declared_resolve(FunctionCallInfo fcinfo, bool with_limits, int32 slice,
 
 /*
  * lsm_declared_task_init: initialise task as one task of the given kind
- * on table t of a resolved set (lsm_declared_resolve); a table whose
- * server or name was refused gets a task already finished with that
- * failure.  What the task allocates goes to CurrentMemoryContext.
+ * on table t of a resolved set (lsm_declared_resolve), declared and
+ * started by lancelsm_checkpoint_all() (the run history's source of its
+ * actions); a table whose server or name was refused gets a task already
+ * finished with that failure.  What the task allocates goes to CurrentMemoryContext.
  */
 void
 lsm_declared_task_init(const DeclaredSet *set, int t, LsmTaskKind kind,
 					   LsmTask *task)
 {
 	lsm_task_init(task, kind, set->table_configs[t], set->names[t], false);
+	/* of the calls over the declared set, only checkpoint_all acts here */
+	lsm_task_set_source(task, LSM_RUN_CHECKPOINT_ALL, true);
 	if (set->refusals[t] != NULL)
 		lsm_task_set_failure(task, set->refusals[t]);
 }

@@ -120,6 +120,7 @@ due_decide(const DeclaredSet *set, DuePlan *plan, int t, LsmTask *stats,
 					  set->names[t], false);
 		lsm_task_set_trigger_only(act);
 		lsm_task_set_row_deadline(act);
+		lsm_task_set_source(act, LSM_RUN_CHECKPOINT_DUE, true);
 		plan->acts[t] = act;
 		plan->run[plan->nrun++] = act;
 	}

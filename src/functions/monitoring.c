@@ -1,10 +1,11 @@
 /*-------------------------------------------------------------------------
  *
  * monitoring.c
- *		The SQL functions of the progress and history views, lancelsm_progress
- *		and lancelsm_checkpoint_history: lancelsm_progress(),
- *		lancelsm_progress_skipped(), lancelsm_checkpoint_history() and
- *		lancelsm_checkpoint_history_reset(); lancelsm_info(), how
+ *		The SQL functions of the progress and history views, lancelsm_progress,
+ *		lancelsm_checkpoint_history and lancelsm_run_history:
+ *		lancelsm_progress(), lancelsm_progress_skipped(),
+ *		lancelsm_checkpoint_history(), lancelsm_checkpoint_history_reset()
+ *		and lancelsm_run_history(); lancelsm_info(), how
  *		lancelsm itself stands (versions, preload, registries in use); and
  *		lancelsm_running(), the running phases behind lancelsm_status.
  *
@@ -53,20 +54,33 @@ monitoring_text(const char *utf8)
 }
 
 
+/* What a monitoring function reads, for its "not available" error. */
+typedef enum MonitoringSubject
+{
+	MONITORING_PROGRESS,
+	MONITORING_HISTORY,
+	MONITORING_RUNS
+} MonitoringSubject;
+
 /*
- * monitoring_require_shmem: raise the "not available" error (55000) when
- * lancelsm was not loaded by shared_preload_libraries; history selects
- * the message of the history functions.
+ * monitoring_require_shmem: raise the "not available" error (55000), its
+ * message naming subject, when lancelsm was not loaded by
+ * shared_preload_libraries.
  */
 static void
-monitoring_require_shmem(bool history)
+monitoring_require_shmem(MonitoringSubject subject)
 {
 	if (lsm_progress_available())
 		return;
-	if (history)
+	if (subject == MONITORING_HISTORY)
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("lancelsm checkpoint history is not available"),
+				 errhint("Add lancelsm to shared_preload_libraries and restart the server.")));
+	if (subject == MONITORING_RUNS)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("lancelsm run history is not available"),
 				 errhint("Add lancelsm to shared_preload_libraries and restart the server.")));
 	ereport(ERROR,
 			(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
@@ -190,7 +204,7 @@ lancelsm_progress(PG_FUNCTION_ARGS)
 	int			n;
 	int			shape;
 
-	monitoring_require_shmem(false);
+	monitoring_require_shmem(MONITORING_PROGRESS);
 	rsinfo = lsm_materialize_shapes(fcinfo, progress_shapes,
 									lengthof(progress_shapes), &shape);
 	copy = lsm_progress_copy(&n);
@@ -214,7 +228,7 @@ PG_FUNCTION_INFO_V1(lancelsm_progress_skipped);
 Datum
 lancelsm_progress_skipped(PG_FUNCTION_ARGS)
 {
-	monitoring_require_shmem(false);
+	monitoring_require_shmem(MONITORING_PROGRESS);
 	PG_RETURN_INT64((int64) lsm_progress_skipped_count());
 }
 
@@ -273,7 +287,7 @@ lancelsm_checkpoint_history(PG_FUNCTION_ARGS)
 	int			n;
 	bool		with_db;
 
-	monitoring_require_shmem(true);
+	monitoring_require_shmem(MONITORING_HISTORY);
 	rsinfo = lsm_materialize_versions(fcinfo, LSM_HISTORY_COLS_V1_2,
 									  LSM_HISTORY_COLS_V1_3, &with_db);
 	copy = lsm_history_copy(&n);
@@ -295,9 +309,96 @@ PG_FUNCTION_INFO_V1(lancelsm_checkpoint_history_reset);
 Datum
 lancelsm_checkpoint_history_reset(PG_FUNCTION_ARGS)
 {
-	monitoring_require_shmem(true);
+	monitoring_require_shmem(MONITORING_HISTORY);
 	lsm_history_reset();
 	PG_RETURN_VOID();
+}
+
+/*
+ * run_action_name: a run's action as lancelsm_run_history shows it.
+ */
+static const char *
+run_action_name(LsmTaskKind kind)
+{
+	if (kind == LSM_TASK_FLUSH)
+		return "flush";
+	return kind == LSM_TASK_COMPACT ? "compact" : "checkpoint";
+}
+
+/*
+ * run_source_name: a run's source as lancelsm_run_history shows it.
+ */
+static const char *
+run_source_name(LsmRunSource source)
+{
+	if (source == LSM_RUN_CHECKPOINT_ALL)
+		return "checkpoint_all";
+	return source == LSM_RUN_CHECKPOINT_DUE ? "checkpoint_due" : "direct";
+}
+
+/*
+ * run_row: the lancelsm_run_history row of one run (a copy); sqlstate
+ * and message are NULL for a success.
+ */
+static void
+run_row(ReturnSetInfo *rsinfo, const LsmRunCopy *run)
+{
+	const LsmHistoryCopy *r = &run->outcome;
+	Datum		values[LSM_RUN_HISTORY_COLS];
+	bool		nulls[LSM_RUN_HISTORY_COLS] = {0};
+	int			i = 0;
+
+	values[i] = database_datum(r->dbid, &nulls[i]);
+	i++;
+	values[i++] = monitoring_text(r->server);
+	values[i++] = monitoring_text(r->table_name);
+	values[i++] = CStringGetTextDatum(run_action_name(run->kind));
+	values[i++] = CStringGetTextDatum(run_source_name(run->source));
+	values[i++] = TimestampTzGetDatum(r->started_at);
+	values[i++] = TimestampTzGetDatum(r->finished_at);
+	values[i++] = BoolGetDatum(r->ok);
+	nulls[i] = r->ok;
+	values[i++] = CStringGetTextDatum(r->sqlstate);
+	nulls[i] = r->ok;
+	values[i++] = monitoring_text(r->message);
+	values[i++] = Int32GetDatum(r->passes);
+	values[i++] = Int32GetDatum(run->polls);
+	values[i++] = Int32GetDatum(run->requests);
+	lsm_put_row(rsinfo, values, nulls, i);
+}
+
+/*
+ * lancelsm_run_history()
+ * RETURNS TABLE (database text, server text, table_name text,
+ *   action text, source text, started_at timestamptz,
+ *   finished_at timestamptz, ok boolean, sqlstate text, message text,
+ *   passes integer, polls integer, requests integer)
+ *
+ * No arguments.  One row per flush, compact or checkpoint that lancelsm
+ * ran on a table, kept in shared memory (src/checkpoint/run.c: at most
+ * lancelsm.max_run_history, evicted by the fair rule), of every database
+ * (database: its name, NULL once dropped), in the order they ended,
+ * copied under a shared lock.  action: flush, compact or checkpoint;
+ * source: direct, checkpoint_all or checkpoint_due; sqlstate and message
+ * NULL for a success; requests counts every request sent, retries
+ * included.  Needs shared_preload_libraries (55000 otherwise); 0A000
+ * when declared with another number of columns.
+ */
+PG_FUNCTION_INFO_V1(lancelsm_run_history);
+Datum
+lancelsm_run_history(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo;
+	LsmRunCopy *copy;
+	int			n;
+
+	monitoring_require_shmem(MONITORING_RUNS);
+	rsinfo = lsm_materialize(fcinfo, LSM_RUN_HISTORY_COLS);
+	copy = lsm_run_copy(&n);
+	for (int i = 0; i < n; i++)
+		run_row(rsinfo, &copy[i]);
+	pfree(copy);
+	return (Datum) 0;
 }
 
 /* The entry counts of lancelsm_info, in its column order. */
@@ -342,7 +443,8 @@ info_counts(int counts[INFO_COUNTS])
  *   max_progress_entries integer, history_entries integer,
  *   max_history_entries integer, herd_entries integer,
  *   max_herd_entries integer, progress_skipped bigint,
- *   history_evicted bigint)
+ *   history_evicted bigint, pace_evicted bigint, run_entries integer,
+ *   max_run_entries integer, run_evicted bigint)
  *
  * No arguments.  One row, as pg_stat_statements_info: the version of the
  * loaded library and that of the extension's SQL objects in this database
@@ -352,8 +454,11 @@ info_counts(int counts[INFO_COUNTS])
  * maximum for progress (running checkpoints), history (tables' last
  * outcomes) and herds (checkpoints other backends may join), of the whole
  * cluster; how many checkpoints since server start ran without a progress
- * entry (lancelsm_progress_skipped() before 1.4).  history_evicted is
- * NULL: this library does not count evictions yet.  Without
+ * entry (lancelsm_progress_skipped() before 1.4); how many history and
+ * pace entries were evicted since server start (by the fair rule of
+ * src/checkpoint/shared_key.c: a new table in a full array evicts an
+ * entry of the database and role that hold the most); the runs kept by
+ * lancelsm_run_history, their maximum and how many were evicted.  Without
  * shared_preload_libraries, every count is NULL.  Raises nothing of its
  * own but 0A000 when declared with another number of columns.
  */
@@ -367,6 +472,11 @@ lancelsm_info(PG_FUNCTION_ARGS)
 	char	   *catalog = lsm_catalog_version();
 	int			counts[INFO_COUNTS];
 	bool		preloaded = info_counts(counts);
+	uint64		history_evicted;
+	uint64		pace_evicted;
+	int			runs;
+	int			max_runs;
+	uint64		run_evicted;
 	int			i = 0;
 
 	values[i++] = CStringGetTextDatum(LANCELSM_VERSION);
@@ -381,8 +491,18 @@ lancelsm_info(PG_FUNCTION_ARGS)
 	nulls[i] = !preloaded;
 	values[i++] = Int64GetDatum(preloaded ?
 								(int64) lsm_progress_skipped_count() : 0);
-	nulls[i] = true;			/* not counted yet */
-	values[i++] = (Datum) 0;
+	(void) lsm_evicted_counts(&history_evicted, &pace_evicted);
+	nulls[i] = !preloaded;
+	values[i++] = Int64GetDatum((int64) history_evicted);
+	nulls[i] = !preloaded;
+	values[i++] = Int64GetDatum((int64) pace_evicted);
+	(void) lsm_run_usage(&runs, &max_runs, &run_evicted);
+	nulls[i] = !preloaded;
+	values[i++] = Int32GetDatum(runs);
+	nulls[i] = !preloaded;
+	values[i++] = Int32GetDatum(max_runs);
+	nulls[i] = !preloaded;
+	values[i++] = Int64GetDatum((int64) run_evicted);
 	lsm_put_row(rsinfo, values, nulls, i);
 	return (Datum) 0;
 }

@@ -1,0 +1,264 @@
+/*-------------------------------------------------------------------------
+ *
+ * run.c
+ *		The run history: one entry per action lancelsm ran on a table --
+ *		a flush, a compact or a checkpoint, called directly or by
+ *		lancelsm_checkpoint_all() or lancelsm_checkpoint_due() -- in
+ *		shared memory, and the copy of it that the SQL function of the
+ *		lancelsm_run_history view reads (src/functions/monitoring.c,
+ *		through checkpoint.h).
+ *
+ * An entry is written when the action ends (src/checkpoint/task.c calls
+ * lsm_run_record as it does lsm_progress_end): what it was and who
+ * started it, its database, server and table, when it started and ended,
+ * how it ended (ok, or the SQLSTATE and "errmsg: errdetail" of its
+ * failure, or of the error that interrupted its statement) and its
+ * passes, polls and requests.  An action refused before any request (an
+ * unusable server, a refused name) writes none; nor does a checkpoint
+ * that joined or was skipped for another backend's run of its table: the
+ * run it joined is the one recorded, by the backend that ran it.  A
+ * lancelsm_checkpoint_due() run that leaves a table alone writes nothing.
+ *
+ * The entries are at most lancelsm.max_run_history, under one LWLock.
+ * Every run adds an entry; when all are in use, it evicts one by the fair
+ * rule of src/checkpoint/shared_key.c -- the oldest (undeclared tables'
+ * first) of the (database, role) that holds the most, its own when it
+ * holds as many as any other -- so that no database and no role evicts
+ * the runs of one that holds fewer.  Evictions are counted
+ * (lancelsm_info.run_evicted).  Shared memory is not transactional, so a
+ * run survives the caller's rollback; it does not survive a restart (the
+ * history file of src/checkpoint/progress.c does not hold runs).  Text is
+ * UTF-8, as in the checkpoint history.
+ *
+ * All of this needs lancelsm in shared_preload_libraries; without it
+ * lsm_run_record is a no-op and lsm_run_copy returns nothing.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "miscadmin.h"
+#include "port/atomics.h"
+#include "checkpoint/run.h"
+#include "checkpoint/shared_key.h"
+#include "storage/ipc.h"
+#include "storage/lwlock.h"
+#include "storage/shmem.h"
+#include "utils/timestamp.h"
+
+/* One run; protected by the LWLock. */
+typedef struct RunEntry
+{
+	SharedKey	key;			/* age: finished_at */
+	SharedOutcome outcome;
+	uint64		seq;			/* the order runs were recorded in */
+	uint8		kind;			/* LsmTaskKind: flush, compact, checkpoint */
+	uint8		source;			/* LsmRunSource */
+	int32		polls;
+	int32		requests;
+} RunEntry;
+
+/* The shared header; the entries follow it. */
+typedef struct RunShared
+{
+	LWLock	   *lock;			/* protects the entries and next_seq */
+	int			nruns;
+	uint64		next_seq;
+	pg_atomic_uint64 evicted;	/* runs evicted */
+} RunShared;
+
+int			lsm_max_run_history = 1000;
+
+static RunShared *run_shared = NULL;
+static RunEntry *run_entries = NULL;
+
+static shmem_request_hook_type prev_shmem_request_hook = NULL;
+static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
+
+/*
+ * run_shmem_size: the shared memory of the header and the entries, from
+ * lancelsm.max_run_history.
+ */
+static Size
+run_shmem_size(void)
+{
+	return add_size(MAXALIGN(sizeof(RunShared)),
+					mul_size(lsm_max_run_history, sizeof(RunEntry)));
+}
+
+/*
+ * run_shmem_request: reserve the shared memory and the LWLock
+ * (shmem_request_hook, postmaster only).
+ */
+static void
+run_shmem_request(void)
+{
+	if (prev_shmem_request_hook)
+		prev_shmem_request_hook();
+	RequestAddinShmemSpace(run_shmem_size());
+	RequestNamedLWLockTranche("lancelsm runs", 1);
+}
+
+/*
+ * run_shmem_startup: attach to (or create and clear) the run history
+ * (shmem_startup_hook).
+ */
+static void
+run_shmem_startup(void)
+{
+	bool		found;
+	char	   *base;
+
+	if (prev_shmem_startup_hook)
+		prev_shmem_startup_hook();
+	LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
+	base = ShmemInitStruct("lancelsm runs", run_shmem_size(), &found);
+	run_shared = (RunShared *) base;
+	run_entries = (RunEntry *) (base + MAXALIGN(sizeof(RunShared)));
+	if (!found)
+	{
+		memset(base, 0, run_shmem_size());
+		run_shared->lock = &(GetNamedLWLockTranche("lancelsm runs"))->lock;
+		run_shared->nruns = lsm_max_run_history;
+		run_shared->next_seq = 1;
+		pg_atomic_init_u64(&run_shared->evicted, 0);
+	}
+	LWLockRelease(AddinShmemInitLock);
+}
+
+/*
+ * lsm_run_shmem_init: when lancelsm is being loaded by
+ * shared_preload_libraries, install the run history's shared memory
+ * hooks, sized by lancelsm.max_run_history (which _PG_init defines just
+ * before); otherwise do nothing, and no run is kept.  Called from
+ * _PG_init.
+ */
+void
+lsm_run_shmem_init(void)
+{
+	if (!process_shared_preload_libraries_in_progress)
+		return;
+	prev_shmem_request_hook = shmem_request_hook;
+	shmem_request_hook = run_shmem_request;
+	prev_shmem_startup_hook = shmem_startup_hook;
+	shmem_startup_hook = run_shmem_startup;
+}
+
+/*
+ * run_recorded: whether a task (its snapshot) that is over is a run:
+ * a flush, compact or checkpoint that started on a resolved server, with
+ * the run history present.
+ */
+static bool
+run_recorded(const LsmTaskSnapshot *snap)
+{
+	if (run_shared == NULL || run_shared->nruns == 0 ||
+		snap->started_at == 0 || snap->server_name == NULL)
+		return false;
+	return snap->kind == LSM_TASK_FLUSH || snap->kind == LSM_TASK_COMPACT ||
+		snap->kind == LSM_TASK_CHECKPOINT;
+}
+
+/*
+ * lsm_run_record: a task is over (interrupted_by: 0, or the SQLSTATE of
+ * the error that ended the statement): when it is a run (see the head of
+ * this file), add its entry, evicting by the fair rule when all are in
+ * use.  Never raises an error but out of memory (it runs in
+ * lsm_task_run_all's error handler, as lsm_progress_end).
+ */
+void
+lsm_run_record(const LsmTaskSnapshot *snap, int interrupted_by)
+{
+	RunEntry	entry;
+	bool		evicts;
+	int			i;
+
+	if (!run_recorded(snap))
+		return;
+	memset(&entry, 0, sizeof(entry));
+	shared_outcome_fill(&entry.key, &entry.outcome, snap, interrupted_by);
+	entry.kind = (uint8) snap->kind;
+	entry.source = (uint8) snap->source;
+	entry.polls = snap->counters.polls;
+	entry.requests = snap->requests;
+
+	LWLockAcquire(run_shared->lock, LW_EXCLUSIVE);
+	i = shared_key_slot_new(run_entries, sizeof(RunEntry), run_shared->nruns,
+							&entry.key, &evicts);
+	if (evicts)
+		pg_atomic_fetch_add_u64(&run_shared->evicted, 1);
+	entry.seq = run_shared->next_seq++;
+	run_entries[i] = entry;
+	LWLockRelease(run_shared->lock);
+}
+
+/*
+ * run_seq_cmp: qsort order of run copies, oldest recorded first.
+ */
+static int
+run_seq_cmp(const void *a, const void *b)
+{
+	uint64		sa = ((const LsmRunCopy *) a)->seq;
+	uint64		sb = ((const LsmRunCopy *) b)->seq;
+
+	return sa < sb ? -1 : (sa > sb ? 1 : 0);
+}
+
+/*
+ * lsm_run_copy: a copy of every run kept, in the order they were
+ * recorded, in a palloc'd array; *n is set to their count (the array has
+ * at least one element, even when *n is 0).  Copied under a shared
+ * LWLock, so together they are one snapshot.  The strings stay UTF-8.
+ * Raises only out of memory (before taking the lock).
+ */
+LsmRunCopy *
+lsm_run_copy(int *n)
+{
+	int			nruns = run_shared ? run_shared->nruns : 0;
+	LsmRunCopy *rows = palloc(mul_size(Max(nruns, 1), sizeof(LsmRunCopy)));
+
+	*n = 0;
+	if (run_shared == NULL)
+		return rows;
+	LWLockAcquire(run_shared->lock, LW_SHARED);
+	for (int i = 0; i < nruns; i++)
+	{
+		const RunEntry *e = &run_entries[i];
+		LsmRunCopy *row;
+
+		if (!e->key.in_use)
+			continue;
+		row = &rows[(*n)++];
+		shared_outcome_copy(&e->key, &e->outcome, &row->outcome);
+		row->seq = e->seq;
+		row->kind = (LsmTaskKind) e->kind;
+		row->source = (LsmRunSource) e->source;
+		row->polls = e->polls;
+		row->requests = e->requests;
+	}
+	LWLockRelease(run_shared->lock);
+	qsort(rows, *n, sizeof(LsmRunCopy), run_seq_cmp);
+	return rows;
+}
+
+/*
+ * lsm_run_usage: the runs kept, lancelsm.max_run_history and the runs
+ * evicted since server start; false, with all 0, when lancelsm is not
+ * preloaded.  Never raises an error.
+ */
+bool
+lsm_run_usage(int *used, int *max, uint64 *evicted)
+{
+	*used = *max = 0;
+	*evicted = 0;
+	if (run_shared == NULL)
+		return false;
+	LWLockAcquire(run_shared->lock, LW_SHARED);
+	for (int i = 0; i < run_shared->nruns; i++)
+		if (run_entries[i].key.in_use)
+			(*used)++;
+	LWLockRelease(run_shared->lock);
+	*max = run_shared->nruns;
+	*evicted = pg_atomic_read_u64(&run_shared->evicted);
+	return true;
+}

@@ -1,0 +1,144 @@
+# 029_runs.pl: the run history, lancelsm_run_history: one row per action
+# lancelsm runs on a table, with lancelsm preloaded
+# (lancelsm.max_run_history 50):
+#
+#   - direct calls: lancelsm_flush, lancelsm_compact, lancelsm_checkpoint
+#     (one table and an array), each one row with source direct and its
+#     exact passes, polls and requests;
+#   - lancelsm_checkpoint_all(): one row per declared table, source
+#     checkpoint_all;
+#   - lancelsm_checkpoint_due(): one row for the table past its threshold,
+#     source checkpoint_due; none for the table it leaves alone;
+#   - a failed flush (the server answers 404): its row has ok false and
+#     HV00R, though the call raised its error; a checkpoint ended by
+#     statement_timeout: 57014 and the interruption;
+#   - lancelsm_info counts the runs kept and their maximum.
+use strict;
+use warnings FATAL => 'all';
+
+use FindBin;
+use lib $FindBin::RealBin;
+use LsmTap;
+use PostgreSQL::Test::Cluster;
+use JSON::PP;
+use PostgreSQL::Test::Utils;
+use Test::More;
+
+my $port = start_emulator();
+my $node = setup_node_conf('runs', $port, qq{
+lancelsm.max_run_history = 50
+});
+
+# table: a one-bucket table on the emulator with $gens L0 generations.
+sub table
+{
+	my ($name, $gens) = @_;
+	emu('POST', '/_emulator/tables', { name => $name, buckets => 1 });
+	emu('POST', "/_emulator/tables/$name/generations", { count => $gens, rows => 10 })
+	  if $gens;
+}
+
+# runs: the run history's rows from position $from on (1-based), one line
+# each: table, action, source, ok, sqlstate, passes, polls, requests, and
+# whether started_at <= finished_at
+sub runs
+{
+	my ($from) = @_;
+	return $node->safe_psql('postgres', qq{
+		SELECT table_name, action, source, ok, coalesce(sqlstate, '-'),
+		       passes, polls, requests, started_at <= finished_at
+		  FROM (SELECT *, row_number() OVER () AS n FROM lancelsm_run_history) r
+		 WHERE n >= $from ORDER BY n});
+}
+
+table('one', 2);
+table('two', 2);
+table('quiet', 0);
+
+is($node->safe_psql('postgres', 'SELECT count(*) FROM lancelsm_run_history'),
+	'0', 'no run yet');
+
+# direct calls
+$node->safe_psql('postgres', q{SELECT lancelsm_flush('emu', 'one')});
+$node->safe_psql('postgres', q{SELECT lancelsm_compact('emu', 'one')});
+$node->safe_psql('postgres', q{SELECT lancelsm_checkpoint('emu', 'two')});
+# the checkpoint's passes and polls depend on timing: its row must say
+# what the emulator counted
+my $c = emu('GET', '/_emulator/counts?table=two');
+my ($flush, $compact, $stats) =
+  map { $c->{$_} // 0 } qw(flush_lsm compact_lsm get_lsm_stats);
+is($flush, 1, 'direct: the checkpoint flushed once');
+ok($compact > 0, "direct: the checkpoint compacted ($compact passes)");
+is(runs(1), join("\n",
+		'one|flush|direct|t|-|0|0|1|t',
+		'one|compact|direct|t|-|1|0|1|t',
+		"two|checkpoint|direct|t|-|$compact|$stats|" . ($flush + $compact + $stats) . '|t'),
+	'direct: flush, compact and checkpoint, one row each, counts as the server saw them');
+
+# a failed flush: the call raises, the run is kept
+emu('POST', '/_emulator/faults',
+	{ table => 'one', route => 'flush_lsm', status => 404 });
+my ($rc, $out, $err) = $node->psql('postgres', q{SELECT lancelsm_flush('emu', 'one')});
+like($err, qr/HV00R|not found|could not flush/, 'failed flush: the call raises');
+emu('DELETE', '/_emulator/faults');
+is($node->safe_psql('postgres', q{
+		SELECT table_name, action, source, ok, sqlstate, message IS NOT NULL, requests
+		  FROM (SELECT *, row_number() OVER () AS n FROM lancelsm_run_history) r
+		 WHERE n = 4}),
+	'one|flush|direct|f|HV00R|t|1', 'failed flush: its row has ok false and HV00R');
+
+# a checkpoint that statement_timeout ends (the compaction latch held, it
+# cannot drain): its row has 57014 and the interruption
+table('held', 1);
+emu('POST', '/_emulator/tables/held/latch', { bucket => 'b0', held => JSON::PP::true });
+($rc, $out, $err) = $node->psql('postgres', q{
+	SET statement_timeout = '1s';
+	SELECT lancelsm_checkpoint('emu', 'held')});
+like($err, qr/statement timeout/, 'timed out checkpoint: the call raises');
+emu('POST', '/_emulator/tables/held/latch', { bucket => 'b0', held => JSON::PP::false });
+is($node->safe_psql('postgres', q{
+		SELECT table_name, action, source, ok, sqlstate, message
+		  FROM (SELECT *, row_number() OVER () AS n FROM lancelsm_run_history) r
+		 WHERE n = 5}),
+	'held|checkpoint|direct|f|57014|the statement was interrupted (canceled, timed out or failed) before the checkpoint finished',
+	'timed out checkpoint: its row has 57014 and the interruption');
+
+# lancelsm_checkpoint_all() over the declared tables
+$node->safe_psql('postgres', q{
+	SELECT lancelsm_add_table('emu', 'one');
+	SELECT lancelsm_add_table('emu', 'quiet', max_l0_generations => 1);
+});
+table('one_more', 0);
+emu('POST', '/_emulator/tables/one/generations', { count => 2, rows => 10 });
+is($node->safe_psql('postgres', q{
+		SELECT string_agg(table_name || ':' || ok, ' ' ORDER BY table_name)
+		  FROM lancelsm_checkpoint_all()}),
+	'one:true quiet:true', 'checkpoint_all: both declared tables');
+is($node->safe_psql('postgres', q{
+		SELECT string_agg(table_name || ':' || action || ':' || source || ':' || ok, ' ' ORDER BY table_name)
+		  FROM (SELECT *, row_number() OVER () AS n FROM lancelsm_run_history) r
+		 WHERE n >= 6}),
+	'one:checkpoint:checkpoint_all:true quiet:checkpoint:checkpoint_all:true',
+	'checkpoint_all: one row per declared table');
+
+# lancelsm_checkpoint_due(): quiet is past max_l0_generations, one has
+# no threshold: only quiet gets a row
+emu('POST', '/_emulator/tables/quiet/generations', { count => 3, rows => 10 });
+is($node->safe_psql('postgres', q{
+		SELECT string_agg(table_name || ':' || coalesce(action, '-'), ' ' ORDER BY table_name)
+		  FROM lancelsm_checkpoint_due()}),
+	'one:none quiet:compact', 'checkpoint_due: it compacts quiet only');
+is($node->safe_psql('postgres', q{
+		SELECT string_agg(table_name || ':' || action || ':' || source || ':' || ok
+		                  || ':' || passes || ':' || polls || ':' || requests, ' ')
+		  FROM (SELECT *, row_number() OVER () AS n FROM lancelsm_run_history) r
+		 WHERE n >= 8}),
+	'quiet:compact:checkpoint_due:true:1:0:1',
+	'checkpoint_due: one row for the table it acted on, none for the other');
+
+is($node->safe_psql('postgres',
+		'SELECT run_entries, max_run_entries, run_evicted FROM lancelsm_info'),
+	'8|50|0', 'lancelsm_info: 8 runs kept of 50, none evicted');
+
+$node->stop;
+done_testing();
