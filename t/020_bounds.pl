@@ -18,10 +18,11 @@
 #     (another table's requests read the new one): still redacted.
 #  3. Response header lines: 200 kB in all are read, 270 kB fail with 08006
 #     whatever libcurl's own limits.
-#  4. A checkpoint of 25 tables polled 5,000 times (poll interval 1 ms):
+#  4. A checkpoint of 25 tables polled 10,500 times (poll interval 1 ms):
 #     the backend's memory-context grand total (without the contexts of
-#     the requests in flight, each at most 16 kB) is within 8 kB of the one
-#     after its first 500 polls (pg_log_backend_memory_contexts).
+#     the requests in flight, each at most 16 kB), taken after 500, 5,500
+#     and 10,500 polls (pg_log_backend_memory_contexts), grows by at most
+#     8 kB over one of the two runs of 5,000 polls: a leak grows both.
 #  5. bearer_token_file naming a FIFO: F0000 at once (no open() waiting for
 #     a writer), and the session goes on.
 use strict;
@@ -261,7 +262,7 @@ for my $case ([ 200, '' ], [ 270, '08006' ])
 }
 
 #
-# 4. memory per request: flat over 5,000 polls
+# 4. memory per request: flat over two runs of 5,000 polls
 #
 # grand_total: ask the backend to log its memory contexts, wait for the
 # dump, return its grand total in bytes without the "lancelsm request"
@@ -339,6 +340,9 @@ ok(polls_reached(500), 'checkpoint: 500 polls (20 a table)');
 my ($first, $largest_first) = grand_total();
 my $first_polls = stats_reads();
 ok(polls_reached($first_polls + 5000), 'checkpoint: 5,000 polls more');
+my ($mid) = grand_total();
+my $mid_polls = stats_reads();
+ok(polls_reached($mid_polls + 5000), 'checkpoint: another 5,000 polls');
 my ($last, $largest_last) = grand_total();
 my $last_polls = stats_reads();
 for my $t (@tables)
@@ -348,10 +352,14 @@ for my $t (@tables)
 ($out, $err) = finish_query($s, $banner);
 is("$out|$err", '25|', 'checkpoint: all 25 tables drained once their latches are free');
 diag("memory contexts but the requests': $warm bytes after 100 polls, "
-	  . "$first after $first_polls, $last after $last_polls; "
+	  . "$first after $first_polls, $mid after $mid_polls, $last after $last_polls; "
 	  . "largest request context $largest_first then $largest_last bytes");
-cmp_ok(abs($last - $first), '<=', 8192,
-	'checkpoint: memory-context total after 5,000 more polls within 8 kB of the first');
+# A leak grows the total in both runs of 5,000 polls.  A context that
+# takes one more block once (AllocSet doubles its blocks: 64 kB was seen
+# once on PostgreSQL 18, in a run that then stayed flat) grows it in one.
+my ($grew1, $grew2) = (abs($mid - $first), abs($last - $mid));
+cmp_ok(($grew1 < $grew2 ? $grew1 : $grew2), '<=', 8192,
+	'checkpoint: memory-context total within 8 kB over one of two runs of 5,000 polls (a leak grows both)');
 cmp_ok(($largest_first > $largest_last ? $largest_first : $largest_last), '<=', 16384,
 	'checkpoint: no request context holds more than 16 kB');
 
