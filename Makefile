@@ -28,6 +28,7 @@ OBJS = \
 	src/checkpoint/progress.o \
 	src/checkpoint/shared_key.o \
 	src/checkpoint/run.o \
+	src/checkpoint/counters.o \
 	src/functions/stats.o \
 	src/functions/shape.o \
 	src/functions/declared.o \

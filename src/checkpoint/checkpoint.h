@@ -257,6 +257,41 @@ typedef struct LsmRunCopy
 	int32		requests;
 } LsmRunCopy;
 
+/* The actions the table counters count, in their rows' order. */
+typedef enum LsmCountedAction
+{
+	LSM_COUNTED_FLUSH,
+	LSM_COUNTED_COMPACT,
+	LSM_COUNTED_CHECKPOINT,
+	LSM_COUNTED_ACTIONS			/* their number */
+} LsmCountedAction;
+
+/* What the table counters add up for one action on one table. */
+typedef struct LsmActionCounts
+{
+	int64		runs;
+	int64		failures;		/* runs that failed or were interrupted */
+	int64		passes;
+	int64		polls;
+	int64		requests;		/* retries included */
+	int64		retries;
+	int64		usecs;			/* time in the runs, microseconds */
+} LsmActionCounts;
+
+/*
+ * A copy of one table's counters entry, as lancelsm_table_counters shows
+ * it; strings UTF-8, as in LsmProgressCopy.
+ */
+typedef struct LsmCountersCopy
+{
+	Oid			dbid;
+	Oid			serverid;		/* an OID of database dbid */
+	char		server[NAMEDATALEN];	/* its name when last counted */
+	char		table_name[LSM_PROGRESS_NAME_LEN];
+	TimestampTz since;			/* when the entry was created */
+	LsmActionCounts actions[LSM_COUNTED_ACTIONS];
+} LsmCountersCopy;
+
 extern bool lsm_progress_available(void);
 extern const char *lsm_progress_diagnosis(const LsmTaskCounters *counts);
 extern LsmProgressCopy *lsm_progress_copy(int *n);
@@ -268,6 +303,12 @@ extern void lsm_history_reset(void);
 /* in run.c */
 extern LsmRunCopy *lsm_run_copy(int *n);
 extern bool lsm_run_usage(int *used, int *max, uint64 *evicted);
+
+/* in counters.c */
+extern LsmCountersCopy *lsm_counters_copy(int *n);
+extern int64 lsm_counters_reset(Oid dbid, Oid serverid,
+								const char *table_name);
+extern bool lsm_counters_usage(int *used, int *max, uint64 *evicted);
 
 /* in shmem.c */
 extern void lsm_checkpoint_init(void);

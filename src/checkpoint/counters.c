@@ -1,0 +1,294 @@
+/*-------------------------------------------------------------------------
+ *
+ * counters.c
+ *		The table counters: per (database, foreign server, table), the
+ *		flush, compact and checkpoint runs lancelsm ran on it since the
+ *		entry was created or reset, their failures, passes, polls,
+ *		requests, retries and the time spent in them, as
+ *		pg_stat_user_functions counts calls and time per function; in
+ *		shared memory, read by the lancelsm_table_counters view
+ *		(src/functions/monitoring.c, through checkpoint.h).
+ *
+ * A run is counted where the run history records it (src/checkpoint/task.c
+ * calls lsm_counters_record next to lsm_run_record), so that direct calls,
+ * lancelsm_checkpoint_all() and lancelsm_checkpoint_due() all count, and
+ * a run that the run history does not keep (refused before any request,
+ * joined or skipped) is not counted either.  A run ended by its
+ * statement's interruption counts as a failure; its time runs to the
+ * interruption.
+ *
+ * The entries are at most lancelsm.max_table_counters, one per table,
+ * under one LWLock.  A table not counted yet takes a free entry, else it
+ * evicts one by the fair rule of src/checkpoint/shared_key.c (the least
+ * recently counted, undeclared tables' first, of the (database, role)
+ * that holds the most), as the histories do; evictions are counted
+ * (lancelsm_info.counter_evicted).  An entry is held by the role whose
+ * run created it.  lsm_counters_reset removes entries; a table counted
+ * again starts a new one, whose stats_since says since when it counts.
+ * Nothing here survives a restart.
+ *
+ * All of this needs lancelsm in shared_preload_libraries; without it
+ * lsm_counters_record is a no-op and lsm_counters_copy returns nothing.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "miscadmin.h"
+#include "port/atomics.h"
+#include "checkpoint/counters.h"
+#include "checkpoint/shared_key.h"
+#include "storage/ipc.h"
+#include "storage/lwlock.h"
+#include "storage/shmem.h"
+#include "utils/timestamp.h"
+
+/* One table's counters; protected by the LWLock. */
+typedef struct CounterEntry
+{
+	SharedKey	key;			/* age: when it last counted a run */
+	char		server[NAMEDATALEN];	/* UTF-8, its name when counted */
+	TimestampTz since;			/* when the entry was created */
+	LsmActionCounts actions[LSM_COUNTED_ACTIONS];
+} CounterEntry;
+
+/* The shared header; the entries follow it. */
+typedef struct CounterShared
+{
+	LWLock	   *lock;			/* protects the entries */
+	int			nentries;
+	pg_atomic_uint64 evicted;	/* entries evicted */
+} CounterShared;
+
+int			lsm_max_table_counters = 1000;
+
+static CounterShared *counter_shared = NULL;
+static CounterEntry *counter_entries = NULL;
+
+static shmem_request_hook_type prev_shmem_request_hook = NULL;
+static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
+
+/*
+ * counters_shmem_size: the shared memory of the header and the entries,
+ * from lancelsm.max_table_counters.
+ */
+static Size
+counters_shmem_size(void)
+{
+	return add_size(MAXALIGN(sizeof(CounterShared)),
+					mul_size(lsm_max_table_counters, sizeof(CounterEntry)));
+}
+
+/*
+ * counters_shmem_request: reserve the shared memory and the LWLock
+ * (shmem_request_hook, postmaster only).
+ */
+static void
+counters_shmem_request(void)
+{
+	if (prev_shmem_request_hook)
+		prev_shmem_request_hook();
+	RequestAddinShmemSpace(counters_shmem_size());
+	RequestNamedLWLockTranche("lancelsm counters", 1);
+}
+
+/*
+ * counters_shmem_startup: attach to (or create and clear) the counters
+ * (shmem_startup_hook).
+ */
+static void
+counters_shmem_startup(void)
+{
+	bool		found;
+	char	   *base;
+
+	if (prev_shmem_startup_hook)
+		prev_shmem_startup_hook();
+	LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
+	base = ShmemInitStruct("lancelsm counters", counters_shmem_size(), &found);
+	counter_shared = (CounterShared *) base;
+	counter_entries = (CounterEntry *) (base + MAXALIGN(sizeof(CounterShared)));
+	if (!found)
+	{
+		memset(base, 0, counters_shmem_size());
+		counter_shared->lock =
+			&(GetNamedLWLockTranche("lancelsm counters"))->lock;
+		counter_shared->nentries = lsm_max_table_counters;
+		pg_atomic_init_u64(&counter_shared->evicted, 0);
+	}
+	LWLockRelease(AddinShmemInitLock);
+}
+
+/*
+ * lsm_counters_shmem_init: when lancelsm is being loaded by
+ * shared_preload_libraries, install the counters' shared memory hooks,
+ * sized by lancelsm.max_table_counters (defined just before); otherwise
+ * do nothing, and nothing is counted.  Called from _PG_init.
+ */
+void
+lsm_counters_shmem_init(void)
+{
+	if (!process_shared_preload_libraries_in_progress)
+		return;
+	prev_shmem_request_hook = shmem_request_hook;
+	shmem_request_hook = counters_shmem_request;
+	prev_shmem_startup_hook = shmem_startup_hook;
+	shmem_startup_hook = counters_shmem_startup;
+}
+
+/*
+ * counters_action: the index in CounterEntry.actions of a run's kind;
+ * -1 for a task that is no run (a stats read, a write spec request).
+ */
+static int
+counters_action(LsmTaskKind kind)
+{
+	if (kind == LSM_TASK_FLUSH)
+		return LSM_COUNTED_FLUSH;
+	if (kind == LSM_TASK_COMPACT)
+		return LSM_COUNTED_COMPACT;
+	return kind == LSM_TASK_CHECKPOINT ? LSM_COUNTED_CHECKPOINT : -1;
+}
+
+/*
+ * lsm_counters_record: a task is over (interrupted_by: 0, or the SQLSTATE
+ * of the error that ended the statement): when it is a run that the run
+ * history records (a flush, compact or checkpoint started on a resolved
+ * server), add it to its table's counters, creating the entry (evicting
+ * by the fair rule when all are in use).  Never raises an error but out
+ * of memory (it runs in lsm_task_run_all's error handler).
+ */
+void
+lsm_counters_record(const LsmTaskSnapshot *snap, int interrupted_by)
+{
+	SharedKey	key;
+	SharedOutcome outcome;
+	LsmActionCounts *c;
+	CounterEntry *e;
+	bool		evicts;
+	int			action = counters_action(snap->kind);
+	int			i;
+
+	if (counter_shared == NULL || counter_shared->nentries == 0 ||
+		action < 0 || snap->started_at == 0 || snap->server_name == NULL)
+		return;
+	shared_outcome_fill(&key, &outcome, snap, interrupted_by);
+
+	LWLockAcquire(counter_shared->lock, LW_EXCLUSIVE);
+	i = shared_key_find(counter_entries, sizeof(CounterEntry),
+						counter_shared->nentries, &key, true, &evicts);
+	e = &counter_entries[i];
+	if (evicts)
+		pg_atomic_fetch_add_u64(&counter_shared->evicted, 1);
+	if (evicts || !e->key.in_use)
+	{
+		memset(e, 0, sizeof(CounterEntry));
+		e->key = key;
+		e->since = outcome.finished_at;
+	}
+	e->key.age = outcome.finished_at;
+	e->key.declared = key.declared;
+	memcpy(e->server, outcome.server, sizeof(e->server));
+	c = &e->actions[action];
+	c->runs++;
+	if (!outcome.ok)
+		c->failures++;
+	c->passes += snap->counters.passes;
+	c->polls += snap->counters.polls;
+	c->requests += snap->requests;
+	c->retries += snap->counters.retries;
+	c->usecs += Max(outcome.finished_at - outcome.started_at, 0);
+	LWLockRelease(counter_shared->lock);
+}
+
+/*
+ * lsm_counters_copy: a copy of every entry, in a palloc'd array; *n is
+ * set to their count (the array has at least one element).  Copied under
+ * a shared LWLock, so together they are one snapshot.  Strings stay
+ * UTF-8.  Raises only out of memory (before taking the lock).
+ */
+LsmCountersCopy *
+lsm_counters_copy(int *n)
+{
+	int			nentries = counter_shared ? counter_shared->nentries : 0;
+	LsmCountersCopy *rows = palloc(mul_size(Max(nentries, 1),
+											sizeof(LsmCountersCopy)));
+
+	*n = 0;
+	if (counter_shared == NULL)
+		return rows;
+	LWLockAcquire(counter_shared->lock, LW_SHARED);
+	for (int i = 0; i < nentries; i++)
+	{
+		const CounterEntry *e = &counter_entries[i];
+		LsmCountersCopy *row;
+
+		if (!e->key.in_use)
+			continue;
+		row = &rows[(*n)++];
+		row->dbid = e->key.dbid;
+		row->serverid = e->key.serverid;
+		memcpy(row->server, e->server, sizeof(row->server));
+		memcpy(row->table_name, e->key.table_name, sizeof(row->table_name));
+		row->since = e->since;
+		memcpy(row->actions, e->actions, sizeof(row->actions));
+	}
+	LWLockRelease(counter_shared->lock);
+	return rows;
+}
+
+/*
+ * lsm_counters_reset: remove the entries of database dbid, foreign server
+ * serverid (an OID of that database) and table_name (UTF-8); InvalidOid
+ * or NULL matches any.  Returns how many entries it removed.  Never
+ * raises an error; a no-op returning 0 when lancelsm is not preloaded.
+ */
+int64
+lsm_counters_reset(Oid dbid, Oid serverid, const char *table_name)
+{
+	SharedKey	named;
+	int64		removed = 0;
+
+	if (counter_shared == NULL)
+		return 0;
+	if (table_name)
+		shared_key_set(&named, InvalidOid, table_name, false);
+	LWLockAcquire(counter_shared->lock, LW_EXCLUSIVE);
+	for (int i = 0; i < counter_shared->nentries; i++)
+	{
+		CounterEntry *e = &counter_entries[i];
+
+		if (!e->key.in_use ||
+			(OidIsValid(dbid) && e->key.dbid != dbid) ||
+			(OidIsValid(serverid) && e->key.serverid != serverid) ||
+			(table_name && (e->key.name_hash != named.name_hash ||
+							strcmp(e->key.table_name, named.table_name) != 0)))
+			continue;
+		e->key.in_use = false;
+		removed++;
+	}
+	LWLockRelease(counter_shared->lock);
+	return removed;
+}
+
+/*
+ * lsm_counters_usage: the entries in use, lancelsm.max_table_counters and
+ * the entries evicted since server start; false, with all 0, when
+ * lancelsm is not preloaded.  Never raises an error.
+ */
+bool
+lsm_counters_usage(int *used, int *max, uint64 *evicted)
+{
+	*used = *max = 0;
+	*evicted = 0;
+	if (counter_shared == NULL)
+		return false;
+	LWLockAcquire(counter_shared->lock, LW_SHARED);
+	for (int i = 0; i < counter_shared->nentries; i++)
+		if (counter_entries[i].key.in_use)
+			(*used)++;
+	LWLockRelease(counter_shared->lock);
+	*max = counter_shared->nentries;
+	*evicted = pg_atomic_read_u64(&counter_shared->evicted);
+	return true;
+}
