@@ -482,3 +482,43 @@ COMMENT ON VIEW @extschema@.lancelsm_table_counters IS
 COMMENT ON FUNCTION @extschema@.lancelsm_table_counters_reset IS
   'Removes the table counters of a database, a foreign server and a table (OIDs as lancelsm_table_counters shows them; NULL matches any) and returns how many tables it removed; writes shared memory only; EXECUTE revoked from PUBLIC';
 -- END table counters
+
+-- BEGIN last stats
+-- The stats lancelsm last read of each table (by lancelsm_table_stats,
+-- lancelsm_bucket_stats or lancelsm_checkpoint_due()'s reads), kept with
+-- its table counters, with the time of the read: what exporters read at
+-- every scrape without a request to LanceDB (docs/monitoring.md).
+-- Readable by pg_read_all_stats, as the table counters.
+CREATE FUNCTION @extschema@.lancelsm_last_stats()
+RETURNS TABLE (
+    dbid pg_catalog.oid,
+    database pg_catalog.text,
+    serverid pg_catalog.oid,
+    server pg_catalog.text,
+    table_name pg_catalog.text,
+    read_at pg_catalog.timestamptz,
+    ok pg_catalog.bool,
+    sqlstate pg_catalog.text,
+    lsm_enabled pg_catalog.bool,
+    buckets pg_catalog.int4,
+    l0_generations pg_catalog.int8,
+    l0_bytes pg_catalog.int8,
+    memtable_rows pg_catalog.int8,
+    wal_lag_total pg_catalog.int8,
+    wal_lag_max pg_catalog.int8,
+    compacting_buckets pg_catalog.int4)
+AS 'MODULE_PATHNAME', 'lancelsm_last_stats'
+LANGUAGE C STRICT VOLATILE PARALLEL SAFE ROWS 1000;
+
+CREATE VIEW @extschema@.lancelsm_last_stats AS
+  SELECT * FROM @extschema@.lancelsm_last_stats();
+
+REVOKE EXECUTE ON FUNCTION @extschema@.lancelsm_last_stats() FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION @extschema@.lancelsm_last_stats() TO pg_read_all_stats;
+GRANT SELECT ON @extschema@.lancelsm_last_stats TO pg_read_all_stats;
+
+COMMENT ON FUNCTION @extschema@.lancelsm_last_stats() IS
+  'The rows of the view lancelsm_last_stats, read from shared memory; no network request; 55000 unless lancelsm is in shared_preload_libraries; EXECUTE granted to pg_read_all_stats';
+COMMENT ON VIEW @extschema@.lancelsm_last_stats IS
+  'Per table, cluster-wide: the stats totals lancelsm last read (buckets, L0 generations and bytes, memtable rows, WAL lag, compacting buckets) and when, or that read''s SQLSTATE; kept with the table counters, lost at restart; reads shared memory only; needs lancelsm preloaded';
+-- END last stats

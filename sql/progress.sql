@@ -1,5 +1,6 @@
 -- progress: lancelsm_progress, lancelsm_checkpoint_history,
--- lancelsm_run_history and lancelsm_table_counters without
+-- lancelsm_run_history, lancelsm_table_counters and lancelsm_last_stats
+-- without
 -- shared_preload_libraries (this suite's cluster has none): every reader
 -- raises 55000 with a hint saying what to change, checkpoints still work,
 -- and the settings are fixed at server start.  With the preload, see
@@ -16,6 +17,7 @@ SELECT * FROM lancelsm_checkpoint_history;
 SELECT * FROM lancelsm_run_history;
 SELECT * FROM lancelsm_table_counters;
 SELECT lancelsm_table_counters_reset();
+SELECT * FROM lancelsm_last_stats;
 SELECT count(*) FROM lancelsm_progress();
 -- lancelsm_info works without the preload: versions, preloaded false,
 -- no counts (lancelsm_progress_skipped() is gone in 1.4)
@@ -39,7 +41,7 @@ WHERE p.proname IN ('lancelsm_progress', 'lancelsm_info',
                     'lancelsm_checkpoint_history',
                     'lancelsm_checkpoint_history_reset',
                     'lancelsm_run_history', 'lancelsm_table_counters',
-                    'lancelsm_table_counters_reset')
+                    'lancelsm_table_counters_reset', 'lancelsm_last_stats')
 ORDER BY p.proname COLLATE "C";
 SELECT c.relname,
        has_table_privilege('pg_read_all_stats', c.oid, 'SELECT') AS stats_select,
@@ -47,7 +49,7 @@ SELECT c.relname,
 FROM pg_class c
 WHERE c.relname IN ('lancelsm_progress', 'lancelsm_checkpoint_history',
                     'lancelsm_info', 'lancelsm_run_history',
-                    'lancelsm_table_counters')
+                    'lancelsm_table_counters', 'lancelsm_last_stats')
 ORDER BY c.relname COLLATE "C";
 -- the views' columns, in order
 SELECT attrelid::regclass AS view, string_agg(attname, ', ' ORDER BY attnum) AS columns
@@ -56,7 +58,8 @@ WHERE attrelid IN ('lancelsm_progress'::regclass,
                    'lancelsm_checkpoint_history'::regclass,
                    'lancelsm_info'::regclass,
                    'lancelsm_run_history'::regclass,
-                   'lancelsm_table_counters'::regclass) AND attnum > 0
+                   'lancelsm_table_counters'::regclass,
+                   'lancelsm_last_stats'::regclass) AND attnum > 0
 GROUP BY attrelid
 ORDER BY attrelid::regclass::text COLLATE "C";
 

@@ -10,7 +10,10 @@
 #     removes exactly the entries it names, and returns their number;
 #   - with all 6 entries in use, new tables evict by the fair rule (their
 #     own holder's oldest undeclared entries, not another role's nor
-#     declared tables'), counted in lancelsm_info.
+#     declared tables'), counted in lancelsm_info;
+#   - lancelsm_last_stats: the stats the due run and lancelsm_table_stats
+#     read, exactly as lancelsm_table_stats showed them, a failed read's
+#     SQLSTATE, and no request sent by reading the view.
 use strict;
 use warnings FATAL => 'all';
 
@@ -184,6 +187,49 @@ is($node->safe_psql('postgres', $tables),
 is($node->safe_psql('postgres',
 		'SELECT counter_entries, max_counter_entries, counter_evicted FROM lancelsm_info'),
 	'6|6|3', 'lancelsm_info: 6 of 6 entries, 3 evicted');
+
+# the last stats: the due run reads both declared tables; one and quiet
+# get generations first, then lancelsm_table_stats reads them again
+emu('POST', '/_emulator/tables/one/generations', { count => 4, rows => 10 });
+$node->safe_psql('postgres', 'SELECT count(*) FROM lancelsm_checkpoint_due()');
+# stats_line: a query of one line per table of $view, ordered by name:
+# the table, whether its read succeeded ($ok, an expression), its
+# SQLSTATE ($sqlstate) and the totals, NULL as "-"
+sub stats_line
+{
+	my ($view, $ok, $sqlstate) = @_;
+	my @cols = qw(lsm_enabled buckets l0_generations l0_bytes memtable_rows
+	  wal_lag_total wal_lag_max compacting_buckets);
+
+	return "SELECT concat_ws(' ', table_name, $ok, coalesce($sqlstate, '-'), "
+	  . join(', ', map { "coalesce($_\:\:text, '-')" } @cols)
+	  . qq{) FROM $view ORDER BY table_name COLLATE "C"};
+}
+my $last = stats_line('lancelsm_last_stats', 'ok', 'sqlstate');
+my $fresh = stats_line('lancelsm_table_stats', 'error IS NULL', 'error_sqlstate');
+my $after_due = $node->safe_psql('postgres', $last);
+my $total = emu('GET', '/_emulator/counts')->{total};
+$node->safe_psql('postgres', 'SELECT * FROM lancelsm_last_stats') for 1 .. 3;
+is(emu('GET', '/_emulator/counts')->{total}, $total,
+	'last stats: reading the view 3 times sends no request');
+is($node->safe_psql('postgres', $fresh), $after_due,
+	'last stats: the due run\'s reads, as lancelsm_table_stats shows them');
+like($after_due, qr/^one t - true 1 [1-9]/, 'last stats: one\'s generations were read');
+is($node->safe_psql('postgres', q{
+		SELECT count(*) FROM lancelsm_last_stats s JOIN lancelsm_run_history r USING (table_name)
+		 WHERE s.read_at > r.finished_at}),
+	$node->safe_psql('postgres', q{
+		SELECT count(*) FROM lancelsm_last_stats s JOIN lancelsm_run_history r USING (table_name)}),
+	'last stats: read after every run of their tables');
+
+# a failed read: kept with its SQLSTATE and no numbers
+emu('POST', '/_emulator/faults',
+	{ table => 'quiet', route => 'get_lsm_stats', status => 404, count => -1 });
+$node->safe_psql('postgres', 'SELECT count(*) FROM lancelsm_table_stats');
+emu('DELETE', '/_emulator/faults');
+is($node->safe_psql('postgres', "$last OFFSET 1"),
+	'quiet f HV00R - - - - - - - -',
+	'last stats: a failed read has its SQLSTATE and no numbers');
 
 $node->stop;
 done_testing();

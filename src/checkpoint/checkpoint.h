@@ -279,8 +279,28 @@ typedef struct LsmActionCounts
 } LsmActionCounts;
 
 /*
- * A copy of one table's counters entry, as lancelsm_table_counters shows
- * it; strings UTF-8, as in LsmProgressCopy.
+ * What lancelsm last read of a table's stats, its totals over the
+ * buckets as lancelsm_table_stats shows them, kept with the table's
+ * counters (lancelsm_last_stats).
+ */
+typedef struct LsmStatsRead
+{
+	TimestampTz read_at;		/* 0: never read */
+	bool		ok;				/* false: the read failed, numbers 0 */
+	char		sqlstate[6];	/* of the failure; "" for a success */
+	bool		lsm_enabled;
+	int32		buckets;
+	int64		l0_generations;
+	int64		l0_bytes;
+	int64		memtable_rows;
+	int64		wal_lag_total;
+	int64		wal_lag_max;
+	int32		compacting_buckets;
+} LsmStatsRead;
+
+/*
+ * A copy of one table's counters entry, as lancelsm_table_counters and
+ * lancelsm_last_stats show it; strings UTF-8, as in LsmProgressCopy.
  */
 typedef struct LsmCountersCopy
 {
@@ -290,6 +310,7 @@ typedef struct LsmCountersCopy
 	char		table_name[LSM_PROGRESS_NAME_LEN];
 	TimestampTz since;			/* when the entry was created */
 	LsmActionCounts actions[LSM_COUNTED_ACTIONS];
+	LsmStatsRead last_stats;
 } LsmCountersCopy;
 
 extern bool lsm_progress_available(void);
@@ -309,6 +330,8 @@ extern LsmCountersCopy *lsm_counters_copy(int *n);
 extern int64 lsm_counters_reset(Oid dbid, Oid serverid,
 								const char *table_name);
 extern bool lsm_counters_usage(int *used, int *max, uint64 *evicted);
+extern void lsm_counters_record_stats(const LsmTask *task,
+									  const LsmStatsRead *read);
 
 /* in shmem.c */
 extern void lsm_checkpoint_init(void);

@@ -5,8 +5,9 @@
  *		flush, compact and checkpoint runs lancelsm ran on it since the
  *		entry was created or reset, their failures, passes, polls,
  *		requests, retries and the time spent in them, as
- *		pg_stat_user_functions counts calls and time per function; in
- *		shared memory, read by the lancelsm_table_counters view
+ *		pg_stat_user_functions counts calls and time per function; and
+ *		the stats lancelsm last read of it; in shared memory, read by the
+ *		lancelsm_table_counters and lancelsm_last_stats views
  *		(src/functions/monitoring.c, through checkpoint.h).
  *
  * A run is counted where the run history records it (src/checkpoint/task.c
@@ -15,20 +16,27 @@
  * a run that the run history does not keep (refused before any request,
  * joined or skipped) is not counted either.  A run ended by its
  * statement's interruption counts as a failure; its time runs to the
- * interruption.
+ * interruption.  The last stats are what a stats read over declared
+ * tables (src/functions/declared.c: lancelsm_table_stats,
+ * lancelsm_bucket_stats, lancelsm_checkpoint_due()) read, or its failure,
+ * kept by lsm_counters_record_stats, so that monitoring reads them
+ * without a request.
  *
  * The entries are at most lancelsm.max_table_counters, one per table,
  * under one LWLock.  A table not counted yet takes a free entry, else it
  * evicts one by the fair rule of src/checkpoint/shared_key.c (the least
  * recently counted, undeclared tables' first, of the (database, role)
- * that holds the most), as the histories do; evictions are counted
+ * that holds the most; a stats read makes an entry recent too), as the
+ * histories do; evictions are counted
  * (lancelsm_info.counter_evicted).  An entry is held by the role whose
- * run created it.  lsm_counters_reset removes entries; a table counted
- * again starts a new one, whose stats_since says since when it counts.
+ * run or stats read created it.  lsm_counters_reset removes entries; a
+ * table counted again starts a new one, whose stats_since says since
+ * when it counts.
  * Nothing here survives a restart.
  *
  * All of this needs lancelsm in shared_preload_libraries; without it
- * lsm_counters_record is a no-op and lsm_counters_copy returns nothing.
+ * lsm_counters_record and lsm_counters_record_stats are no-ops and
+ * lsm_counters_copy returns nothing.
  *
  *-------------------------------------------------------------------------
  */
@@ -50,6 +58,7 @@ typedef struct CounterEntry
 	char		server[NAMEDATALEN];	/* UTF-8, its name when counted */
 	TimestampTz since;			/* when the entry was created */
 	LsmActionCounts actions[LSM_COUNTED_ACTIONS];
+	LsmStatsRead last_stats;	/* read_at 0: none read */
 } CounterEntry;
 
 /* The shared header; the entries follow it. */
@@ -151,6 +160,37 @@ counters_action(LsmTaskKind kind)
 }
 
 /*
+ * counters_entry: the entry of key (in use, held by the current role),
+ * found or created at time now (evicting by the fair rule when all are
+ * in use, counted), with server (UTF-8, NAMEDATALEN bytes) as its
+ * server's name and now as its age.  The caller holds the lock
+ * exclusively.  Never raises an error.
+ */
+static CounterEntry *
+counters_entry(const SharedKey *key, const char *server, TimestampTz now)
+{
+	bool		evicts;
+	int			i = shared_key_find(counter_entries, sizeof(CounterEntry),
+									counter_shared->nentries, key, true,
+									&evicts);
+	CounterEntry *e = &counter_entries[i];
+
+	if (evicts)
+		pg_atomic_fetch_add_u64(&counter_shared->evicted, 1);
+	if (evicts || !e->key.in_use)
+	{
+		memset(e, 0, sizeof(CounterEntry));
+		e->key = *key;
+		e->key.in_use = true;
+		e->since = now;
+	}
+	e->key.age = now;
+	e->key.declared = key->declared;
+	memcpy(e->server, server, sizeof(e->server));
+	return e;
+}
+
+/*
  * lsm_counters_record: a task is over (interrupted_by: 0, or the SQLSTATE
  * of the error that ended the statement): when it is a run that the run
  * history records (a flush, compact or checkpoint started on a resolved
@@ -165,9 +205,7 @@ lsm_counters_record(const LsmTaskSnapshot *snap, int interrupted_by)
 	SharedOutcome outcome;
 	LsmActionCounts *c;
 	CounterEntry *e;
-	bool		evicts;
 	int			action = counters_action(snap->kind);
-	int			i;
 
 	if (counter_shared == NULL || counter_shared->nentries == 0 ||
 		action < 0 || snap->started_at == 0 || snap->server_name == NULL)
@@ -175,20 +213,7 @@ lsm_counters_record(const LsmTaskSnapshot *snap, int interrupted_by)
 	shared_outcome_fill(&key, &outcome, snap, interrupted_by);
 
 	LWLockAcquire(counter_shared->lock, LW_EXCLUSIVE);
-	i = shared_key_find(counter_entries, sizeof(CounterEntry),
-						counter_shared->nentries, &key, true, &evicts);
-	e = &counter_entries[i];
-	if (evicts)
-		pg_atomic_fetch_add_u64(&counter_shared->evicted, 1);
-	if (evicts || !e->key.in_use)
-	{
-		memset(e, 0, sizeof(CounterEntry));
-		e->key = key;
-		e->since = outcome.finished_at;
-	}
-	e->key.age = outcome.finished_at;
-	e->key.declared = key.declared;
-	memcpy(e->server, outcome.server, sizeof(e->server));
+	e = counters_entry(&key, outcome.server, outcome.finished_at);
 	c = &e->actions[action];
 	c->runs++;
 	if (!outcome.ok)
@@ -198,6 +223,35 @@ lsm_counters_record(const LsmTaskSnapshot *snap, int interrupted_by)
 	c->requests += snap->requests;
 	c->retries += snap->counters.retries;
 	c->usecs += Max(outcome.finished_at - outcome.started_at, 0);
+	LWLockRelease(counter_shared->lock);
+}
+
+/*
+ * lsm_counters_record_stats: a stats read of a table finished (read: its
+ * totals, or its failure with ok false): keep it as the table's last
+ * stats, creating the entry as lsm_counters_record does.  A read refused
+ * before any request (no server resolved, or never started) is not
+ * kept.  Never raises an error but out of memory.
+ */
+void
+lsm_counters_record_stats(const LsmTask *task, const LsmStatsRead *read)
+{
+	LsmTaskSnapshot snap;
+	SharedKey	key;
+	char		server[NAMEDATALEN];
+	CounterEntry *e;
+
+	if (counter_shared == NULL || counter_shared->nentries == 0)
+		return;
+	lsm_task_snapshot(task, &snap);
+	if (snap.started_at == 0 || snap.server_name == NULL)
+		return;
+	shared_key_set(&key, snap.serverid, snap.wire_table_name, snap.declared);
+	shared_key_clip_copy(server, snap.server_name, sizeof(server));
+
+	LWLockAcquire(counter_shared->lock, LW_EXCLUSIVE);
+	e = counters_entry(&key, server, read->read_at);
+	e->last_stats = *read;
 	LWLockRelease(counter_shared->lock);
 }
 
@@ -232,6 +286,7 @@ lsm_counters_copy(int *n)
 		memcpy(row->table_name, e->key.table_name, sizeof(row->table_name));
 		row->since = e->since;
 		memcpy(row->actions, e->actions, sizeof(row->actions));
+		row->last_stats = e->last_stats;
 	}
 	LWLockRelease(counter_shared->lock);
 	return rows;

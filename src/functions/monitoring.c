@@ -6,7 +6,8 @@
  *		lancelsm_progress(), lancelsm_progress_skipped(),
  *		lancelsm_checkpoint_history(), lancelsm_checkpoint_history_reset()
  *		and lancelsm_run_history(); lancelsm_table_counters() and
- *		lancelsm_table_counters_reset(); lancelsm_info(), how
+ *		lancelsm_table_counters_reset(); lancelsm_last_stats(), the
+ *		stats last read of each table; lancelsm_info(), how
  *		lancelsm itself stands (versions, preload, registries in use); and
  *		lancelsm_running(), the running phases behind lancelsm_status.
  *
@@ -61,7 +62,8 @@ typedef enum MonitoringSubject
 	MONITORING_PROGRESS,
 	MONITORING_HISTORY,
 	MONITORING_RUNS,
-	MONITORING_COUNTERS
+	MONITORING_COUNTERS,
+	MONITORING_LAST_STATS
 } MonitoringSubject;
 
 /*
@@ -78,6 +80,11 @@ monitoring_require_shmem(MonitoringSubject subject)
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("lancelsm checkpoint history is not available"),
+				 errhint("Add lancelsm to shared_preload_libraries and restart the server.")));
+	if (subject == MONITORING_LAST_STATS)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("lancelsm last stats are not available"),
 				 errhint("Add lancelsm to shared_preload_libraries and restart the server.")));
 	if (subject == MONITORING_COUNTERS)
 		ereport(ERROR,
@@ -414,6 +421,23 @@ static const char *const counted_action_names[LSM_COUNTED_ACTIONS] = {
 };
 
 /*
+ * counters_names: the dbid, database, serverid, server and table_name
+ * columns of a table counters entry (a copy) into values/nulls from
+ * column i on; returns the column after them.
+ */
+static int
+counters_names(const LsmCountersCopy *e, Datum *values, bool *nulls, int i)
+{
+	values[i++] = ObjectIdGetDatum(e->dbid);
+	values[i] = database_datum(e->dbid, &nulls[i]);
+	i++;
+	values[i++] = ObjectIdGetDatum(e->serverid);
+	values[i++] = monitoring_text(e->server);
+	values[i++] = monitoring_text(e->table_name);
+	return i;
+}
+
+/*
  * counters_rows: the lancelsm_table_counters rows of one entry (a copy):
  * one per action it counted a run of.
  */
@@ -429,12 +453,7 @@ counters_rows(ReturnSetInfo *rsinfo, const LsmCountersCopy *e)
 
 		if (c->runs == 0)
 			continue;
-		values[i++] = ObjectIdGetDatum(e->dbid);
-		values[i] = database_datum(e->dbid, &nulls[i]);
-		i++;
-		values[i++] = ObjectIdGetDatum(e->serverid);
-		values[i++] = monitoring_text(e->server);
-		values[i++] = monitoring_text(e->table_name);
+		i = counters_names(e, values, nulls, i);
 		values[i++] = CStringGetTextDatum(counted_action_names[a]);
 		values[i++] = Int64GetDatum(c->runs);
 		values[i++] = Int64GetDatum(c->failures);
@@ -513,6 +532,74 @@ lancelsm_table_counters_reset(PG_FUNCTION_ARGS)
 		table_name = lsm_text_to_wire_quiet(text_to_cstring(PG_GETARG_TEXT_PP(2)),
 											&lossless);
 	PG_RETURN_INT64(lsm_counters_reset(dbid, serverid, table_name));
+}
+
+/*
+ * last_stats_row: the lancelsm_last_stats row of one entry (a copy) that
+ * holds a stats read; the numbers are NULL when that read failed.
+ */
+static void
+last_stats_row(ReturnSetInfo *rsinfo, const LsmCountersCopy *e)
+{
+	const LsmStatsRead *r = &e->last_stats;
+	Datum		values[LSM_LAST_STATS_COLS];
+	bool		nulls[LSM_LAST_STATS_COLS] = {0};
+	int			i = 0;
+	int			first_number;
+
+	i = counters_names(e, values, nulls, i);
+	values[i++] = TimestampTzGetDatum(r->read_at);
+	values[i++] = BoolGetDatum(r->ok);
+	nulls[i] = r->ok;
+	values[i++] = CStringGetTextDatum(r->sqlstate);
+	first_number = i;
+	values[i++] = BoolGetDatum(r->lsm_enabled);
+	values[i++] = Int32GetDatum(r->buckets);
+	values[i++] = Int64GetDatum(r->l0_generations);
+	values[i++] = Int64GetDatum(r->l0_bytes);
+	values[i++] = Int64GetDatum(r->memtable_rows);
+	values[i++] = Int64GetDatum(r->wal_lag_total);
+	values[i++] = Int64GetDatum(r->wal_lag_max);
+	values[i++] = Int32GetDatum(r->compacting_buckets);
+	for (int c = first_number; c < i; c++)
+		nulls[c] = !r->ok;
+	lsm_put_row(rsinfo, values, nulls, i);
+}
+
+/*
+ * lancelsm_last_stats()
+ * RETURNS TABLE (dbid oid, database text, serverid oid, server text,
+ *   table_name text, read_at timestamptz, ok boolean, sqlstate text,
+ *   lsm_enabled boolean, buckets integer, l0_generations bigint,
+ *   l0_bytes bigint, memtable_rows bigint, wal_lag_total bigint,
+ *   wal_lag_max bigint, compacting_buckets integer)
+ *
+ * No arguments.  One row per table whose stats lancelsm read since its
+ * table counters entry was created (src/checkpoint/counters.c), of every
+ * database: the last read of the stats views over declared tables
+ * (lancelsm_table_stats, lancelsm_bucket_stats) or of
+ * lancelsm_checkpoint_due()'s stats reads, when it ended (read_at), and
+ * its totals as lancelsm_table_stats shows them; when that read failed,
+ * ok false, its SQLSTATE and NULL numbers.  Sends no request.  Needs
+ * shared_preload_libraries (55000 otherwise); 0A000 when declared with
+ * another number of columns.
+ */
+PG_FUNCTION_INFO_V1(lancelsm_last_stats);
+Datum
+lancelsm_last_stats(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo;
+	LsmCountersCopy *copy;
+	int			n;
+
+	monitoring_require_shmem(MONITORING_LAST_STATS);
+	rsinfo = lsm_materialize(fcinfo, LSM_LAST_STATS_COLS);
+	copy = lsm_counters_copy(&n);
+	for (int i = 0; i < n; i++)
+		if (copy[i].last_stats.read_at != 0)
+			last_stats_row(rsinfo, &copy[i]);
+	pfree(copy);
+	return (Datum) 0;
 }
 
 /* The entry counts of lancelsm_info, in its column order. */
