@@ -45,8 +45,8 @@
 #include "miscadmin.h"
 #include "port/atomics.h"
 #include "checkpoint/counters.h"
+#include "checkpoint/shared_array.h"
 #include "checkpoint/shared_key.h"
-#include "storage/ipc.h"
 #include "storage/lwlock.h"
 #include "storage/shmem.h"
 #include "utils/timestamp.h"
@@ -64,9 +64,7 @@ typedef struct CounterEntry
 /* The shared header; the entries follow it. */
 typedef struct CounterShared
 {
-	LWLock	   *lock;			/* protects the entries */
-	int			nentries;
-	pg_atomic_uint64 evicted;	/* entries evicted */
+	SharedArray array;
 } CounterShared;
 
 int			lsm_max_table_counters = 1000;
@@ -74,75 +72,23 @@ int			lsm_max_table_counters = 1000;
 static CounterShared *counter_shared = NULL;
 static CounterEntry *counter_entries = NULL;
 
-static shmem_request_hook_type prev_shmem_request_hook = NULL;
-static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
-
-/*
- * counters_shmem_size: the shared memory of the header and the entries,
- * from lancelsm.max_table_counters.
- */
-static Size
-counters_shmem_size(void)
-{
-	return add_size(MAXALIGN(sizeof(CounterShared)),
-					mul_size(lsm_max_table_counters, sizeof(CounterEntry)));
-}
-
-/*
- * counters_shmem_request: reserve the shared memory and the LWLock
- * (shmem_request_hook, postmaster only).
- */
-static void
-counters_shmem_request(void)
-{
-	if (prev_shmem_request_hook)
-		prev_shmem_request_hook();
-	RequestAddinShmemSpace(counters_shmem_size());
-	RequestNamedLWLockTranche("lancelsm counters", 1);
-}
-
-/*
- * counters_shmem_startup: attach to (or create and clear) the counters
- * (shmem_startup_hook).
- */
-static void
-counters_shmem_startup(void)
-{
-	bool		found;
-	char	   *base;
-
-	if (prev_shmem_startup_hook)
-		prev_shmem_startup_hook();
-	LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
-	base = ShmemInitStruct("lancelsm counters", counters_shmem_size(), &found);
-	counter_shared = (CounterShared *) base;
-	counter_entries = (CounterEntry *) (base + MAXALIGN(sizeof(CounterShared)));
-	if (!found)
-	{
-		memset(base, 0, counters_shmem_size());
-		counter_shared->lock =
-			&(GetNamedLWLockTranche("lancelsm counters"))->lock;
-		counter_shared->nentries = lsm_max_table_counters;
-		pg_atomic_init_u64(&counter_shared->evicted, 0);
-	}
-	LWLockRelease(AddinShmemInitLock);
-}
+static const SharedArrayDesc counter_array = {
+	"lancelsm counters", sizeof(CounterShared), sizeof(CounterEntry),
+	&lsm_max_table_counters, (void **) &counter_shared,
+	(void **) &counter_entries, NULL
+};
 
 /*
  * lsm_counters_shmem_init: when lancelsm is being loaded by
- * shared_preload_libraries, install the counters' shared memory hooks,
- * sized by lancelsm.max_table_counters (defined just before); otherwise
- * do nothing, and nothing is counted.  Called from _PG_init.
+ * shared_preload_libraries, have the counters set up in shared memory
+ * (src/checkpoint/shared_array.c), sized by lancelsm.max_table_counters
+ * (defined just before); otherwise do nothing, and nothing is counted.
+ * Called from _PG_init.
  */
 void
 lsm_counters_shmem_init(void)
 {
-	if (!process_shared_preload_libraries_in_progress)
-		return;
-	prev_shmem_request_hook = shmem_request_hook;
-	shmem_request_hook = counters_shmem_request;
-	prev_shmem_startup_hook = shmem_startup_hook;
-	shmem_startup_hook = counters_shmem_startup;
+	shared_array_register(&counter_array);
 }
 
 /*
@@ -171,12 +117,12 @@ counters_entry(const SharedKey *key, const char *server, TimestampTz now)
 {
 	bool		evicts;
 	int			i = shared_key_find(counter_entries, sizeof(CounterEntry),
-									counter_shared->nentries, key, true,
+									counter_shared->array.n, key, true,
 									&evicts);
 	CounterEntry *e = &counter_entries[i];
 
 	if (evicts)
-		pg_atomic_fetch_add_u64(&counter_shared->evicted, 1);
+		pg_atomic_fetch_add_u64(&counter_shared->array.evicted, 1);
 	if (evicts || !e->key.in_use)
 	{
 		memset(e, 0, sizeof(CounterEntry));
@@ -207,12 +153,12 @@ lsm_counters_record(const LsmTaskSnapshot *snap, int interrupted_by)
 	CounterEntry *e;
 	int			action = counters_action(snap->kind);
 
-	if (counter_shared == NULL || counter_shared->nentries == 0 ||
+	if (counter_shared == NULL || counter_shared->array.n == 0 ||
 		action < 0 || snap->started_at == 0 || snap->server_name == NULL)
 		return;
 	shared_outcome_fill(&key, &outcome, snap, interrupted_by);
 
-	LWLockAcquire(counter_shared->lock, LW_EXCLUSIVE);
+	LWLockAcquire(counter_shared->array.lock, LW_EXCLUSIVE);
 	e = counters_entry(&key, outcome.server, outcome.finished_at);
 	c = &e->actions[action];
 	c->runs++;
@@ -223,7 +169,7 @@ lsm_counters_record(const LsmTaskSnapshot *snap, int interrupted_by)
 	c->requests += snap->requests;
 	c->retries += snap->counters.retries;
 	c->usecs += Max(outcome.finished_at - outcome.started_at, 0);
-	LWLockRelease(counter_shared->lock);
+	LWLockRelease(counter_shared->array.lock);
 }
 
 /*
@@ -241,7 +187,7 @@ lsm_counters_record_stats(const LsmTask *task, const LsmStatsRead *read)
 	char		server[NAMEDATALEN];
 	CounterEntry *e;
 
-	if (counter_shared == NULL || counter_shared->nentries == 0)
+	if (counter_shared == NULL || counter_shared->array.n == 0)
 		return;
 	lsm_task_snapshot(task, &snap);
 	if (snap.started_at == 0 || snap.server_name == NULL)
@@ -249,10 +195,10 @@ lsm_counters_record_stats(const LsmTask *task, const LsmStatsRead *read)
 	shared_key_set(&key, snap.serverid, snap.wire_table_name, snap.declared);
 	shared_key_clip_copy(server, snap.server_name, sizeof(server));
 
-	LWLockAcquire(counter_shared->lock, LW_EXCLUSIVE);
+	LWLockAcquire(counter_shared->array.lock, LW_EXCLUSIVE);
 	e = counters_entry(&key, server, read->read_at);
 	e->last_stats = *read;
-	LWLockRelease(counter_shared->lock);
+	LWLockRelease(counter_shared->array.lock);
 }
 
 /*
@@ -264,14 +210,14 @@ lsm_counters_record_stats(const LsmTask *task, const LsmStatsRead *read)
 LsmCountersCopy *
 lsm_counters_copy(int *n)
 {
-	int			nentries = counter_shared ? counter_shared->nentries : 0;
+	int			nentries = counter_shared ? counter_shared->array.n : 0;
 	LsmCountersCopy *rows = palloc(mul_size(Max(nentries, 1),
 											sizeof(LsmCountersCopy)));
 
 	*n = 0;
 	if (counter_shared == NULL)
 		return rows;
-	LWLockAcquire(counter_shared->lock, LW_SHARED);
+	LWLockAcquire(counter_shared->array.lock, LW_SHARED);
 	for (int i = 0; i < nentries; i++)
 	{
 		const CounterEntry *e = &counter_entries[i];
@@ -288,7 +234,7 @@ lsm_counters_copy(int *n)
 		memcpy(row->actions, e->actions, sizeof(row->actions));
 		row->last_stats = e->last_stats;
 	}
-	LWLockRelease(counter_shared->lock);
+	LWLockRelease(counter_shared->array.lock);
 	return rows;
 }
 
@@ -308,8 +254,8 @@ lsm_counters_reset(Oid dbid, Oid serverid, const char *table_name)
 		return 0;
 	if (table_name)
 		shared_key_set(&named, InvalidOid, table_name, false);
-	LWLockAcquire(counter_shared->lock, LW_EXCLUSIVE);
-	for (int i = 0; i < counter_shared->nentries; i++)
+	LWLockAcquire(counter_shared->array.lock, LW_EXCLUSIVE);
+	for (int i = 0; i < counter_shared->array.n; i++)
 	{
 		CounterEntry *e = &counter_entries[i];
 
@@ -322,7 +268,7 @@ lsm_counters_reset(Oid dbid, Oid serverid, const char *table_name)
 		e->key.in_use = false;
 		removed++;
 	}
-	LWLockRelease(counter_shared->lock);
+	LWLockRelease(counter_shared->array.lock);
 	return removed;
 }
 
@@ -334,16 +280,5 @@ lsm_counters_reset(Oid dbid, Oid serverid, const char *table_name)
 bool
 lsm_counters_usage(int *used, int *max, uint64 *evicted)
 {
-	*used = *max = 0;
-	*evicted = 0;
-	if (counter_shared == NULL)
-		return false;
-	LWLockAcquire(counter_shared->lock, LW_SHARED);
-	for (int i = 0; i < counter_shared->nentries; i++)
-		if (counter_entries[i].key.in_use)
-			(*used)++;
-	LWLockRelease(counter_shared->lock);
-	*max = counter_shared->nentries;
-	*evicted = pg_atomic_read_u64(&counter_shared->evicted);
-	return true;
+	return shared_array_usage(&counter_array, used, max, evicted);
 }
