@@ -27,7 +27,9 @@ OBJS = \
 	src/checkpoint/herd.o \
 	src/checkpoint/progress.o \
 	src/checkpoint/shared_key.o \
+	src/checkpoint/shared_array.o \
 	src/checkpoint/run.o \
+	src/checkpoint/counters.o \
 	src/functions/stats.o \
 	src/functions/shape.o \
 	src/functions/declared.o \

@@ -72,7 +72,10 @@ RETURNS TABLE (
     pace_evicted pg_catalog.int8,
     run_entries pg_catalog.int4,
     max_run_entries pg_catalog.int4,
-    run_evicted pg_catalog.int8)
+    run_evicted pg_catalog.int8,
+    counter_entries pg_catalog.int4,
+    max_counter_entries pg_catalog.int4,
+    counter_evicted pg_catalog.int8)
 AS 'MODULE_PATHNAME', 'lancelsm_info'
 LANGUAGE C STRICT VOLATILE PARALLEL SAFE ROWS 1;
 
@@ -296,7 +299,7 @@ COMMENT ON VIEW @extschema@.lancelsm_progress IS
 COMMENT ON FUNCTION @extschema@.lancelsm_info() IS
   'The one row of the view lancelsm_info, read from shared memory and pg_extension; no network request; counts NULL unless lancelsm is preloaded; EXECUTE granted to pg_read_all_stats';
 COMMENT ON VIEW @extschema@.lancelsm_info IS
-  'One row on lancelsm itself: library and catalog versions, whether it is preloaded, progress, history and herd entries in use against their maximum, checkpoints run without a progress row, history, pace and run entries evicted, runs kept against their maximum; reads shared memory only';
+  'One row on lancelsm itself: library and catalog versions, whether it is preloaded, progress, history and herd entries in use against their maximum, checkpoints run without a progress row, history, pace and run entries evicted, runs kept against their maximum, tables counted against their maximum and counter entries evicted; reads shared memory only';
 COMMENT ON FUNCTION @extschema@.lancelsm_checkpoint_history() IS
   'The rows of the view lancelsm_checkpoint_history, read from shared memory; no network request; 55000 unless lancelsm is in shared_preload_libraries; EXECUTE granted to pg_read_all_stats';
 COMMENT ON VIEW @extschema@.lancelsm_checkpoint_history IS
@@ -425,3 +428,97 @@ COMMENT ON FUNCTION @extschema@.lancelsm_run_history() IS
 COMMENT ON VIEW @extschema@.lancelsm_run_history IS
   'One row per flush, compact or checkpoint lancelsm ran on a table, cluster-wide (action, source, started_at, finished_at, ok, sqlstate, message, passes, polls, requests), at most lancelsm.max_run_history, lost at restart; reads shared memory only; needs lancelsm preloaded';
 -- END run history
+
+-- BEGIN table counters
+-- Per (database, foreign server, table) and action (flush, compact,
+-- checkpoint): the runs lancelsm ran, their failures, passes, polls,
+-- requests, retries and seconds, cumulative while the server runs, as
+-- pg_stat_user_functions counts calls and time; in shared memory, at
+-- most lancelsm.max_table_counters tables, a full set evicting by the
+-- fair rule (docs/operations.md, "Table counters").  Readable by
+-- pg_read_all_stats, as the run history; the reset is for superusers
+-- unless granted, as pg_stat_statements_reset.
+CREATE FUNCTION @extschema@.lancelsm_table_counters()
+RETURNS TABLE (
+    dbid pg_catalog.oid,
+    database pg_catalog.text,
+    serverid pg_catalog.oid,
+    server pg_catalog.text,
+    table_name pg_catalog.text,
+    action pg_catalog.text,
+    runs pg_catalog.int8,
+    failures pg_catalog.int8,
+    passes pg_catalog.int8,
+    polls pg_catalog.int8,
+    requests pg_catalog.int8,
+    retries pg_catalog.int8,
+    seconds pg_catalog.float8,
+    stats_since pg_catalog.timestamptz)
+AS 'MODULE_PATHNAME', 'lancelsm_table_counters'
+LANGUAGE C STRICT VOLATILE PARALLEL SAFE ROWS 1000;
+
+CREATE VIEW @extschema@.lancelsm_table_counters AS
+  SELECT * FROM @extschema@.lancelsm_table_counters();
+
+REVOKE EXECUTE ON FUNCTION @extschema@.lancelsm_table_counters() FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION @extschema@.lancelsm_table_counters() TO pg_read_all_stats;
+GRANT SELECT ON @extschema@.lancelsm_table_counters TO pg_read_all_stats;
+
+CREATE FUNCTION @extschema@.lancelsm_table_counters_reset(
+    dbid pg_catalog.oid DEFAULT NULL,
+    serverid pg_catalog.oid DEFAULT NULL,
+    table_name pg_catalog.text DEFAULT NULL)
+RETURNS pg_catalog.int8
+AS 'MODULE_PATHNAME', 'lancelsm_table_counters_reset'
+LANGUAGE C VOLATILE PARALLEL SAFE;
+
+REVOKE EXECUTE ON FUNCTION @extschema@.lancelsm_table_counters_reset(pg_catalog.oid,
+  pg_catalog.oid, pg_catalog.text) FROM PUBLIC;
+
+COMMENT ON FUNCTION @extschema@.lancelsm_table_counters() IS
+  'The rows of the view lancelsm_table_counters, read from shared memory; no network request; 55000 unless lancelsm is in shared_preload_libraries; EXECUTE granted to pg_read_all_stats';
+COMMENT ON VIEW @extschema@.lancelsm_table_counters IS
+  'Per table and action (flush, compact, checkpoint), cluster-wide: runs, failures, passes, polls, requests, retries and seconds since stats_since, at most lancelsm.max_table_counters tables, lost at restart; reads shared memory only; needs lancelsm preloaded';
+COMMENT ON FUNCTION @extschema@.lancelsm_table_counters_reset IS
+  'Removes the table counters of a database, a foreign server and a table (OIDs as lancelsm_table_counters shows them; NULL matches any) and returns how many tables it removed; writes shared memory only; EXECUTE revoked from PUBLIC';
+-- END table counters
+
+-- BEGIN last stats
+-- The stats lancelsm last read of each table (by lancelsm_table_stats,
+-- lancelsm_bucket_stats or lancelsm_checkpoint_due()'s reads), kept with
+-- its table counters, with the time of the read: what exporters read at
+-- every scrape without a request to LanceDB (docs/monitoring.md).
+-- Readable by pg_read_all_stats, as the table counters.
+CREATE FUNCTION @extschema@.lancelsm_last_stats()
+RETURNS TABLE (
+    dbid pg_catalog.oid,
+    database pg_catalog.text,
+    serverid pg_catalog.oid,
+    server pg_catalog.text,
+    table_name pg_catalog.text,
+    read_at pg_catalog.timestamptz,
+    ok pg_catalog.bool,
+    sqlstate pg_catalog.text,
+    lsm_enabled pg_catalog.bool,
+    buckets pg_catalog.int4,
+    l0_generations pg_catalog.int8,
+    l0_bytes pg_catalog.int8,
+    memtable_rows pg_catalog.int8,
+    wal_lag_total pg_catalog.int8,
+    wal_lag_max pg_catalog.int8,
+    compacting_buckets pg_catalog.int4)
+AS 'MODULE_PATHNAME', 'lancelsm_last_stats'
+LANGUAGE C STRICT VOLATILE PARALLEL SAFE ROWS 1000;
+
+CREATE VIEW @extschema@.lancelsm_last_stats AS
+  SELECT * FROM @extschema@.lancelsm_last_stats();
+
+REVOKE EXECUTE ON FUNCTION @extschema@.lancelsm_last_stats() FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION @extschema@.lancelsm_last_stats() TO pg_read_all_stats;
+GRANT SELECT ON @extschema@.lancelsm_last_stats TO pg_read_all_stats;
+
+COMMENT ON FUNCTION @extschema@.lancelsm_last_stats() IS
+  'The rows of the view lancelsm_last_stats, read from shared memory; no network request; 55000 unless lancelsm is in shared_preload_libraries; EXECUTE granted to pg_read_all_stats';
+COMMENT ON VIEW @extschema@.lancelsm_last_stats IS
+  'Per table, cluster-wide: the stats totals lancelsm last read (buckets, L0 generations and bytes, memtable rows, WAL lag, compacting buckets) and when, or that read''s SQLSTATE; kept with the table counters, lost at restart; reads shared memory only; needs lancelsm preloaded';
+-- END last stats

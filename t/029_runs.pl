@@ -29,15 +29,6 @@ my $node = setup_node_conf('runs', $port, qq{
 lancelsm.max_run_history = 50
 });
 
-# table: a one-bucket table on the emulator with $gens L0 generations.
-sub table
-{
-	my ($name, $gens) = @_;
-	emu('POST', '/_emulator/tables', { name => $name, buckets => 1 });
-	emu('POST', "/_emulator/tables/$name/generations", { count => $gens, rows => 10 })
-	  if $gens;
-}
-
 # runs: the run history's rows from position $from on (1-based), one line
 # each: table, action, source, ok, sqlstate, passes, polls, requests, and
 # whether started_at <= finished_at
@@ -51,9 +42,9 @@ sub runs
 		 WHERE n >= $from ORDER BY n});
 }
 
-table('one', 2);
-table('two', 2);
-table('quiet', 0);
+emu_table('one', 2);
+emu_table('two', 2);
+emu_table('quiet', 0);
 
 is($node->safe_psql('postgres', 'SELECT count(*) FROM lancelsm_run_history'),
 	'0', 'no run yet');
@@ -89,7 +80,7 @@ is($node->safe_psql('postgres', q{
 
 # a checkpoint that statement_timeout ends (the compaction latch held, it
 # cannot drain): its row has 57014 and the interruption
-table('held', 1);
+emu_table('held', 1);
 emu('POST', '/_emulator/tables/held/latch', { bucket => 'b0', held => JSON::PP::true });
 ($rc, $out, $err) = $node->psql('postgres', q{
 	SET statement_timeout = '1s';
@@ -108,7 +99,7 @@ $node->safe_psql('postgres', q{
 	SELECT lancelsm_add_table('emu', 'one');
 	SELECT lancelsm_add_table('emu', 'quiet', max_l0_generations => 1);
 });
-table('one_more', 0);
+emu_table('one_more', 0);
 emu('POST', '/_emulator/tables/one/generations', { count => 2, rows => 10 });
 is($node->safe_psql('postgres', q{
 		SELECT string_agg(table_name || ':' || ok, ' ' ORDER BY table_name)

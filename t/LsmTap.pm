@@ -30,7 +30,7 @@ our @EXPORT = qw(start_emulator emu emu_reset emu_counts wait_for_request
   start_extra_emulator stop_extra_emulator emu_at backend_rss_kb
   reset_peak_rss sqlstate_of setup_node_conf skip_without_pg_cron
   query_until skip_in_repeat_runs install_lancelsm wait_peer_closed run_sql
-  skip_without_name);
+  skip_without_name emu_table add_server);
 
 our $API_KEY = 'tap-secret-key';
 
@@ -322,18 +322,41 @@ sub wait_for_request
 	die "no $route request reached the emulator within 5 s";
 }
 
-# install_lancelsm: on a started node, the extension, server "emu" (the
-# emulator at $port) and a PUBLIC user mapping with the API key.
+# emu_table: a one-bucket table $name on the emulator, with $gens L0
+# generations of 10 rows each (none when $gens is 0 or undef).
+sub emu_table
+{
+	my ($name, $gens) = @_;
+
+	emu('POST', '/_emulator/tables', { name => $name, buckets => 1 });
+	emu('POST', "/_emulator/tables/$name/generations", { count => $gens, rows => 10 })
+	  if $gens;
+}
+
+# add_server: in database $db of a started node where the extension is
+# installed, server $server reaching the emulator at $port, and a PUBLIC
+# user mapping with the API key.
+sub add_server
+{
+	my ($node, $db, $server, $port) = @_;
+
+	$node->safe_psql($db, qq{
+		CREATE SERVER $server FOREIGN DATA WRAPPER lancelsm
+		  OPTIONS (database 'mydb', host_override 'http://127.0.0.1:$port');
+		CREATE USER MAPPING FOR PUBLIC SERVER $server OPTIONS (api_key '$API_KEY');
+	}, timeout => 30);
+}
+
+# install_lancelsm: on a started node, in database $db (default postgres),
+# the extension, server "emu" (the emulator at $port) and a PUBLIC user
+# mapping with the API key.
 sub install_lancelsm
 {
-	my ($node, $port) = @_;
+	my ($node, $port, $db) = @_;
 
-	$node->safe_psql('postgres', qq{
-		CREATE EXTENSION lancelsm;
-		CREATE SERVER emu FOREIGN DATA WRAPPER lancelsm
-		  OPTIONS (database 'mydb', host_override 'http://127.0.0.1:$port');
-		CREATE USER MAPPING FOR PUBLIC SERVER emu OPTIONS (api_key '$API_KEY');
-	}, timeout => 30);
+	$db //= 'postgres';
+	$node->safe_psql($db, 'CREATE EXTENSION lancelsm', timeout => 30);
+	add_server($node, $db, 'emu', $port);
 }
 
 # setup_node: a started node with the extension, server "emu" and a PUBLIC

@@ -257,6 +257,62 @@ typedef struct LsmRunCopy
 	int32		requests;
 } LsmRunCopy;
 
+/* The actions the table counters count, in their rows' order. */
+typedef enum LsmCountedAction
+{
+	LSM_COUNTED_FLUSH,
+	LSM_COUNTED_COMPACT,
+	LSM_COUNTED_CHECKPOINT,
+	LSM_COUNTED_ACTIONS			/* their number */
+} LsmCountedAction;
+
+/* What the table counters add up for one action on one table. */
+typedef struct LsmActionCounts
+{
+	int64		runs;
+	int64		failures;		/* runs that failed or were interrupted */
+	int64		passes;
+	int64		polls;
+	int64		requests;		/* retries included */
+	int64		retries;
+	int64		usecs;			/* time in the runs, microseconds */
+} LsmActionCounts;
+
+/*
+ * What lancelsm last read of a table's stats, its totals over the
+ * buckets as lancelsm_table_stats shows them, kept with the table's
+ * counters (lancelsm_last_stats).
+ */
+typedef struct LsmStatsRead
+{
+	TimestampTz read_at;		/* 0: never read */
+	bool		ok;				/* false: the read failed, numbers 0 */
+	char		sqlstate[6];	/* of the failure; "" for a success */
+	bool		lsm_enabled;
+	int32		buckets;
+	int64		l0_generations;
+	int64		l0_bytes;
+	int64		memtable_rows;
+	int64		wal_lag_total;
+	int64		wal_lag_max;
+	int32		compacting_buckets;
+} LsmStatsRead;
+
+/*
+ * A copy of one table's counters entry, as lancelsm_table_counters and
+ * lancelsm_last_stats show it; strings UTF-8, as in LsmProgressCopy.
+ */
+typedef struct LsmCountersCopy
+{
+	Oid			dbid;
+	Oid			serverid;		/* an OID of database dbid */
+	char		server[NAMEDATALEN];	/* its name when last counted */
+	char		table_name[LSM_PROGRESS_NAME_LEN];
+	TimestampTz since;			/* when the entry was created */
+	LsmActionCounts actions[LSM_COUNTED_ACTIONS];
+	LsmStatsRead last_stats;
+} LsmCountersCopy;
+
 extern bool lsm_progress_available(void);
 extern const char *lsm_progress_diagnosis(const LsmTaskCounters *counts);
 extern LsmProgressCopy *lsm_progress_copy(int *n);
@@ -268,6 +324,14 @@ extern void lsm_history_reset(void);
 /* in run.c */
 extern LsmRunCopy *lsm_run_copy(int *n);
 extern bool lsm_run_usage(int *used, int *max, uint64 *evicted);
+
+/* in counters.c */
+extern LsmCountersCopy *lsm_counters_copy(int *n);
+extern int64 lsm_counters_reset(Oid dbid, Oid serverid,
+								const char *table_name);
+extern bool lsm_counters_usage(int *used, int *max, uint64 *evicted);
+extern void lsm_counters_record_stats(const LsmTask *task,
+									  const LsmStatsRead *read);
 
 /* in shmem.c */
 extern void lsm_checkpoint_init(void);

@@ -40,8 +40,8 @@
 #include "miscadmin.h"
 #include "port/atomics.h"
 #include "checkpoint/run.h"
+#include "checkpoint/shared_array.h"
 #include "checkpoint/shared_key.h"
-#include "storage/ipc.h"
 #include "storage/lwlock.h"
 #include "storage/shmem.h"
 #include "utils/timestamp.h"
@@ -61,10 +61,8 @@ typedef struct RunEntry
 /* The shared header; the entries follow it. */
 typedef struct RunShared
 {
-	LWLock	   *lock;			/* protects the entries and next_seq */
-	int			nruns;
+	SharedArray array;			/* its lock protects next_seq too */
 	uint64		next_seq;
-	pg_atomic_uint64 evicted;	/* runs evicted */
 } RunShared;
 
 int			lsm_max_run_history = 1000;
@@ -72,76 +70,34 @@ int			lsm_max_run_history = 1000;
 static RunShared *run_shared = NULL;
 static RunEntry *run_entries = NULL;
 
-static shmem_request_hook_type prev_shmem_request_hook = NULL;
-static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
+static void run_shared_init(void *header);
+
+static const SharedArrayDesc run_array = {
+	"lancelsm runs", sizeof(RunShared), sizeof(RunEntry),
+	&lsm_max_run_history, (void **) &run_shared, (void **) &run_entries,
+	run_shared_init
+};
 
 /*
- * run_shmem_size: the shared memory of the header and the entries, from
- * lancelsm.max_run_history.
- */
-static Size
-run_shmem_size(void)
-{
-	return add_size(MAXALIGN(sizeof(RunShared)),
-					mul_size(lsm_max_run_history, sizeof(RunEntry)));
-}
-
-/*
- * run_shmem_request: reserve the shared memory and the LWLock
- * (shmem_request_hook, postmaster only).
+ * run_shared_init: the run history's part of its new shared header.
  */
 static void
-run_shmem_request(void)
+run_shared_init(void *header)
 {
-	if (prev_shmem_request_hook)
-		prev_shmem_request_hook();
-	RequestAddinShmemSpace(run_shmem_size());
-	RequestNamedLWLockTranche("lancelsm runs", 1);
-}
-
-/*
- * run_shmem_startup: attach to (or create and clear) the run history
- * (shmem_startup_hook).
- */
-static void
-run_shmem_startup(void)
-{
-	bool		found;
-	char	   *base;
-
-	if (prev_shmem_startup_hook)
-		prev_shmem_startup_hook();
-	LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
-	base = ShmemInitStruct("lancelsm runs", run_shmem_size(), &found);
-	run_shared = (RunShared *) base;
-	run_entries = (RunEntry *) (base + MAXALIGN(sizeof(RunShared)));
-	if (!found)
-	{
-		memset(base, 0, run_shmem_size());
-		run_shared->lock = &(GetNamedLWLockTranche("lancelsm runs"))->lock;
-		run_shared->nruns = lsm_max_run_history;
-		run_shared->next_seq = 1;
-		pg_atomic_init_u64(&run_shared->evicted, 0);
-	}
-	LWLockRelease(AddinShmemInitLock);
+	((RunShared *) header)->next_seq = 1;
 }
 
 /*
  * lsm_run_shmem_init: when lancelsm is being loaded by
- * shared_preload_libraries, install the run history's shared memory
- * hooks, sized by lancelsm.max_run_history (which _PG_init defines just
- * before); otherwise do nothing, and no run is kept.  Called from
- * _PG_init.
+ * shared_preload_libraries, have the run history set up in shared
+ * memory (src/checkpoint/shared_array.c), sized by
+ * lancelsm.max_run_history (which _PG_init defines just before);
+ * otherwise do nothing, and no run is kept.  Called from _PG_init.
  */
 void
 lsm_run_shmem_init(void)
 {
-	if (!process_shared_preload_libraries_in_progress)
-		return;
-	prev_shmem_request_hook = shmem_request_hook;
-	shmem_request_hook = run_shmem_request;
-	prev_shmem_startup_hook = shmem_startup_hook;
-	shmem_startup_hook = run_shmem_startup;
+	shared_array_register(&run_array);
 }
 
 /*
@@ -152,7 +108,7 @@ lsm_run_shmem_init(void)
 static bool
 run_recorded(const LsmTaskSnapshot *snap)
 {
-	if (run_shared == NULL || run_shared->nruns == 0 ||
+	if (run_shared == NULL || run_shared->array.n == 0 ||
 		snap->started_at == 0 || snap->server_name == NULL)
 		return false;
 	return snap->kind == LSM_TASK_FLUSH || snap->kind == LSM_TASK_COMPACT ||
@@ -182,14 +138,14 @@ lsm_run_record(const LsmTaskSnapshot *snap, int interrupted_by)
 	entry.polls = snap->counters.polls;
 	entry.requests = snap->requests;
 
-	LWLockAcquire(run_shared->lock, LW_EXCLUSIVE);
-	i = shared_key_slot_new(run_entries, sizeof(RunEntry), run_shared->nruns,
+	LWLockAcquire(run_shared->array.lock, LW_EXCLUSIVE);
+	i = shared_key_slot_new(run_entries, sizeof(RunEntry), run_shared->array.n,
 							&entry.key, &evicts);
 	if (evicts)
-		pg_atomic_fetch_add_u64(&run_shared->evicted, 1);
+		pg_atomic_fetch_add_u64(&run_shared->array.evicted, 1);
 	entry.seq = run_shared->next_seq++;
 	run_entries[i] = entry;
-	LWLockRelease(run_shared->lock);
+	LWLockRelease(run_shared->array.lock);
 }
 
 /*
@@ -214,13 +170,13 @@ run_seq_cmp(const void *a, const void *b)
 LsmRunCopy *
 lsm_run_copy(int *n)
 {
-	int			nruns = run_shared ? run_shared->nruns : 0;
+	int			nruns = run_shared ? run_shared->array.n : 0;
 	LsmRunCopy *rows = palloc(mul_size(Max(nruns, 1), sizeof(LsmRunCopy)));
 
 	*n = 0;
 	if (run_shared == NULL)
 		return rows;
-	LWLockAcquire(run_shared->lock, LW_SHARED);
+	LWLockAcquire(run_shared->array.lock, LW_SHARED);
 	for (int i = 0; i < nruns; i++)
 	{
 		const RunEntry *e = &run_entries[i];
@@ -236,7 +192,7 @@ lsm_run_copy(int *n)
 		row->polls = e->polls;
 		row->requests = e->requests;
 	}
-	LWLockRelease(run_shared->lock);
+	LWLockRelease(run_shared->array.lock);
 	qsort(rows, *n, sizeof(LsmRunCopy), run_seq_cmp);
 	return rows;
 }
@@ -249,16 +205,5 @@ lsm_run_copy(int *n)
 bool
 lsm_run_usage(int *used, int *max, uint64 *evicted)
 {
-	*used = *max = 0;
-	*evicted = 0;
-	if (run_shared == NULL)
-		return false;
-	LWLockAcquire(run_shared->lock, LW_SHARED);
-	for (int i = 0; i < run_shared->nruns; i++)
-		if (run_entries[i].key.in_use)
-			(*used)++;
-	LWLockRelease(run_shared->lock);
-	*max = run_shared->nruns;
-	*evicted = pg_atomic_read_u64(&run_shared->evicted);
-	return true;
+	return shared_array_usage(&run_array, used, max, evicted);
 }

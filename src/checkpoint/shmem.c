@@ -1,15 +1,17 @@
 /*-------------------------------------------------------------------------
  *
  * shmem.c
- *		What the checkpoint folder sets up when lancelsm is loaded: the three
+ *		What the checkpoint folder sets up when lancelsm is loaded: the four
  *		server-start settings that size its shared memory, and the
- *		shared-memory hooks of progress, history, runs and herds.
+ *		shared-memory hooks of progress, history, runs, table counters and
+ *		herds.
  *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
 
 #include "checkpoint/checkpoint.h"
+#include "checkpoint/counters.h"
 #include "checkpoint/progress.h"
 #include "checkpoint/run.h"
 #include "miscadmin.h"
@@ -19,8 +21,10 @@
  * lsm_checkpoint_init: loaded by shared_preload_libraries, define
  * lancelsm.max_progress_entries and lancelsm.max_history_entries
  * (variables of src/checkpoint/progress.c) and lancelsm.max_run_history
- * (of src/checkpoint/run.c); in any case have progress.c, run.c and
- * herd.c install their shared-memory hooks (no-ops when not preloaded).
+ * (of src/checkpoint/run.c) and lancelsm.max_table_counters (of
+ * src/checkpoint/counters.c); in any case have progress.c, run.c,
+ * counters.c and herd.c install their shared-memory hooks (no-ops when
+ * not preloaded).
  * Called once per process by _PG_init; raises nothing of its own.
  */
 void
@@ -41,9 +45,14 @@ lsm_checkpoint_init(void)
 								"Sets how many flush, compact and checkpoint runs lancelsm_run_history keeps; when all are in use a run evicts one of the database and role that hold the most.",
 								NULL, &lsm_max_run_history, 1000, 0, 100000,
 								PGC_POSTMASTER, 0, NULL, NULL, NULL);
+		DefineCustomIntVariable("lancelsm.max_table_counters",
+								"Sets how many tables lancelsm_table_counters counts runs for; when all are in use a new table evicts the entry of the database and role that hold the most.",
+								NULL, &lsm_max_table_counters, 1000, 0, 100000,
+								PGC_POSTMASTER, 0, NULL, NULL, NULL);
 	}
 	lsm_progress_shmem_init();
 	lsm_run_shmem_init();
+	lsm_counters_shmem_init();
 	lsm_herd_shmem_init();
 }
 

@@ -58,6 +58,7 @@
 #include "nodes/pg_list.h"
 #include "checkpoint/progress.h"
 #include "checkpoint/run.h"
+#include "checkpoint/counters.h"
 #include "checkpoint/checkpoint.h"
 #include "deadline.h"
 #include "utils/memutils.h"
@@ -901,6 +902,7 @@ task_progress_end(LsmTask *task, int interrupted_by)
 	lsm_task_snapshot(task, &snap);
 	lsm_progress_end(&snap, interrupted_by);
 	lsm_run_record(&snap, interrupted_by);
+	lsm_counters_record(&snap, interrupted_by);
 	task->progress_slot = -1;
 }
 

@@ -568,12 +568,46 @@ lsm_declared_wipe(DeclaredSet *set)
 }
 
 /*
+ * declared_keep_stats: keep what a finished stats task read of its table
+ * (its summary, or its failure) as the table's last stats in shared
+ * memory (lancelsm_last_stats), so that monitoring reads them without a
+ * request.  Raises only out of memory.
+ */
+static void
+declared_keep_stats(const LsmTask *task, const LsmTableSummary *summary)
+{
+	LsmStatsRead read;
+
+	memset(&read, 0, sizeof(read));
+	read.read_at = task->finished_at ? task->finished_at :
+		GetCurrentTimestamp();
+	read.ok = (task->failure == NULL);
+	if (!read.ok)
+	{
+		strlcpy(read.sqlstate, unpack_sql_state(task->failure->sqlerrcode),
+				sizeof(read.sqlstate));
+		lsm_counters_record_stats(task, &read);
+		return;
+	}
+	read.lsm_enabled = task->stats->enabled;
+	read.buckets = summary->nbuckets;
+	read.l0_generations = summary->l0_generations;
+	read.l0_bytes = summary->l0_bytes;
+	read.memtable_rows = summary->memtable_rows;
+	read.wal_lag_total = summary->wal_lag_total;
+	read.wal_lag_max = summary->wal_lag_max;
+	read.compacting_buckets = summary->compacting_buckets;
+	lsm_counters_record_stats(task, &read);
+}
+
+/*
  * lsm_declared_summarize_task: after a stats task has finished, the
  * summary of its table's buckets and totals into *summary (valid where
  * the task has no failure; what it points to is allocated in
  * CurrentMemoryContext).  A table whose numbers leave the bigint range
  * gets that as its task's failure, 22003 with a detail naming the value:
- * a row of that table, never an error of the call.  Raises only out of
+ * a row of that table, never an error of the call.  Either is kept as
+ * the table's last stats (declared_keep_stats).  Raises only out of
  * memory.
  */
 void
@@ -581,15 +615,15 @@ lsm_declared_summarize_task(LsmTask *task, LsmTableSummary *summary)
 {
 	LsmRangeProblem problem;
 
-	if (task->failure != NULL ||
-		lsm_table_summarize(task->stats, task->include_generation_rows,
-							summary, &problem))
-		return;
-	lsm_task_set_failure(task,
-						 lsm_fault_new(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE,
-									   lsm_range_detail(&problem), NULL,
-									   LSM_FAULT_READ_STATS,
-									   task->table_name));
+	if (task->failure == NULL &&
+		!lsm_table_summarize(task->stats, task->include_generation_rows,
+							 summary, &problem))
+		lsm_task_set_failure(task,
+							 lsm_fault_new(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE,
+										   lsm_range_detail(&problem), NULL,
+										   LSM_FAULT_READ_STATS,
+										   task->table_name));
+	declared_keep_stats(task, summary);
 }
 
 /*

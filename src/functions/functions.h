@@ -56,9 +56,13 @@
 /* lancelsm_write_spec: one row, or none */
 #define LSM_WRITE_SPEC_COLS 5
 /* lancelsm_info (1.4) */
-#define LSM_INFO_COLS 15
+#define LSM_INFO_COLS 18
 /* lancelsm_run_history (1.4) */
 #define LSM_RUN_HISTORY_COLS 13
+/* lancelsm_table_counters (1.4): one row per table and action */
+#define LSM_TABLE_COUNTERS_COLS 14
+/* lancelsm_last_stats (1.4): one row per table whose stats were read */
+#define LSM_LAST_STATS_COLS 16
 /* lancelsm_get_connections: one row per connection pool of the backend */
 #define LSM_CONNECTIONS_COLS 5
 

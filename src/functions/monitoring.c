@@ -5,7 +5,9 @@
  *		lancelsm_checkpoint_history and lancelsm_run_history:
  *		lancelsm_progress(), lancelsm_progress_skipped(),
  *		lancelsm_checkpoint_history(), lancelsm_checkpoint_history_reset()
- *		and lancelsm_run_history(); lancelsm_info(), how
+ *		and lancelsm_run_history(); lancelsm_table_counters() and
+ *		lancelsm_table_counters_reset(); lancelsm_last_stats(), the
+ *		stats last read of each table; lancelsm_info(), how
  *		lancelsm itself stands (versions, preload, registries in use); and
  *		lancelsm_running(), the running phases behind lancelsm_status.
  *
@@ -59,7 +61,9 @@ typedef enum MonitoringSubject
 {
 	MONITORING_PROGRESS,
 	MONITORING_HISTORY,
-	MONITORING_RUNS
+	MONITORING_RUNS,
+	MONITORING_COUNTERS,
+	MONITORING_LAST_STATS
 } MonitoringSubject;
 
 /*
@@ -76,6 +80,16 @@ monitoring_require_shmem(MonitoringSubject subject)
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("lancelsm checkpoint history is not available"),
+				 errhint("Add lancelsm to shared_preload_libraries and restart the server.")));
+	if (subject == MONITORING_LAST_STATS)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("lancelsm last stats are not available"),
+				 errhint("Add lancelsm to shared_preload_libraries and restart the server.")));
+	if (subject == MONITORING_COUNTERS)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("lancelsm table counters are not available"),
 				 errhint("Add lancelsm to shared_preload_libraries and restart the server.")));
 	if (subject == MONITORING_RUNS)
 		ereport(ERROR,
@@ -401,6 +415,193 @@ lancelsm_run_history(PG_FUNCTION_ARGS)
 	return (Datum) 0;
 }
 
+/* The actions of the table counters, as their rows name them. */
+static const char *const counted_action_names[LSM_COUNTED_ACTIONS] = {
+	"flush", "compact", "checkpoint"
+};
+
+/*
+ * counters_names: the dbid, database, serverid, server and table_name
+ * columns of a table counters entry (a copy) into values/nulls from
+ * column i on; returns the column after them.
+ */
+static int
+counters_names(const LsmCountersCopy *e, Datum *values, bool *nulls, int i)
+{
+	values[i++] = ObjectIdGetDatum(e->dbid);
+	values[i] = database_datum(e->dbid, &nulls[i]);
+	i++;
+	values[i++] = ObjectIdGetDatum(e->serverid);
+	values[i++] = monitoring_text(e->server);
+	values[i++] = monitoring_text(e->table_name);
+	return i;
+}
+
+/*
+ * counters_rows: the lancelsm_table_counters rows of one entry (a copy):
+ * one per action it counted a run of.
+ */
+static void
+counters_rows(ReturnSetInfo *rsinfo, const LsmCountersCopy *e)
+{
+	for (int a = 0; a < LSM_COUNTED_ACTIONS; a++)
+	{
+		const LsmActionCounts *c = &e->actions[a];
+		Datum		values[LSM_TABLE_COUNTERS_COLS];
+		bool		nulls[LSM_TABLE_COUNTERS_COLS] = {0};
+		int			i = 0;
+
+		if (c->runs == 0)
+			continue;
+		i = counters_names(e, values, nulls, i);
+		values[i++] = CStringGetTextDatum(counted_action_names[a]);
+		values[i++] = Int64GetDatum(c->runs);
+		values[i++] = Int64GetDatum(c->failures);
+		values[i++] = Int64GetDatum(c->passes);
+		values[i++] = Int64GetDatum(c->polls);
+		values[i++] = Int64GetDatum(c->requests);
+		values[i++] = Int64GetDatum(c->retries);
+		values[i++] = Float8GetDatum((double) c->usecs / USECS_PER_SEC);
+		values[i++] = TimestampTzGetDatum(e->since);
+		lsm_put_row(rsinfo, values, nulls, i);
+	}
+}
+
+/*
+ * lancelsm_table_counters()
+ * RETURNS TABLE (dbid oid, database text, serverid oid, server text,
+ *   table_name text, action text, runs bigint, failures bigint,
+ *   passes bigint, polls bigint, requests bigint, retries bigint,
+ *   seconds double precision, stats_since timestamptz)
+ *
+ * No arguments.  One row per (database, foreign server, table, action)
+ * that lancelsm ran at least once since the table's entry was created
+ * (stats_since) or reset, of every database, copied under a shared lock
+ * (src/checkpoint/counters.c: at most lancelsm.max_table_counters tables,
+ * evicted by the fair rule).  dbid and serverid are the OIDs
+ * lancelsm_table_counters_reset takes (serverid is an OID of database
+ * dbid); database is NULL once dropped; server is the server's name when
+ * last counted.  action: flush, compact or checkpoint; failures counts
+ * the runs that failed or were interrupted; requests counts every
+ * request sent, retries included; seconds is the time spent in the runs.
+ * Needs shared_preload_libraries (55000 otherwise); 0A000 when declared
+ * with another number of columns.
+ */
+PG_FUNCTION_INFO_V1(lancelsm_table_counters);
+Datum
+lancelsm_table_counters(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo;
+	LsmCountersCopy *copy;
+	int			n;
+
+	monitoring_require_shmem(MONITORING_COUNTERS);
+	rsinfo = lsm_materialize(fcinfo, LSM_TABLE_COUNTERS_COLS);
+	copy = lsm_counters_copy(&n);
+	for (int i = 0; i < n; i++)
+		counters_rows(rsinfo, &copy[i]);
+	pfree(copy);
+	return (Datum) 0;
+}
+
+/*
+ * lancelsm_table_counters_reset(dbid oid DEFAULT NULL,
+ *   serverid oid DEFAULT NULL, table_name text DEFAULT NULL)
+ * RETURNS bigint
+ *
+ * Removes the table counters' entries of database dbid, foreign server
+ * serverid (an OID of that database, as lancelsm_table_counters shows
+ * it) and table table_name; a NULL argument matches any, so that no
+ * argument removes every entry, as pg_stat_statements_reset does.
+ * Returns how many tables' entries it removed.  A table counted again
+ * gets a new entry, with a new stats_since.  EXECUTE is revoked from
+ * PUBLIC by the extension script (42501 for a role not granted it).
+ * Needs shared_preload_libraries (55000 otherwise).
+ */
+PG_FUNCTION_INFO_V1(lancelsm_table_counters_reset);
+Datum
+lancelsm_table_counters_reset(PG_FUNCTION_ARGS)
+{
+	Oid			dbid = PG_ARGISNULL(0) ? InvalidOid : PG_GETARG_OID(0);
+	Oid			serverid = PG_ARGISNULL(1) ? InvalidOid : PG_GETARG_OID(1);
+	char	   *table_name = NULL;
+	bool		lossless;
+
+	monitoring_require_shmem(MONITORING_COUNTERS);
+	if (!PG_ARGISNULL(2))
+		table_name = lsm_text_to_wire_quiet(text_to_cstring(PG_GETARG_TEXT_PP(2)),
+											&lossless);
+	PG_RETURN_INT64(lsm_counters_reset(dbid, serverid, table_name));
+}
+
+/*
+ * last_stats_row: the lancelsm_last_stats row of one entry (a copy) that
+ * holds a stats read; the numbers are NULL when that read failed.
+ */
+static void
+last_stats_row(ReturnSetInfo *rsinfo, const LsmCountersCopy *e)
+{
+	const LsmStatsRead *r = &e->last_stats;
+	Datum		values[LSM_LAST_STATS_COLS];
+	bool		nulls[LSM_LAST_STATS_COLS] = {0};
+	int			i = 0;
+	int			first_number;
+
+	i = counters_names(e, values, nulls, i);
+	values[i++] = TimestampTzGetDatum(r->read_at);
+	values[i++] = BoolGetDatum(r->ok);
+	nulls[i] = r->ok;
+	values[i++] = CStringGetTextDatum(r->sqlstate);
+	first_number = i;
+	values[i++] = BoolGetDatum(r->lsm_enabled);
+	values[i++] = Int32GetDatum(r->buckets);
+	values[i++] = Int64GetDatum(r->l0_generations);
+	values[i++] = Int64GetDatum(r->l0_bytes);
+	values[i++] = Int64GetDatum(r->memtable_rows);
+	values[i++] = Int64GetDatum(r->wal_lag_total);
+	values[i++] = Int64GetDatum(r->wal_lag_max);
+	values[i++] = Int32GetDatum(r->compacting_buckets);
+	for (int c = first_number; c < i; c++)
+		nulls[c] = !r->ok;
+	lsm_put_row(rsinfo, values, nulls, i);
+}
+
+/*
+ * lancelsm_last_stats()
+ * RETURNS TABLE (dbid oid, database text, serverid oid, server text,
+ *   table_name text, read_at timestamptz, ok boolean, sqlstate text,
+ *   lsm_enabled boolean, buckets integer, l0_generations bigint,
+ *   l0_bytes bigint, memtable_rows bigint, wal_lag_total bigint,
+ *   wal_lag_max bigint, compacting_buckets integer)
+ *
+ * No arguments.  One row per table whose stats lancelsm read since its
+ * table counters entry was created (src/checkpoint/counters.c), of every
+ * database: the last read of the stats views over declared tables
+ * (lancelsm_table_stats, lancelsm_bucket_stats) or of
+ * lancelsm_checkpoint_due()'s stats reads, when it ended (read_at), and
+ * its totals as lancelsm_table_stats shows them; when that read failed,
+ * ok false, its SQLSTATE and NULL numbers.  Sends no request.  Needs
+ * shared_preload_libraries (55000 otherwise); 0A000 when declared with
+ * another number of columns.
+ */
+PG_FUNCTION_INFO_V1(lancelsm_last_stats);
+Datum
+lancelsm_last_stats(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo;
+	LsmCountersCopy *copy;
+	int			n;
+
+	monitoring_require_shmem(MONITORING_LAST_STATS);
+	rsinfo = lsm_materialize(fcinfo, LSM_LAST_STATS_COLS);
+	copy = lsm_counters_copy(&n);
+	for (int i = 0; i < n; i++)
+		if (copy[i].last_stats.read_at != 0)
+			last_stats_row(rsinfo, &copy[i]);
+	pfree(copy);
+	return (Datum) 0;
+}
+
 /* The entry counts of lancelsm_info, in its column order. */
 #define INFO_COUNTS 6
 
@@ -444,7 +645,8 @@ info_counts(int counts[INFO_COUNTS])
  *   max_history_entries integer, herd_entries integer,
  *   max_herd_entries integer, progress_skipped bigint,
  *   history_evicted bigint, pace_evicted bigint, run_entries integer,
- *   max_run_entries integer, run_evicted bigint)
+ *   max_run_entries integer, run_evicted bigint, counter_entries integer,
+ *   max_counter_entries integer, counter_evicted bigint)
  *
  * No arguments.  One row, as pg_stat_statements_info: the version of the
  * loaded library and that of the extension's SQL objects in this database
@@ -458,7 +660,9 @@ info_counts(int counts[INFO_COUNTS])
  * pace entries were evicted since server start (by the fair rule of
  * src/checkpoint/shared_key.c: a new table in a full array evicts an
  * entry of the database and role that hold the most); the runs kept by
- * lancelsm_run_history, their maximum and how many were evicted.  Without
+ * lancelsm_run_history, their maximum and how many were evicted; the
+ * tables counted by lancelsm_table_counters, their maximum and how many
+ * entries were evicted.  Without
  * shared_preload_libraries, every count is NULL.  Raises nothing of its
  * own but 0A000 when declared with another number of columns.
  */
@@ -477,6 +681,9 @@ lancelsm_info(PG_FUNCTION_ARGS)
 	int			runs;
 	int			max_runs;
 	uint64		run_evicted;
+	int			counters;
+	int			max_counters;
+	uint64		counter_evicted;
 	int			i = 0;
 
 	values[i++] = CStringGetTextDatum(LANCELSM_VERSION);
@@ -503,6 +710,13 @@ lancelsm_info(PG_FUNCTION_ARGS)
 	values[i++] = Int32GetDatum(max_runs);
 	nulls[i] = !preloaded;
 	values[i++] = Int64GetDatum((int64) run_evicted);
+	(void) lsm_counters_usage(&counters, &max_counters, &counter_evicted);
+	nulls[i] = !preloaded;
+	values[i++] = Int32GetDatum(counters);
+	nulls[i] = !preloaded;
+	values[i++] = Int32GetDatum(max_counters);
+	nulls[i] = !preloaded;
+	values[i++] = Int64GetDatum((int64) counter_evicted);
 	lsm_put_row(rsinfo, values, nulls, i);
 	return (Datum) 0;
 }

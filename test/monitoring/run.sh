@@ -8,6 +8,10 @@
 #   - the metrics of both tables, with their exact label sets and values
 #     (L0, buckets, errors, the last checkpoints' outcomes, the SQLSTATE
 #     of the failing one, lancelsm_info's maximum);
+#   - scrapes send LanceDB nothing: once lancelsm_checkpoint_due() has
+#     read both tables' stats, the emulator's request count stays the same
+#     over 3 more scrapes while the table metrics keep their exact values
+#     (they come from lancelsm_last_stats), and each has a stats age;
 #   - LancelsmTableFailing fires for the failing table, and for it alone;
 #   - every query of contrib/grafana/lancelsm-dashboard.json (its
 #     variable's "$server" as "All", ".*") returns data, and its variable's
@@ -116,6 +120,11 @@ emu() {
 	curl -sS -f -m 10 -X POST -H 'Content-Type: application/json' \
 		"http://127.0.0.1:$emuport/_emulator/$1" -d "$2" >/dev/null
 }
+# emu_requests: every request the emulator has answered since it started
+emu_requests() {
+	curl -sS -f -m 10 "http://127.0.0.1:$emuport/_emulator/counts" |
+		python3 -c 'import json, sys; print(json.load(sys.stdin)["total"])'
+}
 
 psql 'CREATE DATABASE lsm' postgres || exit 1
 emu tables '{"name": "orders", "buckets": 1}' || fail "the emulator refused table orders"
@@ -152,6 +161,12 @@ got=$(psql "SELECT table_name || ' ' || ok || ' ' || coalesce(sqlstate, '-')
 check "second checkpoints" "$got" "events true -
 orders false 55006"
 emu tables/events/generations '{"count": 3}' || fail "adding generations to events"
+# the due job reads both tables' stats (neither has a threshold: no
+# action); the exporter reads what it read, and sends nothing
+got=$(psql "SELECT string_agg(table_name || ' ' || ok || ' ' || coalesce(action, '-'), ', '
+	ORDER BY table_name COLLATE \"C\") FROM lancelsm_checkpoint_due()")
+check "the due run reads the stats" "$got" "events true none, orders true none"
+requests_before=$(emu_requests) || fail "reading the emulator's request count"
 
 # the exporter: this database only, over the Unix socket
 export_port=$(free_port)
@@ -233,6 +248,17 @@ database=lsm,$or 0"
 settles "lancelsm_info_max_history_entries" lancelsm_info_max_history_entries " 1000"
 settles "lancelsm_info_history_entries" lancelsm_info_history_entries " 2"
 settles "a duration for each last checkpoint" 'count(lancelsm_checkpoint_last_elapsed_seconds >= 0)' " 2"
+settles "a stats age for each table" 'count(lancelsm_table_stats_age_seconds >= 0)' " 2"
+
+# 3 more scrapes (Prometheus counts them in up's samples): not one
+# request reached the emulator since the due run, and the values stay
+scrapes=$(query 'count_over_time(up{job="postgres"}[1h])') || fail "counting scrapes"
+scrapes=${scrapes# }
+settles "3 more scrapes" "count_over_time(up{job=\"postgres\"}[1h]) >= bool $((scrapes + 3))" " 1"
+check "no request per scrape" "$(emu_requests)" "$requests_before"
+settles "lancelsm_table_l0_generations after the scrapes" lancelsm_table_l0_generations "$ev 6
+$or 0"
+check "no request per scrape, values read again" "$(emu_requests)" "$requests_before"
 
 # the alerts: TableFailing for orders only, and no other alert at all
 alerts() {
