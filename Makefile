@@ -71,6 +71,14 @@ PG_CONFIG ?= pg_config
 PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
 
+# TAP: the pg_cron tests wait for minute boundaries (pg_cron before 1.5
+# schedules by the minute), idle for minutes: they run beside the other
+# files, which run one at a time as ever.  LANCELSM_PROVE_RULES= runs
+# every file one at a time.
+LANCELSM_PROVE_RULES ?= -j3 --rules=par=t/006_pg_cron.pl \
+	--rules=par=t/008_pg_cron_due.pl '--rules=seq=**'
+PG_PROVE_FLAGS += $(LANCELSM_PROVE_RULES)
+
 # The whole pg_regress + TAP suite against an ASan + UBSan build;
 # as root, see scripts/sanitize.sh.  scripts/test.sh runs it in CI.
 .PHONY: sanitize-check
