@@ -335,9 +335,12 @@ shared_array_usage(const SharedArrayDesc *desc, int *used, int *max,
 	if (array == NULL)
 		return false;
 	LWLockAcquire(array->lock, LW_SHARED);
-	for (int i = 0; i < array->n; i++)
-		if (((const SharedKey *) (entries + desc->entry_size * i))->in_use)
-			(*used)++;
+	if (desc->index != NULL && *desc->index != NULL)
+		*used = (int) hash_get_num_entries(*desc->index);	/* no scan */
+	else
+		for (int i = 0; i < array->n; i++)
+			if (((const SharedKey *) (entries + desc->entry_size * i))->in_use)
+				(*used)++;
 	LWLockRelease(array->lock);
 	*max = array->n;
 	*evicted = pg_atomic_read_u64(&array->evicted);
