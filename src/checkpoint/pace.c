@@ -248,7 +248,8 @@ lsm_pace_check_pass(LsmPaceCheck *check, const LsmPacePass *pass,
 		return;
 	if (done_ms <= r->lo_ms || pass->running_ms > r->hi_ms)
 		check->contradicted = true;
-	else if (pass->running_ms >= 0 && pass->running_ms >= r->hi_ms - span &&
+	else if (pass->running_ms >= 0 &&
+			 pass->running_ms >= r->hi_ms - span &&
 			 done_ms <= r->hi_ms + span)
 		check->pinned = true;
 }
