@@ -109,7 +109,7 @@ lsm_pace_pass_start(LsmPacePass *pass, const LsmPace *known, bool recalled)
  * steady bracket widens after this many passes in a row seen over at
  * their first poll.
  */
-#define PACE_STEADY_SPAN 2
+#define PACE_STEADY_SPAN 3
 #define PACE_STEADY_AT_ONCE 2
 
 /*

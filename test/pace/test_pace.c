@@ -164,7 +164,7 @@ main(void)
 	/*
 	 * A checkpoint's passes against the bracket it recalled: a hedge's
 	 * early poll and one at the end pin nothing; a poll seen running
-	 * within 2 tolerances of its end does (steady); a pass seen over
+	 * within 3 tolerances of its end does (steady); a pass seen over
 	 * before it, or running past it, contradicts it
 	 */
 	pace = (LsmPace) {1000, 1030};
