@@ -30,14 +30,20 @@
  * that check every time (LsmPaceCheck): a checkpoint none of whose passes
  * ended outside the bracket it recalled, and one of which was seen to end
  * inside it (running within PACE_STEADY_SPAN tolerances before its end,
- * over within as many after), or whose recalled bracket was already
- * steady, leaves its bracket steady.  The next checkpoint then follows a
- * steady bracket as its own call's, with no early poll, and widens it
- * downwards only after PACE_STEADY_AT_ONCE passes in a row were seen over
- * at their first poll, not after each: a third of its passes cost a
- * probe before the end instead of half (about 1.33 polls a pass, not
- * 1.67).  A pass seen over before the recalled bracket, or running past
- * its end, makes the next checkpoint hedge again.
+ * over within as many after), agrees with the checkpoint before; once
+ * PACE_STEADY_AGREED checkpoints agreed, with none since whose passes
+ * ended outside its bracket, the bracket is steady (a checkpoint whose
+ * passes ended inside it, none seen to, neither adds to the count nor
+ * resets it).  One agreement is not enough: passes whose durations change
+ * from one checkpoint to the next agree by chance now and then (one
+ * checkpoint in 20 with durations drawn anew from 100 ms to 1 s), and the
+ * next, drawn anew again, would go without the check.  The next checkpoint
+ * then follows a steady bracket as its own call's, with no early poll,
+ * and widens it downwards only after PACE_STEADY_AT_ONCE passes in a row
+ * were seen over at their first poll, not after each: a third of its
+ * passes cost a probe before the end instead of half (about 1.33 polls a
+ * pass, not 1.67).  A pass seen over before the recalled bracket, or
+ * running past its end, makes the next checkpoint hedge again.
  *
  * A call of many tables on one server adds what its passes say of each
  * other (LsmPaceDrain): the server grants compaction permits in trigger
@@ -79,6 +85,19 @@ lsm_pace_tolerance_ms(int32 hi_ms)
 }
 
 /*
+ * A checkpoint agrees with the one before when its passes ended inside the
+ * bracket that one left; the bracket is steady after this many in a row.
+ */
+#define PACE_STEADY_AGREED 2
+
+/* pace_steady: whether pace is followed without a hedge's early poll. */
+static bool
+pace_steady(const LsmPace *pace)
+{
+	return pace->agreed >= PACE_STEADY_AGREED;
+}
+
+/*
  * lsm_pace_pass_start: a pass was triggered; known is what is known of
  * the table's passes (hi_ms 0: nothing), recalled whether it comes from an
  * earlier checkpoint rather than from this call (a hedge unless steady).
@@ -87,7 +106,7 @@ void
 lsm_pace_pass_start(LsmPacePass *pass, const LsmPace *known, bool recalled)
 {
 	pass->known = *known;
-	pass->hedge = recalled && known->hi_ms > 0 && !known->steady;
+	pass->hedge = recalled && known->hi_ms > 0 && !pace_steady(known);
 	pass->running_ms = -1;
 	pass->step_ms = 0;
 }
@@ -221,7 +240,7 @@ lsm_pace_learn(LsmPace *pace, const LsmPacePass *pass, int32 done_ms)
 		pace->lo_ms = 0;
 		return;
 	}
-	if (k->steady && k->at_once + 1 < PACE_STEADY_AT_ONCE)
+	if (pace_steady(k) && k->at_once + 1 < PACE_STEADY_AT_ONCE)
 	{
 		pace->lo_ms = k->lo_ms;
 		pace->at_once = k->at_once + 1;
@@ -255,14 +274,22 @@ lsm_pace_check_pass(LsmPaceCheck *check, const LsmPacePass *pass,
 }
 
 /*
- * lsm_pace_check_steady: whether the bracket the checkpoint of check
- * learnt is steady (see the top of the file).
+ * lsm_pace_check_agreed: the agreed count of the bracket the checkpoint of
+ * check learnt (see the top of the file): 0 when nothing was recalled or
+ * a pass ended outside the recalled bracket; one more than the recalled
+ * bracket's (at most PACE_STEADY_AGREED) when a pass was seen to end
+ * inside it; else the recalled bracket's.
  */
-bool
-lsm_pace_check_steady(const LsmPaceCheck *check)
+int16
+lsm_pace_check_agreed(const LsmPaceCheck *check)
 {
-	return check->recalled.hi_ms > 0 && !check->contradicted &&
-		(check->pinned || check->recalled.steady);
+	const LsmPace *r = &check->recalled;
+
+	if (r->hi_ms <= 0 || check->contradicted)
+		return 0;
+	if (check->pinned)
+		return Min(r->agreed + 1, PACE_STEADY_AGREED);
+	return r->agreed;
 }
 
 /* Sightings, spanning this many ranks, before the drain predicts. */

@@ -15,15 +15,16 @@
  * What is known of a table's pass duration, in milliseconds from the
  * answer to the compact trigger to the poll that saw the pass over: the
  * last pass was still running at lo_ms and was over at hi_ms.
- * hi_ms == 0: nothing is known.  steady: the checkpoint that learnt it
- * found its passes where the one before had left them
- * (lsm_pace_check_steady).
+ * hi_ms == 0: nothing is known.  agreed: how many checkpoints in a row,
+ * the last of them the one that learnt it, found their passes where the
+ * one before had left them (lsm_pace_check_agreed); from two on, the
+ * bracket is steady (src/checkpoint/pace.c).
  */
 typedef struct LsmPace
 {
 	int32		lo_ms;
 	int32		hi_ms;
-	bool		steady;
+	int16		agreed;
 	int16		at_once;		/* passes in a row seen over at their first
 								 * poll since the bracket last widened */
 } LsmPace;
@@ -80,7 +81,7 @@ extern void lsm_pace_learn(LsmPace *pace, const LsmPacePass *pass,
 						   int32 done_ms);
 extern void lsm_pace_check_pass(LsmPaceCheck *check,
 								const LsmPacePass *pass, int32 done_ms);
-extern bool lsm_pace_check_steady(const LsmPaceCheck *check);
+extern int16 lsm_pace_check_agreed(const LsmPaceCheck *check);
 extern int64 lsm_pace_drain_rank(LsmPaceDrain *drain, int64 at_ms);
 extern void lsm_pace_drain_seen(LsmPaceDrain *drain, int64 rank,
 								int64 at_ms, bool at_once);

@@ -406,7 +406,7 @@ task_finish(LsmTask *task, LsmFailure *failure)
 		LsmPace		pace = task->watermark.pace;
 
 		lsm_watermark_release(&task->watermark);
-		pace.steady = lsm_pace_check_steady(&task->watermark.pace_check);
+		pace.agreed = lsm_pace_check_agreed(&task->watermark.pace_check);
 		if (task->watermark.pace_learned && !task->watermark.pace_queued)
 			lsm_pace_remember(task->config->serverid, task->wire_table_name,
 							  task->declared, &pace);

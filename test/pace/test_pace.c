@@ -164,32 +164,55 @@ main(void)
 	/*
 	 * A checkpoint's passes against the bracket it recalled: a hedge's
 	 * early poll and one at the end pin nothing; a poll seen running
-	 * within 3 tolerances of its end does (steady); a pass seen over
-	 * before it, or running past it, contradicts it
+	 * within 3 tolerances of its end does (agreed once more); a pass seen
+	 * over before it, or running past it, contradicts it (agreed 0)
 	 */
 	pace = (LsmPace) {1000, 1030};
 	check_start(&pace);
 	expect_pass("check: hedge, 1010", &pace, true, 1010, (const int32[]) {500, 1030, -1});
-	expect_eq("check: hedge, 1010: not steady", lsm_pace_check_steady(&check), false);
+	expect_eq("check: hedge, 1010: agreed", lsm_pace_check_agreed(&check), 0);
 	pace = (LsmPace) {950, 1030};
 	check_start(&pace);
 	expect_pass("check: hedge, wide, 1010", &pace, true, 1010,
 				(const int32[]) {475, 990, 1030, -1});
-	expect_eq("check: seen running at 990: steady", lsm_pace_check_steady(&check), true);
+	expect_eq("check: seen running at 990: agreed", lsm_pace_check_agreed(&check), 1);
 	pace = (LsmPace) {1000, 1030};
 	check_start(&pace);
 	expect_pass("check: hedge, 300", &pace, true, 300, (const int32[]) {500, -1});
-	expect_eq("check: over before it: not steady", lsm_pace_check_steady(&check), false);
-	pace = (LsmPace) {1000, 1030, true};
+	expect_eq("check: over before it: agreed", lsm_pace_check_agreed(&check), 0);
+	pace = (LsmPace) {.lo_ms = 1000, .hi_ms = 1030, .agreed = 2};
 	check_start(&pace);
 	expect_pass("check: steady, 1100", &pace, true, 1100, (const int32[]) {1030, 1062, 1126, -1});
-	expect_eq("check: running past it: not steady", lsm_pace_check_steady(&check), false);
+	expect_eq("check: steady, running past it: agreed", lsm_pace_check_agreed(&check), 0);
+
+	/*
+	 * Agreed once is not steady: the next checkpoint still checks early;
+	 * its passes ending inside unseen keep the count, one seen to makes
+	 * it steady, and the next checkpoint has no early poll
+	 */
+	pace = (LsmPace) {.lo_ms = 990, .hi_ms = 1030, .agreed = 1};
+	check_start(&pace);
+	expect_pass("agreed once: a hedge", &pace, true, 1010, (const int32[]) {495, 1030, -1});
+	pace.agreed = lsm_pace_check_agreed(&check);
+	expect_eq("agreed once, inside unseen: agreed", pace.agreed, 1);
+	pace = (LsmPace) {.lo_ms = 950, .hi_ms = 1030, .agreed = 1};
+	check_start(&pace);
+	expect_pass("agreed once, 1010", &pace, true, 1010, (const int32[]) {475, 990, 1030, -1});
+	pace.agreed = lsm_pace_check_agreed(&check);
+	expect_eq("agreed twice: agreed", pace.agreed, 2);
+	check_start(&pace);
+	expect_pass("agreed twice: steady", &pace, true, 1010, (const int32[]) {1030, -1});
+	expect_eq("steady, inside unseen: agreed", lsm_pace_check_agreed(&check), 2);
+	pace = (LsmPace) {.lo_ms = 1000, .hi_ms = 1030, .agreed = 1};
+	check_start(&pace);
+	expect_pass("agreed once, 300", &pace, true, 300, (const int32[]) {500, -1});
+	expect_eq("agreed once, over before it: agreed", lsm_pace_check_agreed(&check), 0);
 
 	/*
 	 * A steady bracket: no early poll, and widened downwards only after
 	 * two passes in a row seen over at their first poll
 	 */
-	pace = (LsmPace) {1000, 1030, true};
+	pace = (LsmPace) {.lo_ms = 1000, .hi_ms = 1030, .agreed = 2};
 	check_start(&pace);
 	expect_pass("steady 1010", &pace, true, 1010, (const int32[]) {1030, -1});
 	expect_eq("steady 1010: not widened", pace.lo_ms, 1000);
@@ -198,14 +221,18 @@ main(void)
 	expect_pass("steady 1010, 3rd", &pace, false, 1010, (const int32[]) {1030, -1});
 	expect_pass("steady 1010, 4th", &pace, false, 1010, (const int32[]) {1030, -1});
 	expect_pass("steady 1010, 5th", &pace, false, 1010, (const int32[]) {968, 1030, -1});
-	expect_eq("steady 1010: still steady", lsm_pace_check_steady(&check), true);
+	expect_eq("steady 1010: agreed", lsm_pace_check_agreed(&check), 2);
 	/* a hedge is not steady: widened after each */
 	pace = (LsmPace) {1000, 1030};
 	expect_pass("in-call 1010", &pace, false, 1010, (const int32[]) {1030, -1});
 	expect_eq("in-call 1010: widened", pace.lo_ms, 968);
-	/* nothing recalled: never steady */
+	/* agreed once is not steady either */
+	pace = (LsmPace) {.lo_ms = 1000, .hi_ms = 1030, .agreed = 1};
+	expect_pass("agreed once, in-call 1010", &pace, false, 1010, (const int32[]) {1030, -1});
+	expect_eq("agreed once, in-call 1010: widened", pace.lo_ms, 968);
+	/* nothing recalled: never agreed */
 	memset(&check, 0, sizeof(check));
-	expect_eq("nothing recalled: not steady", lsm_pace_check_steady(&check), false);
+	expect_eq("nothing recalled: agreed", lsm_pace_check_agreed(&check), 0);
 
 	/* 10 s passes: the doubling bounded by poll_interval_max */
 	pace = (LsmPace) {0};
