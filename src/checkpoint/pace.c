@@ -26,6 +26,25 @@
  * doubling suits a pass that is a little longer than the last of the
  * same call, not one whose table changed between checkpoints).
  *
+ * A table checkpointed again and again at the same pace need not pay for
+ * that check every time (LsmPaceCheck): a checkpoint none of whose passes
+ * ended outside the bracket it recalled, and one of which was seen to end
+ * inside it (running within PACE_STEADY_SPAN tolerances before its end,
+ * over within as many after), agrees with the checkpoint before; once
+ * PACE_STEADY_AGREED checkpoints agreed, with none since whose passes
+ * ended outside its bracket, the bracket is steady (a checkpoint whose
+ * passes ended inside it, none seen to, neither adds to the count nor
+ * resets it).  One agreement is not enough: passes whose durations change
+ * from one checkpoint to the next agree by chance now and then (one
+ * checkpoint in 20 with durations drawn anew from 100 ms to 1 s), and the
+ * next, drawn anew again, would go without the check.  The next checkpoint
+ * then follows a steady bracket as its own call's, with no early poll,
+ * and widens it downwards only after PACE_STEADY_AT_ONCE passes in a row
+ * were seen over at their first poll, not after each: a third of its
+ * passes cost a probe before the end instead of half (about 1.33 polls a
+ * pass, not 1.67).  A pass seen over before the recalled bracket, or
+ * running past its end, makes the next checkpoint hedge again.
+ *
  * A call of many tables on one server adds what its passes say of each
  * other (LsmPaceDrain): the server grants compaction permits in trigger
  * order, so a pass's duration there is mostly its wait in the queue, which
@@ -66,15 +85,28 @@ lsm_pace_tolerance_ms(int32 hi_ms)
 }
 
 /*
+ * A checkpoint agrees with the one before when its passes ended inside the
+ * bracket that one left; the bracket is steady after this many in a row.
+ */
+#define PACE_STEADY_AGREED 2
+
+/* pace_steady: whether pace is followed without a hedge's early poll. */
+static bool
+pace_steady(const LsmPace *pace)
+{
+	return pace->agreed >= PACE_STEADY_AGREED;
+}
+
+/*
  * lsm_pace_pass_start: a pass was triggered; known is what is known of
- * the table's passes (hi_ms 0: nothing), hedge whether it comes from an
- * earlier checkpoint rather than from this call.
+ * the table's passes (hi_ms 0: nothing), recalled whether it comes from an
+ * earlier checkpoint rather than from this call (a hedge unless steady).
  */
 void
-lsm_pace_pass_start(LsmPacePass *pass, const LsmPace *known, bool hedge)
+lsm_pace_pass_start(LsmPacePass *pass, const LsmPace *known, bool recalled)
 {
 	pass->known = *known;
-	pass->hedge = hedge && known->hi_ms > 0;
+	pass->hedge = recalled && known->hi_ms > 0 && !pace_steady(known);
 	pass->running_ms = -1;
 	pass->step_ms = 0;
 }
@@ -89,6 +121,15 @@ lsm_pace_pass_start(LsmPacePass *pass, const LsmPace *known, bool hedge)
  */
 #define PACE_FIRST_SPLIT 2
 #define PACE_AGAIN_SPLIT 4
+
+/*
+ * A pass seen running at most this many tolerances before the end of the
+ * recalled bracket and over at most as many after it ended inside it; a
+ * steady bracket widens after this many passes in a row seen over at
+ * their first poll.
+ */
+#define PACE_STEADY_SPAN 3
+#define PACE_STEADY_AT_ONCE 2
 
 /*
  * pace_inside: the next poll inside the bracket after a poll at from_ms
@@ -182,22 +223,73 @@ lsm_pace_learn(LsmPace *pace, const LsmPacePass *pass, int32 done_ms)
 			pace->lo_ms = Max(pace->lo_ms, k->lo_ms);
 		pace->lo_ms = Min(pace->lo_ms, done_ms - 1);
 		pace->hi_ms = done_ms;
+		pace->at_once = 0;
 		return;
 	}
 	/*
 	 * Over at the first poll: it may have ended well before.  The bracket
 	 * widens downwards by its own width (at least the tolerance), so that
 	 * passes seen over at the first poll again and again double it until a
-	 * poll inside it sees one running.
+	 * poll inside it sees one running; a steady one only every
+	 * PACE_STEADY_AT_ONCE such passes.
 	 */
 	pace->hi_ms = done_ms;
+	pace->at_once = 0;
 	if (k->hi_ms <= 0 || k->lo_ms >= done_ms)
 	{
 		pace->lo_ms = 0;
 		return;
 	}
+	if (pace_steady(k) && k->at_once + 1 < PACE_STEADY_AT_ONCE)
+	{
+		pace->lo_ms = k->lo_ms;
+		pace->at_once = k->at_once + 1;
+		return;
+	}
 	pace->lo_ms = Max(0, k->lo_ms - Max(lsm_pace_tolerance_ms(done_ms),
 										k->hi_ms - k->lo_ms));
+}
+
+/*
+ * lsm_pace_check_pass: a pass of the checkpoint of check, polled by the
+ * schedule pass, was seen over at done_ms; note whether it ended outside
+ * the recalled bracket (seen over before its lower bound, or running past
+ * its end) or was seen to end inside it (see the top of the file).
+ */
+void
+lsm_pace_check_pass(LsmPaceCheck *check, const LsmPacePass *pass,
+					int32 done_ms)
+{
+	const LsmPace *r = &check->recalled;
+	int32		span = PACE_STEADY_SPAN * lsm_pace_tolerance_ms(r->hi_ms);
+
+	if (r->hi_ms <= 0)
+		return;
+	if (done_ms <= r->lo_ms || pass->running_ms > r->hi_ms)
+		check->contradicted = true;
+	else if (pass->running_ms >= 0 &&
+			 pass->running_ms >= r->hi_ms - span &&
+			 done_ms <= r->hi_ms + span)
+		check->pinned = true;
+}
+
+/*
+ * lsm_pace_check_agreed: the agreed count of the bracket the checkpoint of
+ * check learnt (see the top of the file): 0 when nothing was recalled or
+ * a pass ended outside the recalled bracket; one more than the recalled
+ * bracket's (at most PACE_STEADY_AGREED) when a pass was seen to end
+ * inside it; else the recalled bracket's.
+ */
+int16
+lsm_pace_check_agreed(const LsmPaceCheck *check)
+{
+	const LsmPace *r = &check->recalled;
+
+	if (r->hi_ms <= 0 || check->contradicted)
+		return 0;
+	if (check->pinned)
+		return Min(r->agreed + 1, PACE_STEADY_AGREED);
+	return r->agreed;
 }
 
 /* Sightings, spanning this many ranks, before the drain predicts. */

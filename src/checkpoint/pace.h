@@ -15,19 +15,26 @@
  * What is known of a table's pass duration, in milliseconds from the
  * answer to the compact trigger to the poll that saw the pass over: the
  * last pass was still running at lo_ms and was over at hi_ms.
- * hi_ms == 0: nothing is known.
+ * hi_ms == 0: nothing is known.  agreed: how many checkpoints in a row,
+ * the last of them the one that learnt it, found their passes where the
+ * one before had left them (lsm_pace_check_agreed); from two on, the
+ * bracket is steady (src/checkpoint/pace.c).
  */
 typedef struct LsmPace
 {
 	int32		lo_ms;
 	int32		hi_ms;
+	int16		agreed;
+	int16		at_once;		/* passes in a row seen over at their first
+								 * poll since the bracket last widened */
 } LsmPace;
 
 /* The poll schedule of one pass, from its trigger. */
 typedef struct LsmPacePass
 {
 	LsmPace		known;			/* the prediction this pass follows */
-	bool		hedge;			/* known comes from an earlier call */
+	bool		hedge;			/* known comes from an earlier call and
+								 * is not steady: checked early */
 	int32		running_ms;		/* last poll that saw it running; -1: none */
 	int32		step_ms;		/* fallback: the next doubling step */
 } LsmPacePass;
@@ -53,14 +60,28 @@ typedef struct LsmPaceDrain
 								 * poll the drain predicted for them */
 } LsmPaceDrain;
 
+/*
+ * What the passes of one checkpoint say of the bracket it recalled from
+ * the table's checkpoint before (recalled.hi_ms 0: nothing recalled).
+ */
+typedef struct LsmPaceCheck
+{
+	LsmPace		recalled;
+	bool		contradicted;	/* a pass ended outside it */
+	bool		pinned;			/* a pass was seen to end inside it */
+} LsmPaceCheck;
+
 extern int32 lsm_pace_tolerance_ms(int32 hi_ms);
 extern void lsm_pace_pass_start(LsmPacePass *pass, const LsmPace *known,
-								bool hedge);
+								bool recalled);
 extern int32 lsm_pace_first_poll_ms(const LsmPacePass *pass, int32 min_ms);
 extern int32 lsm_pace_next_poll_ms(LsmPacePass *pass, int32 running_ms,
 								   int32 min_ms, int32 max_ms);
 extern void lsm_pace_learn(LsmPace *pace, const LsmPacePass *pass,
 						   int32 done_ms);
+extern void lsm_pace_check_pass(LsmPaceCheck *check,
+								const LsmPacePass *pass, int32 done_ms);
+extern int16 lsm_pace_check_agreed(const LsmPaceCheck *check);
 extern int64 lsm_pace_drain_rank(LsmPaceDrain *drain, int64 at_ms);
 extern void lsm_pace_drain_seen(LsmPaceDrain *drain, int64 rank,
 								int64 at_ms, bool at_once);

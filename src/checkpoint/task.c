@@ -403,11 +403,13 @@ task_finish(LsmTask *task, LsmFailure *failure)
 	 */
 	if (task->kind == LSM_TASK_CHECKPOINT)
 	{
+		LsmPace		pace = task->watermark.pace;
+
 		lsm_watermark_release(&task->watermark);
+		pace.agreed = lsm_pace_check_agreed(&task->watermark.pace_check);
 		if (task->watermark.pace_learned && !task->watermark.pace_queued)
 			lsm_pace_remember(task->config->serverid, task->wire_table_name,
-							  task->declared,
-							  &task->watermark.pace);
+							  task->declared, &pace);
 	}
 	lsm_http_release(task->req);
 }
@@ -588,7 +590,8 @@ task_check_bound(LsmTask *task)
  * passes in this call starts from what its table's last checkpoint learnt
  * (shared memory; nothing without the preload), unless it shares a drain:
  * its passes may then queue behind the call's others, and a pass's own
- * duration would only make it poll early.
+ * duration would only make it poll early.  What it recalled is kept to
+ * check this call's passes against (steady, src/checkpoint/pace.c).
  */
 static void
 task_pace_recall(LsmTask *task)
@@ -598,7 +601,10 @@ task_pace_recall(LsmTask *task)
 	if (wm->pace.hi_ms == 0 && wm->drain == NULL &&
 		lsm_pace_recall(task->config->serverid, task->wire_table_name,
 						&wm->pace))
+	{
 		wm->pace_recalled = true;
+		wm->pace_check.recalled = wm->pace;
+	}
 }
 
 /*

@@ -201,6 +201,7 @@ lsm_watermark_evaluate(LsmWatermark *wm, const LsmStats *stats,
 	if (*progressed && wm->pass_at != 0)
 	{
 		/* the pass triggered last is over: learn how long it took */
+		lsm_pace_check_pass(&wm->pace_check, &wm->pass, wm->poll_ms);
 		lsm_pace_learn(&wm->pace, &wm->pass, wm->poll_ms);
 		wm->pace_recalled = false;
 		wm->pace_learned = true;

@@ -47,6 +47,8 @@ typedef struct LsmWatermark
 	LsmPace		pace;			/* what the call knows of pass durations;
 								 * kept across a re-issue from flush */
 	bool		pace_recalled;	/* pace comes from an earlier checkpoint */
+	LsmPaceCheck pace_check;	/* what this call's passes say of the
+								 * bracket recalled */
 	bool		pace_learned;	/* a pass of this call updated pace */
 	LsmPacePass pass;			/* the poll schedule of the pass triggered */
 	TimestampTz pass_at;		/* when its trigger was answered; 0: none */

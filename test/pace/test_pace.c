@@ -12,6 +12,7 @@
 #include "postgres.h"
 
 #include <stdio.h>
+#include <string.h>
 
 /* the port library is not linked: plain printf */
 #undef printf
@@ -20,21 +21,34 @@
 
 static int	failures = 0;
 
+/* what the passes run since the last check_start say of its bracket */
+static LsmPaceCheck check;
+
+/*
+ * check_start: a checkpoint recalls pace (as the next pass's recalled).
+ */
+static void
+check_start(const LsmPace *pace)
+{
+	memset(&check, 0, sizeof(check));
+	check.recalled = *pace;
+}
+
 /*
  * run_pass: poll one pass of duration_ms under pace, as a checkpoint does
  * (polls at the predicted times, a pass is over at a poll at or after its
- * duration); learn; write the poll times into polls (at most max_polls)
- * and return how many there were.
+ * duration); check it and learn; write the poll times into polls (at most
+ * max_polls) and return how many there were.
  */
 static int
-run_pass(LsmPace *pace, bool hedge, int32 duration_ms, int32 *polls,
+run_pass(LsmPace *pace, bool recalled, int32 duration_ms, int32 *polls,
 		 int max_polls)
 {
 	LsmPacePass pass;
 	int			n = 0;
 	int32		at;
 
-	lsm_pace_pass_start(&pass, pace, hedge);
+	lsm_pace_pass_start(&pass, pace, recalled);
 	at = lsm_pace_first_poll_ms(&pass, 50);
 	while (n < max_polls)
 	{
@@ -43,6 +57,7 @@ run_pass(LsmPace *pace, bool hedge, int32 duration_ms, int32 *polls,
 			break;
 		at = lsm_pace_next_poll_ms(&pass, at, 50, 5000);
 	}
+	lsm_pace_check_pass(&check, &pass, at);
 	lsm_pace_learn(pace, &pass, at);
 	return n;
 }
@@ -52,11 +67,11 @@ run_pass(LsmPace *pace, bool hedge, int32 duration_ms, int32 *polls,
  * list ending with -1).
  */
 static void
-expect_pass(const char *what, LsmPace *pace, bool hedge, int32 duration_ms,
+expect_pass(const char *what, LsmPace *pace, bool recalled, int32 duration_ms,
 			const int32 *want)
 {
 	int32		got[64];
-	int			n = run_pass(pace, hedge, duration_ms, got, 64);
+	int			n = run_pass(pace, recalled, duration_ms, got, 64);
 	int			nwant = 0;
 	bool		same;
 
@@ -88,7 +103,7 @@ expect_eq(const char *what, int64 got, int64 want)
 int
 main(void)
 {
-	LsmPace		pace = {0, 0};
+	LsmPace		pace = {0};
 
 	/*
 	 * 303 ms passes, nothing known: the doubling, then the bracket halves;
@@ -146,8 +161,81 @@ main(void)
 	expect_pass("hedge, now 3000", &pace, true, 3000,
 				(const int32[]) {500, 1030, 1287, 1608, 2010, 2512, 3140, -1});
 
+	/*
+	 * A checkpoint's passes against the bracket it recalled: a hedge's
+	 * early poll and one at the end pin nothing; a poll seen running
+	 * within 3 tolerances of its end does (agreed once more); a pass seen
+	 * over before it, or running past it, contradicts it (agreed 0)
+	 */
+	pace = (LsmPace) {1000, 1030};
+	check_start(&pace);
+	expect_pass("check: hedge, 1010", &pace, true, 1010, (const int32[]) {500, 1030, -1});
+	expect_eq("check: hedge, 1010: agreed", lsm_pace_check_agreed(&check), 0);
+	pace = (LsmPace) {950, 1030};
+	check_start(&pace);
+	expect_pass("check: hedge, wide, 1010", &pace, true, 1010,
+				(const int32[]) {475, 990, 1030, -1});
+	expect_eq("check: seen running at 990: agreed", lsm_pace_check_agreed(&check), 1);
+	pace = (LsmPace) {1000, 1030};
+	check_start(&pace);
+	expect_pass("check: hedge, 300", &pace, true, 300, (const int32[]) {500, -1});
+	expect_eq("check: over before it: agreed", lsm_pace_check_agreed(&check), 0);
+	pace = (LsmPace) {.lo_ms = 1000, .hi_ms = 1030, .agreed = 2};
+	check_start(&pace);
+	expect_pass("check: steady, 1100", &pace, true, 1100, (const int32[]) {1030, 1062, 1126, -1});
+	expect_eq("check: steady, running past it: agreed", lsm_pace_check_agreed(&check), 0);
+
+	/*
+	 * Agreed once is not steady: the next checkpoint still checks early;
+	 * its passes ending inside unseen keep the count, one seen to makes
+	 * it steady, and the next checkpoint has no early poll
+	 */
+	pace = (LsmPace) {.lo_ms = 990, .hi_ms = 1030, .agreed = 1};
+	check_start(&pace);
+	expect_pass("agreed once: a hedge", &pace, true, 1010, (const int32[]) {495, 1030, -1});
+	pace.agreed = lsm_pace_check_agreed(&check);
+	expect_eq("agreed once, inside unseen: agreed", pace.agreed, 1);
+	pace = (LsmPace) {.lo_ms = 950, .hi_ms = 1030, .agreed = 1};
+	check_start(&pace);
+	expect_pass("agreed once, 1010", &pace, true, 1010, (const int32[]) {475, 990, 1030, -1});
+	pace.agreed = lsm_pace_check_agreed(&check);
+	expect_eq("agreed twice: agreed", pace.agreed, 2);
+	check_start(&pace);
+	expect_pass("agreed twice: steady", &pace, true, 1010, (const int32[]) {1030, -1});
+	expect_eq("steady, inside unseen: agreed", lsm_pace_check_agreed(&check), 2);
+	pace = (LsmPace) {.lo_ms = 1000, .hi_ms = 1030, .agreed = 1};
+	check_start(&pace);
+	expect_pass("agreed once, 300", &pace, true, 300, (const int32[]) {500, -1});
+	expect_eq("agreed once, over before it: agreed", lsm_pace_check_agreed(&check), 0);
+
+	/*
+	 * A steady bracket: no early poll, and widened downwards only after
+	 * two passes in a row seen over at their first poll
+	 */
+	pace = (LsmPace) {.lo_ms = 1000, .hi_ms = 1030, .agreed = 2};
+	check_start(&pace);
+	expect_pass("steady 1010", &pace, true, 1010, (const int32[]) {1030, -1});
+	expect_eq("steady 1010: not widened", pace.lo_ms, 1000);
+	expect_pass("steady 1010, 2nd", &pace, false, 1010, (const int32[]) {1030, -1});
+	expect_eq("steady 1010, 2nd: widened", pace.lo_ms, 968);
+	expect_pass("steady 1010, 3rd", &pace, false, 1010, (const int32[]) {1030, -1});
+	expect_pass("steady 1010, 4th", &pace, false, 1010, (const int32[]) {1030, -1});
+	expect_pass("steady 1010, 5th", &pace, false, 1010, (const int32[]) {968, 1030, -1});
+	expect_eq("steady 1010: agreed", lsm_pace_check_agreed(&check), 2);
+	/* a hedge is not steady: widened after each */
+	pace = (LsmPace) {1000, 1030};
+	expect_pass("in-call 1010", &pace, false, 1010, (const int32[]) {1030, -1});
+	expect_eq("in-call 1010: widened", pace.lo_ms, 968);
+	/* agreed once is not steady either */
+	pace = (LsmPace) {.lo_ms = 1000, .hi_ms = 1030, .agreed = 1};
+	expect_pass("agreed once, in-call 1010", &pace, false, 1010, (const int32[]) {1030, -1});
+	expect_eq("agreed once, in-call 1010: widened", pace.lo_ms, 968);
+	/* nothing recalled: never agreed */
+	memset(&check, 0, sizeof(check));
+	expect_eq("nothing recalled: agreed", lsm_pace_check_agreed(&check), 0);
+
 	/* 10 s passes: the doubling bounded by poll_interval_max */
-	pace.lo_ms = pace.hi_ms = 0;
+	pace = (LsmPace) {0};
 	expect_pass("cold 10 s", &pace, false, 10005,
 				(const int32[]) {50, 150, 350, 750, 1550, 3150, 6350, 11350, -1});
 	expect_pass("2nd 10 s", &pace, false, 10005, (const int32[]) {8850, 10100, -1});
