@@ -22,11 +22,21 @@
 #     answers them 503 (4) and 429 (4).  Those answers halve the window
 #     once: in the round trip after them exactly 4 requests go out, and
 #     every table still ends ok.
+#  4. HTTP/2 (TLS, through nginx with http2_max_concurrent_streams 5, below
+#     the call's ceiling of 64): the 40 tables' 80 requests all end ok,
+#     each reaches the emulator exactly once, never more than 5 at once.
+#     libcurl keeps to the server's limit once its SETTINGS frame has
+#     arrived; streams it sent before that beyond the limit are refused
+#     (REFUSED_STREAM: the server did not act on them) and sent again on a
+#     new connection.  How many were refused depends on timing: noted,
+#     not asserted.  Skipped without nginx, unless LANCELSM_REQUIRE_NETWORK
+#     is set.
 use strict;
 use warnings FATAL => 'all';
 
 use FindBin;
 use lib $FindBin::RealBin;
+use LsmNet;
 use LsmTap;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
@@ -129,6 +139,50 @@ my @second = grep { $_->{time} < $next_answer } @after;
 is(scalar(@second), 4,
 	'back-off: in the round trip after the 503 and 429 answers, 4 requests went out (the window halved)');
 cmp_ok(peak($log), '<=', 16, 'back-off: never more than 16 requests held at once');
+
+#
+# 4. HTTP/2: the server's MAX_CONCURRENT_STREAMS holds
+#
+SKIP:
+{
+	if (!-x '/usr/sbin/nginx' && !$ENV{LANCELSM_REQUIRE_NETWORK})
+	{
+		skip('nginx is not installed (apt-get install nginx)', 4);
+	}
+	my $pki = make_pki();
+	my $edge = start_nginx($pki, $emu->{port}, { h2 => { max_streams => 5 } });
+	$node->safe_psql('postgres', qq{
+		CREATE SERVER edge FOREIGN DATA WRAPPER lancelsm
+		  OPTIONS (database 'mydb', ssl_ca_file '$pki/ca.crt',
+		           host_override 'https://localhost:$edge->{port}{h2}');
+		CREATE USER MAPPING FOR PUBLIC SERVER edge OPTIONS (api_key '$API_KEY');
+	});
+	my $mark = LsmNet::log_mark($edge->{access});
+	my $errors = LsmNet::log_mark($edge->{log});
+	emu_at($emu, 'POST', '/_emulator/log/reset');
+	my $array = join(',', map { "'$_'" } @tables[ 0 .. 39 ]);
+	$out = $node->safe_psql('postgres', qq{
+		SET statement_timeout = '60s';
+		SELECT count(*) || '|' || count(*) FILTER (WHERE ok)
+		FROM lancelsm_checkpoint('edge', ARRAY[$array]);
+	}, timeout => 90);
+	is($out, '40|40', 'HTTP/2, 5 streams: 40 rows, every one ok')
+	  or diag($node->safe_psql('postgres', qq{
+		SELECT sqlstate || ' ' || message FROM lancelsm_checkpoint('edge', ARRAY[$array])
+		WHERE NOT ok LIMIT 3}));
+	my @access = LsmNet::log_since($edge->{access}, $mark, 80);
+	my %conns = map { (split)[0] => 1 } @access;
+	is(scalar(@access) . '|' . scalar(grep { /HTTP\/2\.0 20[02] / } @access),
+		'80|80', 'HTTP/2, 5 streams: nginx served 80 requests, all over HTTP/2, all 2xx');
+	$log = [ grep { defined $_->{route} }
+		  @{ emu_at($emu, 'GET', '/_emulator/log')->{requests} } ];
+	is(scalar(@$log), 80, 'HTTP/2, 5 streams: 80 requests reached the emulator');
+	is(peak($log), 5, 'HTTP/2, 5 streams: exactly 5 requests held at once at most');
+	my @refused = grep { /concurrent streams exceeded/ }
+	  (LsmNet::log_lines($edge->{log}))[ $errors .. LsmNet::log_mark($edge->{log}) - 1 ];
+	note(scalar(@refused) . ' streams refused before the SETTINGS frame arrived, '
+		  . scalar(keys %conns) . ' connections');
+}
 
 $node->stop;
 done_testing();
