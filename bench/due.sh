@@ -127,12 +127,12 @@ SET statement_timeout = '600s';
 SELECT pg_backend_pid() \\g $out/many.pid
 SELECT lancelsm_checkpoint('lance', ARRAY[]::text[]);
 SELECT lancelsm_checkpoint_history_reset();
-SELECT 'skipped0', lancelsm_progress_skipped();
+SELECT 'skipped0', (SELECT progress_skipped FROM lancelsm_info);
 \\! python3 $bench/util.py peak \$(cat $out/many.pid) $out/many.stop $out/many.ready > $out/many.peak & while [ ! -e $out/many.ready ]; do sleep 0.01; done
 \\! python3 $bench/util.py cpu \$(cat $out/many.pid) > $out/many.cpu0; if [ "${BENCH_DUE_PERF:-0}" = 1 ]; then perf record -q -g -p \$(cat $out/many.pid) -o $out/many.perf.data 2>/dev/null & echo \$! > $out/many.perfpid; sleep 0.5; fi
 WITH c AS MATERIALIZED (SELECT * FROM lancelsm_checkpoint_due()) SELECT 'result', count(*) FILTER (WHERE NOT ok), count(*) FILTER (WHERE due), count(*) FILTER (WHERE action <> 'none'), round(extract(epoch FROM clock_timestamp() - statement_timestamp()) * 1000) FROM c;
 \\! python3 $bench/util.py cpu \$(cat $out/many.pid) > $out/many.cpu1; touch $out/many.stop; [ ! -e $out/many.perfpid ] || kill -INT \$(cat $out/many.perfpid)
-SELECT 'skipped', lancelsm_progress_skipped();
+SELECT 'skipped', (SELECT progress_skipped FROM lancelsm_info);
 SELECT 'history', count(*) FROM lancelsm_checkpoint_history;
 SELECT 'shmem', name, allocated_size FROM pg_shmem_allocations WHERE name LIKE 'lancelsm%' ORDER BY name COLLATE "C";
 SELECT 'setting', name, setting FROM pg_settings WHERE name IN ('lancelsm.max_progress_entries', 'lancelsm.max_history_entries') ORDER BY name COLLATE "C";
@@ -189,11 +189,11 @@ many_history() {
 SET statement_timeout = '600s';
 SELECT pg_backend_pid() \\g $out/hist.pid
 SELECT lancelsm_checkpoint_history_reset();
-SELECT 'skipped0', lancelsm_progress_skipped();
+SELECT 'skipped0', (SELECT progress_skipped FROM lancelsm_info);
 \\! python3 $bench/util.py peak \$(cat $out/hist.pid) $out/hist.stop $out/hist.ready > $out/hist.peak & while [ ! -e $out/hist.ready ]; do sleep 0.01; done
 WITH c AS MATERIALIZED (SELECT * FROM lancelsm_checkpoint_all()) SELECT 'result', count(*) FILTER (WHERE NOT ok), round(extract(epoch FROM clock_timestamp() - statement_timestamp()) * 1000) FROM c;
 \\! touch $out/hist.stop
-SELECT 'skipped', lancelsm_progress_skipped();
+SELECT 'skipped', (SELECT progress_skipped FROM lancelsm_info);
 SELECT 'history', count(*), count(*) FILTER (WHERE ok) FROM lancelsm_checkpoint_history;
 SELECT 'max', current_setting('lancelsm.max_history_entries');
 SQL

@@ -71,7 +71,7 @@ WITH c AS MATERIALIZED ($sql) SELECT 'result', (SELECT count(*) FROM c WHERE NOT
 \\! python3 $bench/util.py cpu \$(cat $out/$label.pid) > $out/$label.cpu1; python3 $bench/util.py hwm \$(cat $out/$label.pid) > $out/$label.mem1
 \\! bash $bench/thousand.sh unwatch $out/$label
 SELECT 'history', count(*) FILTER (WHERE ok AND passes = 1), count(*) FROM lancelsm_checkpoint_history WHERE table_name LIKE 'k%';
-SELECT 'skipped', progress_skipped FROM lancelsm_info();
+SELECT 'skipped', (SELECT progress_skipped FROM lancelsm_info);
 SQL
 	# (psql does not expand variables in \!: the pid goes through a file)
 	psqlq -At -F ' ' -f "$out/$label.sql" >"$out/$label.out" 2>"$out/$label.err" ||

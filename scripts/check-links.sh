@@ -8,7 +8,8 @@
 # case, punctuation dropped, spaces to '-', a repeated heading suffixed
 # -1, -2, ...).  Links inside code (fenced blocks, indented blocks, `spans`)
 # are not links and are skipped.  Prints each broken link as
-# FILE:LINE: TARGET (why) and exits 1 if there is any; run by scripts/test.sh.
+# FILE:LINE: TARGET (why) and exits 1 if there is any, or if README.md
+# is over 16,000 bytes (a short entry page); run by scripts/test.sh.
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 cd "$here"
@@ -112,6 +113,10 @@ for src in sys.argv[1:]:
                 elif frag not in anchors(target):
                     broken.append('%s:%d: %s (no heading #%s in %s)' % (src, n, t, frag, target))
 
+# the README stays a short entry page: the rest lives under docs/
+readme = os.path.getsize('README.md')
+if readme > 16000:
+    broken.append('README.md: %d bytes, more than 16,000: move detail into docs/' % readme)
 for b in broken:
     print(b)
 print('check-links: %d files, %d relative links, %d broken'

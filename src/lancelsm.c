@@ -40,10 +40,12 @@ define_int_setting(const char *name, const char *description, int *var,
 /*
  * _PG_init: initialise libcurl once per process (src/net/pool.c) and define
  * the settings (their variables are in src/settings.c).  Installs no
- * signal handler.  Loaded by shared_preload_libraries, it also defines
- * lancelsm.max_progress_entries and lancelsm.max_history_entries and has
- * the checkpoint folder install the shared memory hooks of progress,
- * history and herds (src/checkpoint/shmem.c).  Raises XX000 when libcurl
+ * signal handler.  Loaded by shared_preload_libraries, it also has the
+ * checkpoint folder define lancelsm.max_progress_entries,
+ * lancelsm.max_history_entries, lancelsm.max_run_history and
+ * lancelsm.max_table_counters and install the shared memory hooks of
+ * progress, history, pace, runs, table counters and herds
+ * (src/checkpoint/shmem.c).  Raises XX000 when libcurl
  * cannot be initialised.
  */
 void

@@ -214,4 +214,17 @@ pg_compat_parse_json(JsonLexContext *lex, const PgCompatJsonSemAction *sem)
 #define WaitEventExtensionNew(name) ((void) (name), (uint32) PG_WAIT_EXTENSION)
 #endif
 
+/*
+ * 19 sizes a shared hash table by one number of elements; before, by an
+ * initial and a maximum size.  lancelsm's are allocated whole at start.
+ */
+#include "storage/shmem.h"
+#if PG_VERSION_NUM < 190000
+#define lsm_shmem_init_hash(name, nelems, info, flags) \
+	ShmemInitHash((name), (nelems), (nelems), (info), (flags))
+#else
+#define lsm_shmem_init_hash(name, nelems, info, flags) \
+	ShmemInitHash((name), (nelems), (info), (flags))
+#endif
+
 #endif							/* LANCELSM_PG_COMPAT_H */

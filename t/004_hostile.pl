@@ -18,7 +18,7 @@
 #    server restarted on the same port): the next call reconnects or fails
 #    with a connection-class error, never hangs, never a false success;
 #  - file descriptors and RSS stay flat over repeated failures (the fd
-#    exhaustion of pgsql-http#6, the libcurl-malloc leak of pg_net#273).
+#    exhaustion and the leak of libcurl's allocations other HTTP extensions had).
 # Certificates are generated at test time with the openssl CLI.
 use strict;
 use warnings FATAL => 'all';

@@ -104,7 +104,7 @@ $node->psql('postgres', q{
 $log = log_since($offset);
 like(
 	$log,
-	qr/LOG:  HV00R: lancelsm flush of LanceDB table "nosuchtable" of server "emu" failed\n.*DETAIL:  could not flush LanceDB table "nosuchtable"\. Started at \d{4}-\d\d-\d\d [^,]+, elapsed \d+\.\d{3} s, /,
+	qr/LOG:  HV00R: lancelsm flush of LanceDB table "nosuchtable" of server "emu" failed\n.*DETAIL:  could not flush LanceDB table "nosuchtable": The server answered HTTP status 404\b[^\n]*? Request ID: [0-9a-f-]{36}\. Started at \d{4}-\d\d-\d\d [^,]+, elapsed \d+\.\d{3} s, /,
 	'a failed action: its SQLSTATE, "failed", the failure in the detail');
 
 is( $node->safe_psql('postgres',

@@ -23,7 +23,8 @@
  * without a request.
  *
  * The entries are at most lancelsm.max_table_counters, one per table,
- * under one LWLock.  A table not counted yet takes a free entry, else it
+ * under one LWLock, found through a shared hash table
+ * (src/checkpoint/shared_array.c).  A table not counted yet takes a free entry, else it
  * evicts one by the fair rule of src/checkpoint/shared_key.c (the least
  * recently counted, undeclared tables' first, of the (database, role)
  * that holds the most; a stats read makes an entry recent too), as the
@@ -71,11 +72,12 @@ int			lsm_max_table_counters = 1000;
 
 static CounterShared *counter_shared = NULL;
 static CounterEntry *counter_entries = NULL;
+static HTAB *counter_index = NULL;
 
 static const SharedArrayDesc counter_array = {
 	"lancelsm counters", sizeof(CounterShared), sizeof(CounterEntry),
 	&lsm_max_table_counters, (void **) &counter_shared,
-	(void **) &counter_entries, NULL
+	(void **) &counter_entries, NULL, &counter_index
 };
 
 /*
@@ -109,27 +111,30 @@ counters_action(LsmTaskKind kind)
  * counters_entry: the entry of key (in use, held by the current role),
  * found or created at time now (evicting by the fair rule when all are
  * in use, counted), with server (UTF-8, NAMEDATALEN bytes) as its
- * server's name and now as its age.  The caller holds the lock
- * exclusively.  Never raises an error.
+ * server's name and now as its age; NULL only if none could be claimed
+ * (src/checkpoint/shared_array.c).  Found through the counters' index,
+ * so a lookup costs the same whatever lancelsm.max_table_counters is.
+ * The caller holds the lock exclusively.  Never raises an error.
  */
 static CounterEntry *
 counters_entry(const SharedKey *key, const char *server, TimestampTz now)
 {
 	bool		evicts;
-	int			i = shared_key_find(counter_entries, sizeof(CounterEntry),
-									counter_shared->array.n, key, true,
-									&evicts);
-	CounterEntry *e = &counter_entries[i];
+	int			i = shared_array_find(&counter_array, key);
+	CounterEntry *e;
 
-	if (evicts)
-		pg_atomic_fetch_add_u64(&counter_shared->array.evicted, 1);
-	if (evicts || !e->key.in_use)
+	if (i < 0)
 	{
+		i = shared_array_claim(&counter_array, key, &evicts);
+		if (i < 0)
+			return NULL;
+		e = &counter_entries[i];
 		memset(e, 0, sizeof(CounterEntry));
 		e->key = *key;
 		e->key.in_use = true;
 		e->since = now;
 	}
+	e = &counter_entries[i];
 	e->key.age = now;
 	e->key.declared = key->declared;
 	memcpy(e->server, server, sizeof(e->server));
@@ -160,6 +165,11 @@ lsm_counters_record(const LsmTaskSnapshot *snap, int interrupted_by)
 
 	LWLockAcquire(counter_shared->array.lock, LW_EXCLUSIVE);
 	e = counters_entry(&key, outcome.server, outcome.finished_at);
+	if (e == NULL)
+	{
+		LWLockRelease(counter_shared->array.lock);
+		return;
+	}
 	c = &e->actions[action];
 	c->runs++;
 	if (!outcome.ok)
@@ -197,7 +207,8 @@ lsm_counters_record_stats(const LsmTask *task, const LsmStatsRead *read)
 
 	LWLockAcquire(counter_shared->array.lock, LW_EXCLUSIVE);
 	e = counters_entry(&key, server, read->read_at);
-	e->last_stats = *read;
+	if (e != NULL)
+		e->last_stats = *read;
 	LWLockRelease(counter_shared->array.lock);
 }
 
@@ -265,7 +276,7 @@ lsm_counters_reset(Oid dbid, Oid serverid, const char *table_name)
 			(table_name && (e->key.name_hash != named.name_hash ||
 							strcmp(e->key.table_name, named.table_name) != 0)))
 			continue;
-		e->key.in_use = false;
+		shared_array_release(&counter_array, i);
 		removed++;
 	}
 	LWLockRelease(counter_shared->array.lock);

@@ -75,7 +75,7 @@ static void run_shared_init(void *header);
 static const SharedArrayDesc run_array = {
 	"lancelsm runs", sizeof(RunShared), sizeof(RunEntry),
 	&lsm_max_run_history, (void **) &run_shared, (void **) &run_entries,
-	run_shared_init
+	run_shared_init, NULL
 };
 
 /*

@@ -1484,8 +1484,8 @@ task_stop_waiting(TaskDriver *d)
  * the call, refused before any request, at the first look), from inside
  * the driver loop: done must not raise an error nor run the driver again.
  * The first LSM_CALL_MAX_CLAIMS checkpoints of the call that report
- * progress get a progress entry each; the rest run unlisted, counted by
- * lancelsm_progress_skipped().  On an error the tasks not yet handed to
+ * progress get a progress entry each; the rest run unlisted, counted in
+ * lancelsm_info's progress_skipped.  On an error the tasks not yet handed to
  * done are not handed to it: the caller's error handler sees them
  * unfinished.
  *

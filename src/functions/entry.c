@@ -232,14 +232,34 @@ entry_elapsed_ms(const LsmTask *task)
 }
 
 /*
+ * entry_log_why: the first sentence of an action's log detail: a failure's
+ * message and detail (its HTTP status, the server's message and the
+ * request id, as the error would have shown them), or the note of a
+ * success (a joined checkpoint); NULL when there is neither.  Allocates
+ * in CurrentMemoryContext.
+ */
+static char *
+entry_log_why(const LsmTask *task)
+{
+	const LsmFailure *f = task->failure;
+
+	if (f && f->detail)
+		return psprintf("%s: %s", f->message, f->detail);
+	if (f || task->note)
+		return psprintf("%s.", f ? f->message : task->note);
+	return NULL;
+}
+
+/*
  * lsm_log_action: the server log line of one finished flush, compact or
  * checkpoint task of the given server (its name), when
  * lancelsm.log_min_duration is 0 or more and the task ran at least that
  * long (0: every action), as log_autovacuum_min_duration does for
  * autovacuum.  The line names the server, the table, the action and
  * whether it failed; its SQLSTATE is the failure's (00000 when it did
- * not fail); the detail says why it failed or how another backend's run
- * ended it, when it started and how long it ran, with its passes, polls
+ * not fail); the detail says why it failed (the error's message and
+ * detail: status, server message, request id) or how another backend's
+ * run ended it, when it started and how long it ran, with its passes, polls
  * and retries.  Other kinds of task (stats reads, the write spec) are not
  * actions and are never logged.  Raises nothing but out of memory.
  */
@@ -263,14 +283,14 @@ lsm_log_action(const char *server, const LsmTask *task)
 		task->started_at == 0 || task->kind >= lengthof(done) ||
 		done[task->kind] == NULL)
 		return;
-	why = task->failure ? task->failure->message : task->note;
+	why = entry_log_why(task);
 	ereport(LOG,
 			(errcode(task->failure ? task->failure->sqlerrcode :
 					 ERRCODE_SUCCESSFUL_COMPLETION),
 			 errmsg(task->failure ? failed[task->kind] : done[task->kind],
 					task->table_name, server),
 			 why ?
-			 errdetail("%s. Started at %s, elapsed %.3f s, %d passes, %d polls, %d retries, %d re-issues.",
+			 errdetail("%s Started at %s, elapsed %.3f s, %d passes, %d polls, %d retries, %d re-issues.",
 					   why, timestamptz_to_str(task->started_at),
 					   ms / 1000.0, task->passes, task->polls,
 					   task->total_retries, task->reissues) :

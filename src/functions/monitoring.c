@@ -3,8 +3,8 @@
  * monitoring.c
  *		The SQL functions of the progress and history views, lancelsm_progress,
  *		lancelsm_checkpoint_history and lancelsm_run_history:
- *		lancelsm_progress(), lancelsm_progress_skipped(),
- *		lancelsm_checkpoint_history(), lancelsm_checkpoint_history_reset()
+ *		lancelsm_progress(), lancelsm_progress_skipped() (for a 1.3
+ *		catalog not updated yet), lancelsm_checkpoint_history(), lancelsm_checkpoint_history_reset()
  *		and lancelsm_run_history(); lancelsm_table_counters() and
  *		lancelsm_table_counters_reset(); lancelsm_last_stats(), the
  *		stats last read of each table; lancelsm_info(), how

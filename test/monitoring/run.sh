@@ -7,7 +7,9 @@
 # Asserted through Prometheus's HTTP API:
 #   - the metrics of both tables, with their exact label sets and values
 #     (L0, buckets, errors, the last checkpoints' outcomes, the SQLSTATE
-#     of the failing one, lancelsm_info's maximum);
+#     of the failing one, the durable outcomes of lancelsm_status: the due
+#     run's successful stats read of orders is its last action, so both
+#     are ok there; lancelsm_info's maxima and the counters in use);
 #   - scrapes send LanceDB nothing: once lancelsm_checkpoint_due() has
 #     read both tables' stats, the emulator's request count stays the same
 #     over 3 more scrapes while the table metrics keep their exact values
@@ -245,7 +247,13 @@ database=lsm,$or 0"
 settles "lancelsm_checkpoint_error_failing" lancelsm_checkpoint_error_failing "database=lsm,foreign_server=emu,sqlstate=55006,table_name=orders 1"
 settles "lancelsm_progress_running" lancelsm_progress_running "database=lsm,$ev 0
 database=lsm,$or 0"
+settles "lancelsm_status_last_ok" lancelsm_status_last_ok "$ev 1
+$or 1"
+settles "a last checkpoint time for each table" 'count(lancelsm_status_last_checkpoint_seconds > 0)' " 2"
 settles "lancelsm_info_max_history_entries" lancelsm_info_max_history_entries " 1000"
+settles "lancelsm_info_counter_entries" lancelsm_info_counter_entries " 2"
+settles "lancelsm_info_max_counter_entries" lancelsm_info_max_counter_entries " 1000"
+settles "lancelsm_info_counter_evicted" lancelsm_info_counter_evicted " 0"
 settles "lancelsm_info_history_entries" lancelsm_info_history_entries " 2"
 settles "a duration for each last checkpoint" 'count(lancelsm_checkpoint_last_elapsed_seconds >= 0)' " 2"
 settles "a stats age for each table" 'count(lancelsm_table_stats_age_seconds >= 0)' " 2"
