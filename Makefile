@@ -24,6 +24,7 @@ OBJS = \
 	src/checkpoint/task.o \
 	src/checkpoint/watermark.o \
 	src/checkpoint/pace.o \
+	src/checkpoint/window.o \
 	src/checkpoint/herd.o \
 	src/checkpoint/progress.o \
 	src/checkpoint/shared_key.o \

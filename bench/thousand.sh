@@ -13,6 +13,8 @@
 #    (utime+stime of /proc/PID/stat) and memory (VmRSS growth, VmHWM),
 #    requests and connections (emulator counts), rows not ok, and the
 #    history rows that say ok with 1 pass.
+# BENCH_RTT_MS (bench/lib.sh): the round trip the emulator adds to every
+# route request, e.g. BENCH_TABLES=10000 BENCH_RTT_MS=50 (default 0).
 # Run as root: bash bench/thousand.sh   (bench/run.sh runs every bench)
 # thousand.sh watch|unwatch PREFIX (from psql's \! in measure below):
 # start / stop sampling the private (RssAnon) and shared (RssShmem) memory
@@ -100,7 +102,7 @@ PY
 }
 
 report "== $n tables in one call (goal 9) — $(date -u +%F\ %H:%M)Z, $(nproc) CPUs" \
-	"scenario: $n tables, 1 bucket and 1 L0 generation each, --pass-ms $pass_ms, pool $permits: server minimum $floor_ms ms"
+	"scenario: $n tables, 1 bucket and 1 L0 generation each, --pass-ms $pass_ms, pool $permits: server minimum $floor_ms ms; round trip ${BENCH_RTT_MS:-0} ms (the emulator's --rtt-ms, bench/lib.sh)"
 prepare
 report "emulator alone, get_lsm_stats from 32 keep-alive clients: $(python3 "$bench/util.py" rate "$EMU" "$BENCH_KEY" 32 3 "$n") req/s idle"
 python3 "$bench/util.py" compact_all "$EMU" "$BENCH_KEY" "$n"

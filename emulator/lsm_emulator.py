@@ -1050,6 +1050,9 @@ class Handler(BaseHTTPRequestHandler):
         self._status = status
         if getattr(self, "_entry", None) is not None:
             self._entry["status"] = status
+            # before the first byte goes out: a request whose [time,
+            # answered] overlaps another's was in the client's hands too
+            self._entry["answered"] = time.time()
 
     def _send_json(self, status, obj):
         self._send(status, _ser(obj).encode(), "application/json")
@@ -1127,7 +1130,8 @@ class Handler(BaseHTTPRequestHandler):
         entry = {"time": t0, "conn": self.conn_id, "table": table,
                  "route": route, "method": method, "path": raw_path,
                  "query": query, "headers": hdrs,
-                 "body": body.decode("utf-8", "replace"), "status": 0}
+                 "body": body.decode("utf-8", "replace"), "status": 0,
+                 "answered": None}
         emu.log_entry(entry)
         self._entry = entry
         try:

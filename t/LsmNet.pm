@@ -178,7 +178,7 @@ sub nginx_server
 	$conf .= "  ssl_ciphers $s->{ciphers};\n" if $s->{ciphers};
 	$conf .= "  keepalive_timeout " . ($s->{keepalive_timeout} // '10s') . ";\n"
 	  . "  keepalive_requests " . ($s->{keepalive_requests} // 1000) . ";\n"
-	  . "  http2_max_concurrent_streams 128;\n"
+	  . "  http2_max_concurrent_streams " . ($s->{max_streams} // 128) . ";\n"
 	  . "  error_page 502 /_edge/502.html;\n"
 	  . "  error_page 504 /_edge/504.html;\n"
 	  . "  location /_edge/ {\n    internal;\n    root html;\n"
@@ -195,7 +195,8 @@ sub nginx_server
 # start_nginx: nginx with one server block per entry of %$blocks (name =>
 # options: tls, http2 (both default on), cert (a make_pki name),
 # protocols, ciphers, keepalive_timeout, keepalive_requests,
-# read_timeout, upstream), each on a free port, proxying to the emulator
+# read_timeout, upstream, max_streams (http2_max_concurrent_streams,
+# default 128)), each on a free port, proxying to the emulator
 # at 127.0.0.1:$emu_port.  Its access log has one line per request:
 # "$connection $connection_requests $server_protocol $status $uri".
 # Returns the instance: port => { name => port }, log => access log.

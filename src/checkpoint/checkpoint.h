@@ -95,6 +95,7 @@ typedef struct LsmTask
 	pairingheap_node sleep_node;
 	struct LsmTask *queue_next; /* next ready task waiting for its pool */
 	struct TaskGate *gate;		/* its server's requests in flight */
+	uint64		window_seq;		/* its request's number in the gate's window */
 
 	/* outcome */
 	LsmFailure *failure;		/* NULL: succeeded (once phase is DONE) */

@@ -58,6 +58,7 @@
 #include "nodes/pg_list.h"
 #include "checkpoint/progress.h"
 #include "checkpoint/run.h"
+#include "checkpoint/window.h"
 #include "checkpoint/counters.h"
 #include "checkpoint/checkpoint.h"
 #include "deadline.h"
@@ -1016,12 +1017,14 @@ task_issue(LsmTask *task)
 
 /*
  * The most requests one call keeps in flight on one server and role (one
- * connection pool), twice the connections a pool opens (src/net/pool.c),
- * so that a connection that frees up always finds a request queued in
- * libcurl; the server option max_requests_in_flight lowers it.  The other
- * requests due wait in the driver, as a task and not as a libcurl handle:
- * libcurl's cost per handle removed grows with the handles queued on its
- * multi handle, and each holds memory of its own.
+ * connection pool), as many as the connections a pool may open
+ * (src/net/pool.c), so that over HTTP/1.1 no request waits in libcurl's
+ * queue; the server option max_requests_in_flight lowers it.  Within it
+ * the gate's window (src/checkpoint/window.c) follows the round trip and
+ * backs off on 429 and 503.  The other requests due wait in the driver,
+ * as a task and not as a libcurl handle: libcurl's cost per handle
+ * removed grows with the handles queued on its multi handle, and each
+ * holds memory of its own.
  */
 #define LSM_TASK_INFLIGHT_PER_POOL LSM_MAX_REQUESTS_IN_FLIGHT
 
@@ -1047,7 +1050,8 @@ typedef struct TaskGate
 	Oid			serverid;
 	Oid			umid;
 	int			inflight;
-	int			cap;			/* the most in flight */
+	LsmWindow	window;			/* the most in flight, following the round
+								 * trip (src/checkpoint/window.c) */
 	TaskQueue	going;
 	TaskQueue	fresh;
 	struct TaskGate *next;
@@ -1098,6 +1102,7 @@ static TaskGate *
 task_gate_of(TaskDriver *d, LsmTask *task)
 {
 	TaskGate   *g;
+	int			ceiling;
 
 	if (task->gate)
 		return task->gate;
@@ -1110,9 +1115,10 @@ task_gate_of(TaskDriver *d, LsmTask *task)
 		g = palloc0(sizeof(TaskGate));
 		g->serverid = task->config->serverid;
 		g->umid = task->config->umid;
-		g->cap = task->config->max_requests_in_flight;
-		if (g->cap < 1 || g->cap > LSM_TASK_INFLIGHT_PER_POOL)
-			g->cap = LSM_TASK_INFLIGHT_PER_POOL;
+		ceiling = task->config->max_requests_in_flight;
+		if (ceiling < 1 || ceiling > LSM_TASK_INFLIGHT_PER_POOL)
+			ceiling = LSM_TASK_INFLIGHT_PER_POOL;
+		lsm_window_init(&g->window, ceiling);
 		g->next = d->gates;
 		d->gates = g;
 	}
@@ -1127,6 +1133,7 @@ task_gate_of(TaskDriver *d, LsmTask *task)
 static void
 task_send(TaskDriver *d, LsmTask *task)
 {
+	TaskGate   *g;
 	LsmRoute	route = LSM_ROUTE_STATS;
 	const char *body = NULL;
 
@@ -1155,7 +1162,9 @@ task_send(TaskDriver *d, LsmTask *task)
 	lsm_http_start(task->req, d->deadline);
 	task->requests++;
 	task->in_flight = true;
-	task_gate_of(d, task)->inflight++;
+	g = task_gate_of(d, task);
+	g->inflight++;
+	task->window_seq = lsm_window_sent(&g->window);
 }
 
 /*
@@ -1165,7 +1174,7 @@ task_send(TaskDriver *d, LsmTask *task)
 static void
 task_gate_drain(TaskDriver *d, TaskGate *g)
 {
-	while (g->inflight < g->cap)
+	while (g->inflight < g->window.cap)
 	{
 		TaskQueue  *q = g->going.head ? &g->going : &g->fresh;
 		LsmTask    *task = q->head;
@@ -1397,6 +1406,27 @@ task_driver_start(TaskDriver *d)
 }
 
 /*
+ * task_window_signal: what the answer to the task's request says about
+ * the server's load, for its gate's window; read before the task acts on
+ * it.  A 429 or 503 to a compact trigger tells of a pass holding the
+ * latch, not of an overloaded server: neutral.
+ */
+static LsmWindowSignal
+task_window_signal(LsmTask *task)
+{
+	switch (lsm_fault_verdict(lsm_http_outcome(task->req)))
+	{
+		case LSM_VERDICT_OK:
+			return LSM_WINDOW_FINE;
+		case LSM_VERDICT_RETRY:
+			return task->phase == LSM_PHASE_COMPACT ?
+				LSM_WINDOW_NEUTRAL : LSM_WINDOW_OVERLOADED;
+		default:
+			return LSM_WINDOW_NEUTRAL;
+	}
+}
+
+/*
  * task_driver_answer: the request of task finished; act on its answer,
  * then move the polls waiting on its drain when it saw a pass of a higher
  * rank over, and send what is due on its gate.
@@ -1409,6 +1439,8 @@ task_driver_answer(TaskDriver *d, LsmTask *task)
 	TaskGate   *g = task_gate_of(d, task);
 
 	g->inflight--;
+	lsm_window_answered(&g->window, task->window_seq,
+						task_window_signal(task));
 	task_on_answer(task);
 	task_settle(d, task);
 	if (drain && drain->last_rank > seen)
@@ -1472,7 +1504,8 @@ task_stop_waiting(TaskDriver *d)
  * The cost of an event does not grow with the call: timers are kept in a
  * heap, finished tasks are handed over as they finish, and at most
  * LSM_TASK_INFLIGHT_PER_POOL requests per server and role (or the server's
- * max_requests_in_flight) are in flight,
+ * max_requests_in_flight; fewer while the gate's window is smaller) are
+ * in flight,
  * on requests reused from task to task, the others due waiting in order.
  */
 void

@@ -97,12 +97,17 @@ typedef struct PoolSlot
 } PoolSlot;
 
 /*
- * Connections one pool may hold, busy or idle.  A checkpoint of 1,500
- * tables must not open 1,500 sockets: the backend's descriptors are
- * budgeted by PostgreSQL (max_files_per_process), and requests past this
- * wait in libcurl's queue, still bounded by the statement's deadline.
+ * Connections one pool may hold, busy or idle: as many as the requests one
+ * call keeps in flight on it at most (LSM_MAX_REQUESTS_IN_FLIGHT), since
+ * over HTTP/1.1 each request in flight needs a connection of its own, and
+ * a lower cap would bound the call at a cloud's round trip.  A checkpoint
+ * of 1,500 tables still does not open 1,500 sockets, and each socket is
+ * reserved with PostgreSQL's external descriptor accounting
+ * (src/net/socket.c), so pools cannot use up max_files_per_process.
+ * Requests past this (from several calls' tasks sharing the pool) wait in
+ * libcurl's queue, still bounded by the statement's deadline.
  */
-#define POOL_MAX_CONNECTIONS 32
+#define POOL_MAX_CONNECTIONS LSM_MAX_REQUESTS_IN_FLIGHT
 
 static HttpPool *pools = NULL;
 static bool pool_callbacks_registered = false;
