@@ -108,16 +108,28 @@ sub make_pki
 	return $dir;
 }
 
+# free_ports: $n distinct TCP ports of 127.0.0.1 that nothing listens on
+# now.  All $n are held until the last is chosen: the kernel may give a
+# port just closed again, and two nginx server blocks on one port would
+# silently share it (the first answering for both).
+sub free_ports
+{
+	my ($n) = @_;
+	my @socks = map {
+		IO::Socket::INET->new(LocalAddr => '127.0.0.1',
+			LocalPort => 0, Listen => 1, ReuseAddr => 1)
+		  or die "no free port: $!"
+	} 1 .. $n;
+	my @ports = map { $_->sockport } @socks;
+
+	close $_ for @socks;
+	return @ports;
+}
+
 # free_port: a TCP port of 127.0.0.1 that nothing listens on now.
 sub free_port
 {
-	my $sock = IO::Socket::INET->new(LocalAddr => '127.0.0.1',
-		LocalPort => 0, Listen => 1, ReuseAddr => 1)
-	  or die "no free port: $!";
-	my $port = $sock->sockport;
-
-	close $sock;
-	return $port;
+	return (free_ports(1))[0];
 }
 
 # spawn: run @cmd under timeout(1) for $LIFETIME s, output to $log;
@@ -217,9 +229,10 @@ sub start_nginx
 		PostgreSQL::Test::Utils::append_to_file("$dir/html/_edge/$code.html",
 			"<html><body><h1>$code edge page of the test nginx</h1></body></html>\n");
 	}
-	for my $name (sort keys %$blocks)
+	my @names = sort keys %$blocks;
+	@{ $srv->{port} }{@names} = free_ports(scalar @names);
+	for my $name (@names)
 	{
-		$srv->{port}{$name} = free_port();
 		$servers .= nginx_server($srv->{port}{$name}, $pki,
 			"127.0.0.1:$emu_port", $blocks->{$name});
 	}
