@@ -405,19 +405,23 @@ is_deeply(
 	[ sort keys %query ],
 	[
 		qw(lancelsm_checkpoint_error lancelsm_checkpoint_last lancelsm_info
-		  lancelsm_progress lancelsm_table)
+		  lancelsm_progress lancelsm_status lancelsm_table)
 	],
-	'the exporter file has its five queries');
+	'the exporter file has its six queries');
 for my $n (@nodes)
 {
 	my ($mode, $node, $preloaded) = @$n;
 	for my $name (sort keys %query)
 	{
-		next if $name ne 'lancelsm_info' && !$preloaded;
+		# lancelsm_info and lancelsm_status need no shared memory
+		next if $name !~ /^lancelsm_(info|status)$/ && !$preloaded;
 		my ($rc, $out, $err) = $node->psql('postgres', $query{$name});
 		ok($rc == 0 && $err eq '', "$mode: exporter query $name runs")
 		  or diag($err);
 	}
+	is($node->safe_psql('postgres', "SELECT string_agg(table_name, ' ' ORDER BY table_name)
+		FROM ($query{lancelsm_status}) q"),
+		"leaky steady", "$mode: exporter: a status row per declared table");
 	next unless $preloaded;
 	$node->safe_psql('postgres', 'SELECT count(*) FROM lancelsm_table_stats');
 	is($node->safe_psql('postgres', "SELECT foreign_server, table_name, error, buckets
