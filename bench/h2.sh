@@ -16,5 +16,5 @@ trap 'rm -rf "$work"' EXIT
 chmod 755 "$work"
 tar -C "$root" --exclude=node_modules --exclude=.git -cf - t bench emulator | tar -C "$work" -xf -
 chown -R postgres: "$work"
-su postgres -c "cd '$work' && PATH='$pgbin:$PATH' BENCH_REPS='${BENCH_REPS:-3}' \
+su postgres -c "cd '$work' && PATH='$pgbin:$PATH' PG_REGRESS='/usr/lib/postgresql/15/lib/pgxs/src/test/regress/pg_regress' BENCH_REPS='${BENCH_REPS:-3}' \
 	timeout 600 prove -I '$perl_lib' bench/h2.pl" 2>&1 | grep -v '^\s*$'
