@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # bench/h2.sh: HTTP/2 against HTTP/1.1 through a real nginx TLS edge
 # (bench/h2.pl): wall time as a ratio to HTTP/1.1 in the same run,
-# requests, TCP connections and requests per connection.  Needs nginx
+# requests, TCP connections and requests per connection; and the backend's
+# CPU per request over HTTPS with HTTP/2 against bench/curl_floor.c through
+# the same edge (needs unshare, util-linux).  Needs nginx
 # (scripts/deps.sh) and lancelsm installed for PostgreSQL 15 (make
 # install); runs as postgres in a copy of the tree, in a throwaway
 # directory, with its own emulator, cluster and nginx, all stopped at the
