@@ -103,5 +103,57 @@ for my $case (sort keys %cases)
 	}
 }
 diag("bench/h2.pl, $reps reps, nginx keepalive_requests 1000:\n" . join("\n", @lines));
+
+# CPU per request over HTTPS with HTTP/2, against libcurl alone through the
+# same edge: lancelsm_checkpoint_due() over $ntables declared tables with
+# no L0 (one get_lsm_stats each, nothing due), the backend's CPU from
+# /proc/PID/schedstat; then bench/curl_floor.c (as it is) sending as many
+# get_lsm_stats to the same tables through nginx, on 32 transfers at once.
+# curl_floor trusts the system's CA bundle only, so it runs in a mount
+# namespace of its own (unshare -rm) where the bundle's path shows the
+# test CA; nothing outside that namespace changes.
+my $ntables = $ENV{BENCH_H2_TABLES} || 5000;
+my $floor = PostgreSQL::Test::Utils::tempdir('floor') . '/curl_floor';
+system('cc', '-O2', '-o', $floor, "$FindBin::RealBin/curl_floor.c", '-lcurl') == 0
+  or die 'cc curl_floor.c failed';
+emu('POST', '/_emulator/tables', { name => "k$_", buckets => 1 }) for 1 .. $ntables;
+$node->safe_psql('postgres', qq{
+	SELECT count(lancelsm_remove_table(server, table_name)) FROM lancelsm_table;
+	SELECT count(lancelsm_add_table('h2', 'k' || i)) FROM generate_series(1, $ntables) i});
+
+sub oncpu_ns
+{
+	my ($pid) = @_;
+	my ($ns) = split ' ', PostgreSQL::Test::Utils::slurp_file("/proc/$pid/schedstat");
+	return $ns;
+}
+
+my @cpu;
+for (1 .. $reps)
+{
+	my ($s) = open_session($node);
+	$s->query_safe("SET statement_timeout = '300s'");
+	my $pid = $s->query_safe('SELECT pg_backend_pid()');
+	$pid =~ s/\s+//g;
+	my $mark = log_mark($edge->{access});
+	my $cpu0 = oncpu_ns($pid);
+	my $rows = $s->query_safe('SELECT count(*) FROM lancelsm_checkpoint_due()');
+	my $cpu1 = oncpu_ns($pid);
+	my @sent = log_since($edge->{access}, $mark);
+	my $sent = scalar(@sent);
+	$s->quit;
+	my $out = `unshare -rm sh -c 'mount --bind "\$1" /etc/ssl/certs/ca-certificates.crt && exec "\$2" "\$3" "\$4" "\$5" "\$6" 32' sh '$pki/ca.crt' '$floor' 'https://localhost:$edge->{port}{h2}' '$API_KEY' $ntables $sent`;
+	die "curl_floor failed: $out" unless $out =~ /answered (\d+) cpu_ms (\S+)/;
+	my ($answered, $floor_ms) = ($1, $2);
+	my $mine_us = ($cpu1 - $cpu0) / 1000 / $sent;
+	my $floor_us = $floor_ms * 1000 / $answered;
+	push @cpu, [ $mine_us / $floor_us, $mine_us, $floor_us, $sent ];
+}
+@cpu = sort { $a->[0] <=> $b->[0] } @cpu;
+my $m = $cpu[ $#cpu / 2 ];
+diag(sprintf("CPU per request, HTTPS + HTTP/2 through nginx, checkpoint_due over %d tables "
+	  . "(median of %d): lancelsm %.1f us, libcurl alone %.1f us: %.2f x (each run: %s)",
+	$ntables, $reps, $m->[1], $m->[2], $m->[0],
+	join(', ', map { sprintf('%.2f x of %d requests', $_->[0], $_->[3]) } @cpu)));
 ok(1, 'every call succeeded');
 done_testing();

@@ -1304,7 +1304,8 @@ task_drain_rewake(TaskDriver *d, LsmPaceDrain *drain)
 			task->phase != LSM_PHASE_POLL || task->in_flight ||
 			task->backing_off || task->wake_at <= now)
 			continue;		/* only a wait for the next poll moves */
-		wake_at = lsm_watermark_rewake(&task->watermark, now);
+		wake_at = lsm_watermark_rewake(&task->watermark, now,
+										 task->wake_at);
 		if (wake_at != 0 && wake_at != task->wake_at)
 		{
 			task->wake_at = wake_at;

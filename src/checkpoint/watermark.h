@@ -91,7 +91,8 @@ extern LsmNextStep lsm_watermark_evaluate(LsmWatermark *wm,
 										  bool *progressed, bool *pass_running);
 extern void lsm_watermark_release(LsmWatermark *wm);
 extern bool lsm_watermark_stall_suspected(const LsmWatermark *wm);
-extern TimestampTz lsm_watermark_rewake(LsmWatermark *wm, TimestampTz now);
+extern TimestampTz lsm_watermark_rewake(LsmWatermark *wm, TimestampTz now,
+										TimestampTz wake_at);
 extern int	lsm_poll_interval_next(LsmWatermark *wm, bool progressed);
 extern int	lsm_poll_after_trigger(LsmWatermark *wm, TimestampTz now);
 extern int	lsm_poll_after_wait(LsmWatermark *wm, bool progressed,
