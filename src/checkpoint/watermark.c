@@ -405,7 +405,8 @@ lsm_watermark_rewake(LsmWatermark *wm, TimestampTz now, TimestampTz wake_at)
 	wait = Min(wait, (int64) PG_INT32_MAX - elapsed);
 	if (!wm->drain_poll && elapsed + wait >= wm->poll_ms)
 		return 0;			/* its own schedule polls sooner */
-	if (wait > 0 && Abs(wait - ahead_ms) <= ahead_ms / REWAKE_SLACK_DIV)
+	if (wait > 0 && wait - ahead_ms <= ahead_ms / REWAKE_SLACK_DIV &&
+		ahead_ms - wait <= ahead_ms / REWAKE_SLACK_DIV)
 		return 0;			/* within the slack */
 	wm->drain_poll = true;
 	wm->poll_ms = elapsed + (int32) wait;
