@@ -139,9 +139,11 @@ for (1 .. $reps)
 	my $cpu0 = oncpu_ns($pid);
 	my $rows = $s->query_safe('SELECT count(*) FROM lancelsm_checkpoint_due()');
 	my $cpu1 = oncpu_ns($pid);
-	my @sent = log_since($edge->{access}, $mark);
-	my $sent = scalar(@sent);
+	my $sent = () = log_since($edge->{access}, $mark);
 	$s->quit;
+	$rows =~ s/\s+//g;
+	die "checkpoint_due: $rows rows and $sent requests for $ntables tables"
+	  unless $rows == $ntables && $sent == $ntables;
 	my $out = `unshare -rm sh -c 'mount --bind "\$1" /etc/ssl/certs/ca-certificates.crt && exec "\$2" "\$3" "\$4" "\$5" "\$6" 32' sh '$pki/ca.crt' '$floor' 'https://localhost:$edge->{port}{h2}' '$API_KEY' $ntables $sent`;
 	die "curl_floor failed: $out" unless $out =~ /answered (\d+) cpu_ms (\S+)/;
 	my ($answered, $floor_ms) = ($1, $2);

@@ -12,11 +12,12 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 [ "$(id -u)" = 0 ] || { echo "bench/h2.sh: run as root" >&2; exit 1; }
 pgbin=/usr/lib/postgresql/15/bin
-perl_lib=/usr/lib/postgresql/15/lib/pgxs/src/test/perl
+pgxs=/usr/lib/postgresql/15/lib/pgxs
+perl_lib=$pgxs/src/test/perl
 work=$(mktemp -d /tmp/lancelsm-h2.XXXXXX)
 trap 'rm -rf "$work"' EXIT
 chmod 755 "$work"
 tar -C "$root" --exclude=node_modules --exclude=.git -cf - t bench emulator | tar -C "$work" -xf -
 chown -R postgres: "$work"
-su postgres -c "cd '$work' && PATH='$pgbin:$PATH' PG_REGRESS='/usr/lib/postgresql/15/lib/pgxs/src/test/regress/pg_regress' BENCH_REPS='${BENCH_REPS:-3}' \
+su postgres -c "cd '$work' && PATH='$pgbin:$PATH' PG_REGRESS='$pgxs/src/test/regress/pg_regress' BENCH_REPS='${BENCH_REPS:-3}' \
 	timeout 600 prove -I '$perl_lib' bench/h2.pl" 2>&1 | grep -v '^\s*$'

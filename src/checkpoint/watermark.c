@@ -385,6 +385,7 @@ lsm_watermark_rewake(LsmWatermark *wm, TimestampTz now, TimestampTz wake_at)
 {
 	int32		elapsed = (int32) ((now - wm->pass_at) / 1000);
 	int64		ahead_ms = Max((wake_at - now) / 1000, 0);
+	int64		slack_ms = ahead_ms / REWAKE_SLACK_DIV;
 	int64		wait;
 
 	if (wm->pass_rank == 0)
@@ -405,8 +406,7 @@ lsm_watermark_rewake(LsmWatermark *wm, TimestampTz now, TimestampTz wake_at)
 	wait = Min(wait, (int64) PG_INT32_MAX - elapsed);
 	if (!wm->drain_poll && elapsed + wait >= wm->poll_ms)
 		return 0;			/* its own schedule polls sooner */
-	if (wait > 0 && wait - ahead_ms <= ahead_ms / REWAKE_SLACK_DIV &&
-		ahead_ms - wait <= ahead_ms / REWAKE_SLACK_DIV)
+	if (wait > 0 && wait >= ahead_ms - slack_ms && wait <= ahead_ms + slack_ms)
 		return 0;			/* within the slack */
 	wm->drain_poll = true;
 	wm->poll_ms = elapsed + (int32) wait;

@@ -115,7 +115,8 @@ http_route_path(LsmRoute route)
  * it is no secret and nothing is derived from it, so it is drawn from a
  * pseudo-random generator of this backend's own, seeded once from the
  * strong source (pg_prng_strong_seed), rather than from the strong source
- * per request, which cost 5 % of a many-table call's CPU in libcrypto.
+ * per request, which put 3.7 % of a 10,000-table call's user CPU into
+ * libcrypto.
  * Errors: XX000 when the seed cannot be drawn.
  */
 static void
@@ -123,8 +124,7 @@ http_new_request_id(char *buf)
 {
 	static pg_prng_state state;
 	static bool seeded = false;
-	uint64		hi,
-				lo;
+	uint64		r[2];
 	uint8		b[16];
 
 	if (!seeded)
@@ -135,13 +135,9 @@ http_new_request_id(char *buf)
 					 errmsg("could not generate random values")));
 		seeded = true;
 	}
-	hi = pg_prng_uint64(&state);
-	lo = pg_prng_uint64(&state);
-	for (int i = 0; i < 8; i++)
-	{
-		b[i] = (uint8) (hi >> (8 * i));
-		b[8 + i] = (uint8) (lo >> (8 * i));
-	}
+	r[0] = pg_prng_uint64(&state);
+	r[1] = pg_prng_uint64(&state);
+	memcpy(b, r, sizeof(b));
 	b[6] = (b[6] & 0x0F) | 0x40;
 	b[8] = (b[8] & 0x3F) | 0x80;
 	snprintf(buf, LSM_REQUEST_ID_LEN + 1,
