@@ -31,6 +31,12 @@
 #     new connection.  How many were refused depends on timing: noted,
 #     not asserted.  Skipped without nginx, unless LANCELSM_REQUIRE_NETWORK
 #     is set.
+#  5. A statement keeps its window from one call to the next (as
+#     lancelsm_checkpoint_due does from one chunk of its stats reads to
+#     the next): with max_requests_in_flight 16, one statement checkpoints
+#     40 tables, then 40 others; the first call starts with 8 requests in
+#     flight and grows to 16, the second starts with 16.  The next
+#     statement, in the same backend, starts with 8 again.
 use strict;
 use warnings FATAL => 'all';
 
@@ -183,6 +189,40 @@ SKIP:
 	note(scalar(@refused) . ' streams refused before the SETTINGS frame arrived, '
 		  . scalar(keys %conns) . ' connections');
 }
+
+#
+# 5. the window carries over within a statement, not to the next one
+#
+# first_round_trip: how many requests for the tables named in %$names
+# arrived before any of them was answered
+sub first_round_trip
+{
+	my ($log, $names) = @_;
+	my @mine = grep { $names->{ $_->{table} } } @$log;
+	my $first_answer = (sort { $a <=> $b } map { $_->{answered} } @mine)[0];
+	return scalar(grep { $_->{time} < $first_answer } @mine);
+}
+my @calls = map { [ @tables[ $_ * 40 .. $_ * 40 + 39 ] ] } 0 .. 2;
+my @arrays = map { join(',', map { "'$_'" } @$_) } @calls;
+$node->safe_psql('postgres',
+	"ALTER SERVER emu OPTIONS (ADD max_requests_in_flight '16')");
+emu_at($emu, 'POST', '/_emulator/log/reset');
+$out = $node->safe_psql('postgres', qq{
+	SET statement_timeout = '60s';
+	SELECT (SELECT count(*) FILTER (WHERE ok)
+	        FROM lancelsm_checkpoint('emu', ARRAY[$arrays[0]]))
+	  || '|' || (SELECT count(*) FILTER (WHERE ok)
+	             FROM lancelsm_checkpoint('emu', ARRAY[$arrays[1]]));
+	SELECT count(*) FILTER (WHERE ok) FROM lancelsm_checkpoint('emu', ARRAY[$arrays[2]]);
+}, timeout => 90);
+$node->safe_psql('postgres',
+	"ALTER SERVER emu OPTIONS (DROP max_requests_in_flight)");
+is($out, "40|40\n40", 'window kept: every table of the three calls ok');
+$log = [ grep { defined $_->{route} }
+	  @{ emu_at($emu, 'GET', '/_emulator/log')->{requests} } ];
+is(join('|', map { first_round_trip($log, { map { ($_ => 1) } @$_ }) } @calls),
+	'8|16|8',
+	'window kept: the statement\'s second call started with the 16 in flight its first reached, the next statement with 8');
 
 $node->stop;
 done_testing();

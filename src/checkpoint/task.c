@@ -51,6 +51,7 @@
  */
 #include "postgres.h"
 
+#include "access/xact.h"
 #include "net/net.h"
 #include "settings.h"
 #include "protocol/protocol.h"
@@ -1058,6 +1059,27 @@ typedef struct TaskGate
 } TaskGate;
 
 /*
+ * The window each gate of the statement's last driver runs ended with,
+ * per server and role, so that a statement that runs the driver more than
+ * once (lancelsm_checkpoint_due reads the stats of its tables DUE_CHUNK
+ * at a time, src/functions/due.c) goes on at the window it reached rather
+ * than starting again from LSM_WINDOW_START each time: at a cloud's round
+ * trip, a slow start costs a few round trips.  A new statement starts
+ * afresh.  Backend-local, in TopMemoryContext: one entry per server and
+ * role this backend has run.
+ */
+typedef struct TaskWindowKept
+{
+	Oid			serverid;
+	Oid			umid;
+	TimestampTz statement_start;
+	LsmWindow	window;
+	struct TaskWindowKept *next;
+} TaskWindowKept;
+
+static TaskWindowKept *task_windows_kept = NULL;
+
+/*
  * One run of the driver (lsm_task_run_all_notify): its tasks, the timers
  * of those asleep (a heap by wake-up time), its gates, the requests no
  * task holds (reused), and which tasks were handed to done.
@@ -1095,6 +1117,60 @@ task_sleep_cmp(const pairingheap_node *a, const pairingheap_node *b,
 }
 
 /*
+ * task_window_kept: the window kept for the server and role of gate g, or
+ * NULL.
+ */
+static TaskWindowKept *
+task_window_kept(const TaskGate *g)
+{
+	for (TaskWindowKept *k = task_windows_kept; k; k = k->next)
+		if (k->serverid == g->serverid && k->umid == g->umid)
+			return k;
+	return NULL;
+}
+
+/*
+ * task_window_recall: the window of a new gate g under ceiling: the one
+ * an earlier driver run of this statement ended with on the same server
+ * and role at the same ceiling, else a new one.
+ */
+static void
+task_window_recall(TaskGate *g, int ceiling)
+{
+	TaskWindowKept *k = task_window_kept(g);
+
+	if (k && k->statement_start == GetCurrentStatementStartTimestamp() &&
+		k->window.ceiling == ceiling)
+		g->window = k->window;
+	else
+		lsm_window_init(&g->window, ceiling);
+}
+
+/*
+ * task_windows_keep: keep the windows of d's gates for the statement's
+ * next driver run (task_window_recall).
+ */
+static void
+task_windows_keep(const TaskDriver *d)
+{
+	for (const TaskGate *g = d->gates; g; g = g->next)
+	{
+		TaskWindowKept *k = task_window_kept(g);
+
+		if (k == NULL)
+		{
+			k = MemoryContextAllocZero(TopMemoryContext, sizeof(TaskWindowKept));
+			k->serverid = g->serverid;
+			k->umid = g->umid;
+			k->next = task_windows_kept;
+			task_windows_kept = k;
+		}
+		k->statement_start = GetCurrentStatementStartTimestamp();
+		k->window = g->window;
+	}
+}
+
+/*
  * task_gate_of: the gate of a task's server and role in driver d, created
  * when needed.
  */
@@ -1118,7 +1194,7 @@ task_gate_of(TaskDriver *d, LsmTask *task)
 		ceiling = task->config->max_requests_in_flight;
 		if (ceiling < 1 || ceiling > LSM_TASK_INFLIGHT_PER_POOL)
 			ceiling = LSM_TASK_INFLIGHT_PER_POOL;
-		lsm_window_init(&g->window, ceiling);
+		task_window_recall(g, ceiling);
 		g->next = d->gates;
 		d->gates = g;
 	}
@@ -1569,6 +1645,7 @@ lsm_task_run_all_notify(LsmTask **tasks, int ntasks, LsmTaskDone done,
 		PG_RE_THROW();
 	}
 	PG_END_TRY();
+	task_windows_keep(&d);
 	foreach(lc, d.spare)
 		lsm_http_free((LsmRequest *) lfirst(lc));
 	list_free(d.spare);
