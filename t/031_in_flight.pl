@@ -71,6 +71,15 @@ sub peak
 	return $most;
 }
 
+# first_round_trip: the requests of @requests that arrived before any of
+# them was answered, in order of arrival
+sub first_round_trip
+{
+	my @requests = sort { $a->{time} <=> $b->{time} } @_;
+	my $first_answer = (sort { $a <=> $b } map { $_->{answered} } @requests)[0];
+	return grep { $_->{time} < $first_answer } @requests;
+}
+
 # checkpoint_with: in a fresh backend, set the server's
 # max_requests_in_flight to $ceiling, checkpoint the first $n tables in
 # one call; returns "rows|rows ok", the route requests logged and the
@@ -129,9 +138,7 @@ my @faulted = grep { $_->{status} == 503 || $_->{status} == 429 } @$log;
 is(scalar(@faulted), 8, 'back-off: 8 answers were 503 or 429');
 
 # the first round trip: the requests that arrived before any answer left
-my @by_arrival = sort { $a->{time} <=> $b->{time} } @$log;
-my $first_answer = (sort { $a <=> $b } map { $_->{answered} } @$log)[0];
-my @first = grep { $_->{time} < $first_answer } @by_arrival;
+my @first = first_round_trip(@$log);
 is(scalar(@first), 8, 'back-off: the call started with 8 requests in flight');
 is(scalar(grep { $_->{status} == 503 || $_->{status} == 429 } @first), 8,
 	'back-off: the 8 of the first round trip were answered 503 or 429');
@@ -139,9 +146,7 @@ is(scalar(grep { $_->{status} == 503 || $_->{status} == 429 } @first), 8,
 # the round trip after them: the requests that arrived after the first
 # fault answer left and before any answer to one of them could come back
 my $fault_at = (sort { $a <=> $b } map { $_->{answered} } @faulted)[0];
-my @after = grep { $_->{time} > $fault_at } @by_arrival;
-my $next_answer = (sort { $a <=> $b } map { $_->{answered} } @after)[0];
-my @second = grep { $_->{time} < $next_answer } @after;
+my @second = first_round_trip(grep { $_->{time} > $fault_at } @$log);
 is(scalar(@second), 4,
 	'back-off: in the round trip after the 503 and 429 answers, 4 requests went out (the window halved)');
 cmp_ok(peak($log), '<=', 16, 'back-off: never more than 16 requests held at once');
@@ -193,15 +198,6 @@ SKIP:
 #
 # 5. the window carries over within a statement, not to the next one
 #
-# first_round_trip: how many requests for the tables named in %$names
-# arrived before any of them was answered
-sub first_round_trip
-{
-	my ($log, $names) = @_;
-	my @mine = grep { $names->{ $_->{table} } } @$log;
-	my $first_answer = (sort { $a <=> $b } map { $_->{answered} } @mine)[0];
-	return scalar(grep { $_->{time} < $first_answer } @mine);
-}
 my @calls = map { [ @tables[ $_ * 40 .. $_ * 40 + 39 ] ] } 0 .. 2;
 my @arrays = map { join(',', map { "'$_'" } @$_) } @calls;
 $node->safe_psql('postgres',
@@ -220,7 +216,10 @@ $node->safe_psql('postgres',
 is($out, "40|40\n40", 'window kept: every table of the three calls ok');
 $log = [ grep { defined $_->{route} }
 	  @{ emu_at($emu, 'GET', '/_emulator/log')->{requests} } ];
-is(join('|', map { first_round_trip($log, { map { ($_ => 1) } @$_ }) } @calls),
+is(join('|', map {
+		my %names = map { ($_ => 1) } @$_;
+		scalar(first_round_trip(grep { $names{ $_->{table} } } @$log))
+	} @calls),
 	'8|16|8',
 	'window kept: the statement\'s second call started with the 16 in flight its first reached, the next statement with 8');
 
