@@ -1811,6 +1811,7 @@ lsm_task_run_all_notify(LsmTask **tasks, int ntasks, LsmTaskDone done,
 		PG_RE_THROW();
 	}
 	PG_END_TRY();
+	lsm_http_waits_over();
 	task_windows_keep(&d);
 	foreach(lc, d.spare)
 		lsm_http_free((LsmRequest *) lfirst(lc));
