@@ -17,6 +17,7 @@
 #define LANCELSM_CHECKPOINT_H
 
 #include "datatype/timestamp.h"
+#include "lib/ilist.h"
 #include "lib/pairingheap.h"
 
 #include "checkpoint/watermark.h"
@@ -93,6 +94,10 @@ typedef struct LsmTask
 	bool		asleep;			/* in the driver's heap of timers */
 	TimestampTz asleep_until;	/* its key there */
 	pairingheap_node sleep_node;
+	bool		ranked;			/* in its drain's queue, by rank, instead */
+	pairingheap_node rank_node;
+	bool		straggling;		/* asleep on a poll its drain may move */
+	dlist_node	straggler_node;
 	struct LsmTask *queue_next; /* next ready task waiting for its pool */
 	struct TaskGate *gate;		/* its server's requests in flight */
 	uint64		window_seq;		/* its request's number in the gate's window */

@@ -1080,9 +1080,30 @@ typedef struct TaskWindowKept
 static TaskWindowKept *task_windows_kept = NULL;
 
 /*
+ * The checkpoints of one driver run that wait for their next poll on one
+ * drain (src/checkpoint/pace.c).  Those whose wait follows the drain's
+ * prediction (lsm_watermark_follows_drain) are kept by the rank of their
+ * pass, not in the heap of timers: the drain predicts passes to end in
+ * rank order, so the lowest ranked is due first (lsm_watermark_drain_due),
+ * and a pass seen over moves every other prediction without a visit.
+ * The others (stragglers: asleep in the heap of timers on their own
+ * schedule or a step, where a pass seen over may move them) are listed,
+ * and each pass seen over reconsiders them (lsm_watermark_rewake).
+ */
+typedef struct TaskDrainQueue
+{
+	LsmPaceDrain *drain;
+	pairingheap *ranked;
+	dlist_head	stragglers;
+	int			nstragglers;
+	struct TaskDrainQueue *next;
+} TaskDrainQueue;
+
+/*
  * One run of the driver (lsm_task_run_all_notify): its tasks, the timers
- * of those asleep (a heap by wake-up time), its gates, the requests no
- * task holds (reused), and which tasks were handed to done.
+ * of those asleep (a heap by wake-up time, and the polls that follow a
+ * drain), its gates, the requests no task holds (reused), and which tasks
+ * were handed to done.
  */
 typedef struct TaskDriver
 {
@@ -1091,6 +1112,9 @@ typedef struct TaskDriver
 	int			active;			/* tasks not handed to done yet */
 	bool	   *reported;
 	pairingheap *sleepers;
+	struct TaskDrainQueue *drains;	/* the polls waiting on each drain */
+	bool		next_backing_off;	/* the task that wakes first sleeps
+									 * before a retry or re-issue */
 	TaskGate   *gates;
 	List	   *spare;			/* LsmRequest *, released */
 	TimestampTz deadline;
@@ -1114,6 +1138,106 @@ task_sleep_cmp(const pairingheap_node *a, const pairingheap_node *b,
 		return ta->asleep_until < tb->asleep_until ? 1 : -1;
 	return ta->run_index < tb->run_index ? 1 :
 		(ta->run_index > tb->run_index ? -1 : 0);
+}
+
+/*
+ * task_rank_cmp: pairingheap comparator putting the lowest ranked pass
+ * first (ranks are unique within a drain).
+ */
+static int
+task_rank_cmp(const pairingheap_node *a, const pairingheap_node *b,
+			  void *arg)
+{
+	int64		ra = pairingheap_const_container(LsmTask, rank_node, a)->watermark.pass_rank;
+	int64		rb = pairingheap_const_container(LsmTask, rank_node, b)->watermark.pass_rank;
+
+	return ra < rb ? 1 : (ra > rb ? -1 : 0);
+}
+
+/*
+ * task_drain_queue_of: the queue of drain in driver d, created when
+ * needed.
+ */
+static TaskDrainQueue *
+task_drain_queue_of(TaskDriver *d, LsmPaceDrain *drain)
+{
+	TaskDrainQueue *q;
+
+	for (q = d->drains; q; q = q->next)
+		if (q->drain == drain)
+			return q;
+	q = palloc0(sizeof(TaskDrainQueue));
+	q->drain = drain;
+	q->ranked = pairingheap_allocate(task_rank_cmp, NULL);
+	dlist_init(&q->stragglers);
+	q->next = d->drains;
+	d->drains = q;
+	return q;
+}
+
+/*
+ * task_poll_waiting: whether the task is a checkpoint waiting for the
+ * next poll of a pass ranked in a shared drain, which a pass seen over
+ * there may move.
+ */
+static bool
+task_poll_waiting(const LsmTask *task)
+{
+	return task->watermark.drain != NULL && task->watermark.pass_rank != 0 &&
+		task->phase == LSM_PHASE_POLL && !task->backing_off;
+}
+
+/*
+ * task_park: file the timer of a task that sleeps until task->wake_at: by
+ * rank in its drain's queue when its poll follows the drain, else in the
+ * heap of timers (listed as a straggler of its drain when a pass seen over
+ * may move it).
+ */
+static void
+task_park(TaskDriver *d, LsmTask *task)
+{
+	task->asleep_until = task->wake_at;
+	if (task_poll_waiting(task))
+	{
+		TaskDrainQueue *q = task_drain_queue_of(d, task->watermark.drain);
+
+		if (lsm_watermark_follows_drain(&task->watermark))
+		{
+			pairingheap_add(q->ranked, &task->rank_node);
+			task->ranked = true;
+			return;
+		}
+		dlist_push_tail(&q->stragglers, &task->straggler_node);
+		q->nstragglers++;
+		task->straggling = true;
+	}
+	pairingheap_add(d->sleepers, &task->sleep_node);
+	task->asleep = true;
+}
+
+/*
+ * task_unpark: take a task's timer out of wherever task_park filed it.
+ */
+static void
+task_unpark(TaskDriver *d, LsmTask *task)
+{
+	if (task->ranked || task->straggling)
+	{
+		TaskDrainQueue *q = task_drain_queue_of(d, task->watermark.drain);
+
+		if (task->ranked)
+			pairingheap_remove(q->ranked, &task->rank_node);
+		if (task->straggling)
+		{
+			dlist_delete(&task->straggler_node);
+			q->nstragglers--;
+		}
+	}
+	if (task->asleep)
+		pairingheap_remove(d->sleepers, &task->sleep_node);
+	task->ranked = false;
+	task->straggling = false;
+	task->asleep = false;
 }
 
 /*
@@ -1290,18 +1414,11 @@ task_settle(TaskDriver *d, LsmTask *task)
 		task->ready = false;	/* now it is the gate's */
 		task_gate_drain(d, g);
 	}
-	if (task->asleep && task->asleep_until != task->wake_at)
-	{
-		pairingheap_remove(d->sleepers, &task->sleep_node);
-		task->asleep = false;
-	}
-	if (!task->asleep && task->wake_at != 0 && !task->in_flight &&
-		task->phase != LSM_PHASE_DONE)
-	{
-		task->asleep_until = task->wake_at;
-		pairingheap_add(d->sleepers, &task->sleep_node);
-		task->asleep = true;
-	}
+	if ((task->asleep || task->ranked) && task->asleep_until != task->wake_at)
+		task_unpark(d, task);
+	if (!task->asleep && !task->ranked && task->wake_at != 0 &&
+		!task->in_flight && task->phase != LSM_PHASE_DONE)
+		task_park(d, task);
 	if (task->req && !task->in_flight)
 	{
 		lsm_http_release(task->req);
@@ -1323,65 +1440,111 @@ task_settle(TaskDriver *d, LsmTask *task)
 }
 
 /*
- * task_wake_due: issue the requests of tasks whose sleep is over; returns
- * the earliest wake-up still pending (0: none).
+ * task_drain_due: hand the polls that followed drain queue q and are due
+ * at now to the heap of timers, due now, lowest rank first; and those
+ * that follow it no more (their pass is ranked below one seen over) at
+ * the time lsm_watermark_rewake gives them.  Returns when the poll of the
+ * lowest rank left is due (0: none left).
  */
 static TimestampTz
-task_wake_due(TaskDriver *d)
+task_drain_due(TaskDriver *d, TaskDrainQueue *q, TimestampTz now)
 {
-	TimestampTz now = GetCurrentTimestamp();
-
-	while (!pairingheap_is_empty(d->sleepers))
+	while (!pairingheap_is_empty(q->ranked))
 	{
-		LsmTask    *task = pairingheap_container(LsmTask, sleep_node,
-												 pairingheap_first(d->sleepers));
+		LsmTask    *task = pairingheap_container(LsmTask, rank_node,
+												 pairingheap_first(q->ranked));
+		TimestampTz due_at;
 
-		if (task->asleep_until > now)
-			return task->asleep_until;
-		(void) pairingheap_remove_first(d->sleepers);
-		task->asleep = false;
-		task_issue(task);
+		if (lsm_watermark_drain_due(&task->watermark, &due_at))
+		{
+			if (due_at > now)
+				return due_at;
+			lsm_watermark_drain_polled(&task->watermark, now);
+			task->wake_at = now;
+		}
+		else
+		{
+			TimestampTz wake_at = lsm_watermark_rewake(&task->watermark, now,
+													   task->wake_at);
+
+			if (wake_at != 0)
+				task->wake_at = wake_at;
+		}
+		task_unpark(d, task);
 		task_settle(d, task);
 	}
 	return 0;
 }
 
 /*
- * task_next_backing_off: whether the task that wakes first (after
- * task_wake_due) sleeps before a retry or re-issue, for the wait event.
+ * task_wake_due: issue the requests of tasks whose sleep is over; returns
+ * the earliest wake-up still pending (0: none), and whether that task
+ * sleeps before a retry or re-issue in d->next_backing_off.
  */
-static bool
-task_next_backing_off(TaskDriver *d)
+static TimestampTz
+task_wake_due(TaskDriver *d)
 {
-	if (pairingheap_is_empty(d->sleepers))
-		return false;
-	return pairingheap_container(LsmTask, sleep_node,
-								 pairingheap_first(d->sleepers))->backing_off;
+	TimestampTz now = GetCurrentTimestamp();
+	TimestampTz next = 0;
+
+	d->next_backing_off = false;
+	for (TaskDrainQueue *q = d->drains; q; q = q->next)
+		(void) task_drain_due(d, q, now);
+	while (!pairingheap_is_empty(d->sleepers))
+	{
+		LsmTask    *task = pairingheap_container(LsmTask, sleep_node,
+												 pairingheap_first(d->sleepers));
+
+		if (task->asleep_until > now)
+		{
+			next = task->asleep_until;
+			d->next_backing_off = task->backing_off;
+			break;
+		}
+		task_unpark(d, task);
+		task_issue(task);
+		task_settle(d, task);
+	}
+	for (TaskDrainQueue *q = d->drains; q; q = q->next)
+	{
+		TimestampTz due_at = task_drain_due(d, q, now);
+
+		if (due_at != 0 && (next == 0 || due_at < next))
+		{
+			next = due_at;
+			d->next_backing_off = false;
+		}
+	}
+	return next;
 }
 
 /*
- * task_drain_rewake: a pass of the call was seen over on drain, of a
- * higher rank than any before; move the next poll of every checkpoint
- * waiting on the same drain where lsm_watermark_rewake says (the server
- * grants permits in trigger order: passes ranked below it are probably
- * over, and the passes after it end sooner or later than predicted).
+ * task_drain_sighting: a pass of the call was seen over on the drain of
+ * queue q, of a higher rank than any before: the polls of passes ranked
+ * below it go now (task_drain_due), and every straggler's poll moves where
+ * lsm_watermark_rewake says (the server grants permits in trigger order:
+ * passes ranked below it are probably over, and the passes after it end
+ * sooner or later than predicted).  The polls that follow the drain move
+ * with its prediction without a visit.
  */
 static void
-task_drain_rewake(TaskDriver *d, LsmPaceDrain *drain)
+task_drain_sighting(TaskDriver *d, TaskDrainQueue *q)
 {
 	TimestampTz now = GetCurrentTimestamp();
+	int			n = q->nstragglers;
 
-	for (int i = 0; i < d->ntasks; i++)
+	(void) task_drain_due(d, q, now);
+	for (int i = 0; i < n && !dlist_is_empty(&q->stragglers); i++)
 	{
-		LsmTask    *task = d->tasks[i];
-		TimestampTz wake_at;
+		dlist_node *node = dlist_pop_head_node(&q->stragglers);
+		LsmTask    *task = dlist_container(LsmTask, straggler_node, node);
+		TimestampTz wake_at = 0;
 
-		if (task->watermark.drain != drain ||
-			task->phase != LSM_PHASE_POLL || task->in_flight ||
-			task->backing_off || task->wake_at <= now)
-			continue;		/* only a wait for the next poll moves */
-		wake_at = lsm_watermark_rewake(&task->watermark, now,
-										 task->wake_at);
+		/* visited once: back at the tail, or filed anew by task_settle */
+		dlist_push_tail(&q->stragglers, node);
+		if (task->wake_at > now)
+			wake_at = lsm_watermark_rewake(&task->watermark, now,
+										   task->wake_at);
 		if (wake_at != 0 && wake_at != task->wake_at)
 		{
 			task->wake_at = wake_at;
@@ -1459,6 +1622,8 @@ task_driver_start(TaskDriver *d)
 
 		task->run_index = i;
 		task->asleep = false;
+		task->ranked = false;
+		task->straggling = false;
 		task->ready = false;
 		task->queue_next = NULL;
 		task->gate = NULL;
@@ -1521,7 +1686,7 @@ task_driver_answer(TaskDriver *d, LsmTask *task)
 	task_on_answer(task);
 	task_settle(d, task);
 	if (drain && drain->last_rank > seen)
-		task_drain_rewake(d, drain);
+		task_drain_sighting(d, task_drain_queue_of(d, drain));
 	task_gate_drain(d, g);
 }
 
@@ -1579,11 +1744,12 @@ task_stop_waiting(TaskDriver *d)
  * returns normally.
  *
  * The cost of an event does not grow with the call: timers are kept in a
- * heap, finished tasks are handed over as they finish, and at most
- * LSM_TASK_INFLIGHT_PER_POOL requests per server and role (or the server's
- * max_requests_in_flight; fewer while the gate's window is smaller) are
- * in flight,
- * on requests reused from task to task, the others due waiting in order.
+ * heap, the polls that follow a drain by rank (a pass seen over moves
+ * them without a visit), finished tasks are handed over as they finish,
+ * and at most LSM_TASK_INFLIGHT_PER_POOL requests per server and role (or
+ * the server's max_requests_in_flight; fewer while the gate's window is
+ * smaller) are in flight, on requests reused from task to task, the
+ * others due waiting in order.
  */
 void
 lsm_task_run_all_notify(LsmTask **tasks, int ntasks, LsmTaskDone done,
@@ -1622,7 +1788,7 @@ lsm_task_run_all_notify(LsmTask **tasks, int ntasks, LsmTaskDone done,
 					wake_at = d.row_deadline;
 			}
 			answered = lsm_http_wait(wake_at, d.deadline,
-									 task_next_backing_off(&d));
+									 d.next_backing_off);
 
 			if (answered)
 				task_driver_answer(&d, answered);
@@ -1645,10 +1811,19 @@ lsm_task_run_all_notify(LsmTask **tasks, int ntasks, LsmTaskDone done,
 		PG_RE_THROW();
 	}
 	PG_END_TRY();
+	lsm_http_waits_over();
 	task_windows_keep(&d);
 	foreach(lc, d.spare)
 		lsm_http_free((LsmRequest *) lfirst(lc));
 	list_free(d.spare);
 	pairingheap_free(d.sleepers);
+	while (d.drains)
+	{
+		TaskDrainQueue *q = d.drains;
+
+		d.drains = q->next;
+		pairingheap_free(q->ranked);
+		pfree(q);
+	}
 	pfree(d.reported);
 }

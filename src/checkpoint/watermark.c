@@ -232,6 +232,7 @@ lsm_watermark_release(LsmWatermark *wm)
 	if (wm->pass_rank != 0)
 		lsm_pace_drain_drop(wm->drain);
 	wm->pass_rank = 0;
+	wm->drain_follow = false;
 }
 
 /*
@@ -315,18 +316,24 @@ drain_end_ms(const LsmWatermark *wm, int64 *end_ms)
  * poll_drain_wait: when the call's drain predicts the end of the pass,
  * the wait before its next poll, in ms from elapsed (ms after the
  * trigger's answer, now), given own_wait, the pass's own schedule: the
- * prediction when it is later than the minimum interval from now, else
- * the shorter of own_wait and drain_step_ms.  -1: no prediction.
+ * prediction when it is later than the minimum interval from now (*follow
+ * set true: the poll follows the drain, lsm_watermark_drain_due), else the
+ * shorter of own_wait and drain_step_ms.  -1: no prediction.
  */
 static int32
-poll_drain_wait(LsmWatermark *wm, int32 elapsed, int32 own_wait)
+poll_drain_wait(LsmWatermark *wm, int32 elapsed, int32 own_wait,
+				bool *follow)
 {
 	int64		end_ms;
 
+	*follow = false;
 	if (!drain_end_ms(wm, &end_ms))
 		return -1;
 	if (end_ms > (int64) elapsed + lsm_poll_interval_min_ms)
+	{
+		*follow = true;
 		return (int32) Min(end_ms - elapsed, (int64) PG_INT32_MAX);
+	}
 	return Min(own_wait, drain_step_ms(wm));
 }
 
@@ -343,7 +350,8 @@ poll_wait_until(LsmWatermark *wm, int32 poll_ms, TimestampTz now)
 {
 	int32		elapsed = (int32) ((now - wm->pass_at) / 1000);
 	int32		wait = Max(1, poll_ms - elapsed);
-	int32		drain_wait = poll_drain_wait(wm, elapsed, wait);
+	int32		drain_wait = poll_drain_wait(wm, elapsed, wait,
+											 &wm->drain_follow);
 	const LsmPace *k = &wm->pass.known;
 
 	wm->drain_poll = drain_wait >= 0;
@@ -366,7 +374,9 @@ poll_wait_until(LsmWatermark *wm, int32 poll_ms, TimestampTz now)
  * each of thousands of waiting polls at each sighting put 14 % of a
  * 10,000-table call's user CPU into the timer heap (4 % with the slack),
  * for moves a later sighting makes anyway as the poll draws near and the
- * slack shrinks with it.
+ * slack shrinks with it.  The polls that follow the drain are not rewoken
+ * at all now (lsm_watermark_drain_due): only those that wait on a
+ * schedule of their own are.
  */
 #define REWAKE_SLACK_DIV 32
 
@@ -409,8 +419,60 @@ lsm_watermark_rewake(LsmWatermark *wm, TimestampTz now, TimestampTz wake_at)
 	if (wait > 0 && wait >= ahead_ms - slack_ms && wait <= ahead_ms + slack_ms)
 		return 0;			/* within the slack */
 	wm->drain_poll = true;
+	wm->drain_follow = wait > 0;
 	wm->poll_ms = elapsed + (int32) wait;
 	return TimestampTzPlusMilliseconds(now, wait);
+}
+
+/*
+ * lsm_watermark_follows_drain: whether the checkpoint's next poll waits
+ * for the call's drain to predict its pass over (lsm_watermark_drain_due)
+ * rather than for a time of its own: its pass is ranked above every pass
+ * seen over, and its wait was the drain's prediction.
+ */
+bool
+lsm_watermark_follows_drain(const LsmWatermark *wm)
+{
+	return wm->drain_follow && wm->drain &&
+		wm->pass_rank > wm->drain->last_rank;
+}
+
+/*
+ * lsm_watermark_drain_due: for a checkpoint whose next poll follows the
+ * drain (lsm_watermark_follows_drain), when that poll is due, into
+ * *due_at: the drain's prediction of its pass's end, but no sooner than
+ * lancelsm.poll_interval_min after the last pass seen over, where
+ * lsm_watermark_rewake would move it at that sighting.  The predictions
+ * grow with the rank, so of the passes that follow one drain the lowest
+ * ranked is due first.  Returns false, and the poll follows the drain no
+ * more (lsm_watermark_rewake decides then), when its pass is ranked at or
+ * below one seen over or nothing is predicted.
+ */
+bool
+lsm_watermark_drain_due(LsmWatermark *wm, TimestampTz *due_at)
+{
+	int64		end_ms;
+
+	if (!lsm_watermark_follows_drain(wm) ||
+		!lsm_pace_drain_predict(wm->drain, wm->pass_rank, &end_ms))
+	{
+		wm->drain_follow = false;
+		return false;
+	}
+	end_ms = Max(end_ms, wm->drain->last_ms + lsm_poll_interval_min_ms);
+	*due_at = (TimestampTz) end_ms * 1000;
+	return true;
+}
+
+/*
+ * lsm_watermark_drain_polled: the poll that followed the drain is sent at
+ * now; it follows it no more, and its time is recorded in wm->poll_ms.
+ */
+void
+lsm_watermark_drain_polled(LsmWatermark *wm, TimestampTz now)
+{
+	wm->drain_follow = false;
+	wm->poll_ms = (int32) ((now - wm->pass_at) / 1000);
 }
 
 /*
@@ -450,6 +512,7 @@ lsm_poll_after_trigger(LsmWatermark *wm, TimestampTz now)
 	{
 		wm->poll_ms -= wait - cap;
 		wait = cap;
+		wm->drain_follow = false;	/* until a sighting moves it */
 	}
 	return wait;
 }
@@ -463,6 +526,7 @@ lsm_poll_after_trigger(LsmWatermark *wm, TimestampTz now)
 int
 lsm_poll_after_wait(LsmWatermark *wm, bool progressed, TimestampTz now)
 {
+	wm->drain_follow = false;
 	if (wm->pass_at == 0 || poll_interval_fixed())
 		return lsm_poll_interval_next(wm, progressed);
 	if (progressed)

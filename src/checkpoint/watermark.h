@@ -61,6 +61,9 @@ typedef struct LsmWatermark
 								 * passes of the call were pending there */
 	bool		pace_queued;	/* pace was learnt from such a pass */
 	bool		drain_poll;		/* the drain predicts the pass's end */
+	bool		drain_follow;	/* the next poll waits for the drain's
+								 * prediction of the pass's end
+								 * (lsm_watermark_drain_due) */
 	bool		drain_missed;	/* a poll it predicted saw the pass
 								 * running, or it was pulled early: its
 								 * sighting says nothing of the aim */
@@ -93,6 +96,10 @@ extern void lsm_watermark_release(LsmWatermark *wm);
 extern bool lsm_watermark_stall_suspected(const LsmWatermark *wm);
 extern TimestampTz lsm_watermark_rewake(LsmWatermark *wm, TimestampTz now,
 										TimestampTz wake_at);
+extern bool lsm_watermark_follows_drain(const LsmWatermark *wm);
+extern bool lsm_watermark_drain_due(LsmWatermark *wm,
+									TimestampTz *due_at);
+extern void lsm_watermark_drain_polled(LsmWatermark *wm, TimestampTz now);
 extern int	lsm_poll_interval_next(LsmWatermark *wm, bool progressed);
 extern int	lsm_poll_after_trigger(LsmWatermark *wm, TimestampTz now);
 extern int	lsm_poll_after_wait(LsmWatermark *wm, bool progressed,

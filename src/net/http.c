@@ -994,7 +994,9 @@ lsm_http_free(LsmRequest *req)
  * backing_off: the wake-up is a retry's or re-issue's (the wait event).
  * Raises PostgreSQL's own error on query cancel, statement_timeout or when
  * deadline (0: none) passes; requests then stay in flight and the caller
- * must call lsm_http_abort_all().  Errors: 57014, or out of memory.
+ * must call lsm_http_abort_all().  The caller calls lsm_http_waits_over()
+ * once every request it started has finished.  Errors: 57014, or out of
+ * memory.
  */
 void *
 lsm_http_wait(TimestampTz wake_at, TimestampTz deadline, bool backing_off)
@@ -1008,6 +1010,17 @@ lsm_http_wait(TimestampTz wake_at, TimestampTz deadline, bool backing_off)
 	if (req->out.transport == LSM_TRANSPORT_TIMEOUT)
 		lsm_deadline_passed();
 	return req->owner;
+}
+
+/*
+ * lsm_http_waits_over: the caller of lsm_http_wait is done waiting (every
+ * request it started has finished): free what the waits kept (the
+ * WaitEventSet of src/net/pool.c, with its descriptor).  Raises nothing.
+ */
+void
+lsm_http_waits_over(void)
+{
+	lsm_pool_waits_over();
 }
 
 /*

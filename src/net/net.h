@@ -157,6 +157,7 @@ extern void lsm_http_release(LsmRequest *req);
 extern void lsm_http_free(LsmRequest *req);
 extern void *lsm_http_wait(TimestampTz wake_at, TimestampTz deadline,
 						   bool backing_off);
+extern void lsm_http_waits_over(void);
 extern void lsm_http_abort_all(void);
 
 /* in pool.c: libcurl's set-up, once per process (_PG_init) */

@@ -150,8 +150,12 @@ static int	pool_owned_cap = 0;
  * afresh (pool_set_stale) only when a new socket comes, a socket closes
  * (lsm_pool_socket_closed), curl stops watching a descriptor of its own
  * or a parked peer hangs up.  It belongs to no resource owner:
- * lsm_pool_wait frees it on every error and whenever nothing is in flight
- * any more (pool_set_free), so no descriptor outlives the requests.
+ * lsm_pool_wait frees it on every error, lsm_pool_abort_next once the
+ * requests in flight are aborted, and lsm_pool_waits_over when the
+ * caller's waits are over (pool_set_free), so no descriptor outlives the
+ * requests and the waits for them.  It is kept while the caller's timers
+ * alone are pending, nothing in flight: a call of many tables otherwise
+ * built it afresh for most of its polls.
  */
 static WaitEventSet *pool_set = NULL;
 static bool pool_set_stale = true;
@@ -1034,7 +1038,8 @@ pool_wait_loop(TimestampTz wake_at, TimestampTz grace, bool backing_off,
  * PostgreSQL's own error on query cancel, statement_timeout or when
  * deadline (0: none) passes; handles then stay in flight and the caller
  * must take them off with lsm_pool_abort_next().  The kept WaitEventSet
- * (pool_set) is freed on every error and once nothing is in flight.
+ * (pool_set) is freed on every error; the caller frees it with
+ * lsm_pool_waits_over when its waits are over.
  * Errors: 57014, or out of memory.
  */
 void *
@@ -1056,9 +1061,19 @@ lsm_pool_wait(TimestampTz wake_at, TimestampTz deadline, bool backing_off,
 		PG_RE_THROW();
 	}
 	PG_END_TRY();
+	return done;
+}
+
+/*
+ * lsm_pool_waits_over: the caller of lsm_pool_wait will not wait again
+ * before it starts new requests: free the kept WaitEventSet (pool_set)
+ * when nothing is in flight.  Raises nothing.
+ */
+void
+lsm_pool_waits_over(void)
+{
 	if (pool_ninflight == 0)
 		pool_set_free();
-	return done;
 }
 
 /*

@@ -28,6 +28,7 @@ extern bool lsm_pool_add(CURL *easy, Oid serverid, Oid umid, bool multiplex,
 extern void lsm_pool_remove(CURL *easy);
 extern void *lsm_pool_wait(TimestampTz wake_at, TimestampTz deadline,
 						   bool backing_off, CURLcode *code);
+extern void lsm_pool_waits_over(void);
 extern void *lsm_pool_abort_next(void);
 
 /*
