@@ -280,21 +280,28 @@ poll_interval_fixed(void)
 }
 
 /*
- * drain_step_ms: the next wait of a pass that the call's drain says is
- * over, or about to be, but that a poll saw running: from
- * lancelsm.poll_interval_min, doubling at each use up to
+ * drain_step_next_ms: the next wait of a pass that the call's drain says
+ * is over, or about to be, but that a poll saw running: from
+ * lancelsm.poll_interval_min, doubling at each use (drain_step_ms) up to
  * lancelsm.poll_interval_max, so that a pass that breaks the queue's order
  * costs a few polls, not one per sighting.
  */
 static int32
-drain_step_ms(LsmWatermark *wm)
+drain_step_next_ms(const LsmWatermark *wm)
 {
 	if (wm->drain_step_ms == 0)
-		wm->drain_step_ms = Max(lsm_poll_interval_min_ms, 1);
-	else
-		wm->drain_step_ms = Min(wm->drain_step_ms * 2,
-								Max(lsm_poll_interval_max_ms,
-									lsm_poll_interval_min_ms));
+		return Max(lsm_poll_interval_min_ms, 1);
+	return Min(wm->drain_step_ms * 2,
+			   Max(lsm_poll_interval_max_ms, lsm_poll_interval_min_ms));
+}
+
+/*
+ * drain_step_ms: drain_step_next_ms, used: the step doubles.
+ */
+static int32
+drain_step_ms(LsmWatermark *wm)
+{
+	wm->drain_step_ms = drain_step_next_ms(wm);
 	return wm->drain_step_ms;
 }
 
@@ -318,7 +325,10 @@ drain_end_ms(const LsmWatermark *wm, int64 *end_ms)
  * trigger's answer, now), given own_wait, the pass's own schedule: the
  * prediction when it is later than the minimum interval from now (*follow
  * set true: the poll follows the drain, lsm_watermark_drain_due), else the
- * shorter of own_wait and drain_step_ms.  -1: no prediction.
+ * shorter of own_wait and the drain's step, which doubles only when it is
+ * the wait: a pass polled on its own schedule meanwhile must not find the
+ * step grown to poll_interval_max the moment it needs it.  -1: no
+ * prediction.
  */
 static int32
 poll_drain_wait(LsmWatermark *wm, int32 elapsed, int32 own_wait,
@@ -334,7 +344,9 @@ poll_drain_wait(LsmWatermark *wm, int32 elapsed, int32 own_wait,
 		*follow = true;
 		return (int32) Min(end_ms - elapsed, (int64) PG_INT32_MAX);
 	}
-	return Min(own_wait, drain_step_ms(wm));
+	if (own_wait < drain_step_next_ms(wm))
+		return own_wait;		/* its own schedule: the step is not used */
+	return drain_step_ms(wm);
 }
 
 /*
