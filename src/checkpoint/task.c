@@ -1486,10 +1486,17 @@ task_wake_due(TaskDriver *d)
 {
 	TimestampTz now = GetCurrentTimestamp();
 	TimestampTz next = 0;
+	TimestampTz drain_next = 0;
 
 	d->next_backing_off = false;
 	for (TaskDrainQueue *q = d->drains; q; q = q->next)
-		(void) task_drain_due(d, q, now);
+	{
+		TimestampTz due_at = task_drain_due(d, q, now);
+
+		if (due_at != 0 && (drain_next == 0 || due_at < drain_next))
+			drain_next = due_at;
+	}
+	/* (issuing only marks a task ready: no drain's queue changes below) */
 	while (!pairingheap_is_empty(d->sleepers))
 	{
 		LsmTask    *task = pairingheap_container(LsmTask, sleep_node,
@@ -1505,15 +1512,10 @@ task_wake_due(TaskDriver *d)
 		task_issue(task);
 		task_settle(d, task);
 	}
-	for (TaskDrainQueue *q = d->drains; q; q = q->next)
+	if (drain_next != 0 && (next == 0 || drain_next < next))
 	{
-		TimestampTz due_at = task_drain_due(d, q, now);
-
-		if (due_at != 0 && (next == 0 || due_at < next))
-		{
-			next = due_at;
-			d->next_backing_off = false;
-		}
+		next = drain_next;
+		d->next_backing_off = false;
 	}
 	return next;
 }

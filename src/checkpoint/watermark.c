@@ -400,7 +400,9 @@ poll_wait_until(LsmWatermark *wm, int32 poll_ms, TimestampTz now)
  * running less than drain_step_ms ago (which then doubles).  Otherwise at
  * the drain's new prediction, when the wait followed the drain's or the
  * prediction is earlier, and it moves the poll by more than the slack
- * (REWAKE_SLACK_DIV).  Records the poll's time in wm->poll_ms.
+ * (REWAKE_SLACK_DIV).  Records the poll's time in wm->poll_ms; the poll
+ * follows the drain afterwards (wm->drain_follow) only when its new wait
+ * is the drain's prediction.
  */
 TimestampTz
 lsm_watermark_rewake(LsmWatermark *wm, TimestampTz now, TimestampTz wake_at)
@@ -410,6 +412,7 @@ lsm_watermark_rewake(LsmWatermark *wm, TimestampTz now, TimestampTz wake_at)
 	int64		slack_ms = ahead_ms / REWAKE_SLACK_DIV;
 	int64		wait;
 
+	wm->drain_follow = false;	/* set again below when it does */
 	if (wm->pass_rank == 0)
 		return 0;
 	if (wm->pass_rank < wm->drain->last_rank)
@@ -456,21 +459,18 @@ lsm_watermark_follows_drain(const LsmWatermark *wm)
  * lancelsm.poll_interval_min after the last pass seen over, where
  * lsm_watermark_rewake would move it at that sighting.  The predictions
  * grow with the rank, so of the passes that follow one drain the lowest
- * ranked is due first.  Returns false, and the poll follows the drain no
- * more (lsm_watermark_rewake decides then), when its pass is ranked at or
- * below one seen over or nothing is predicted.
+ * ranked is due first.  Returns false when its pass is ranked at or
+ * below one seen over or nothing is predicted: the poll then follows the
+ * drain no more, and lsm_watermark_rewake decides where it goes.
  */
 bool
-lsm_watermark_drain_due(LsmWatermark *wm, TimestampTz *due_at)
+lsm_watermark_drain_due(const LsmWatermark *wm, TimestampTz *due_at)
 {
 	int64		end_ms;
 
 	if (!lsm_watermark_follows_drain(wm) ||
 		!lsm_pace_drain_predict(wm->drain, wm->pass_rank, &end_ms))
-	{
-		wm->drain_follow = false;
 		return false;
-	}
 	end_ms = Max(end_ms, wm->drain->last_ms + lsm_poll_interval_min_ms);
 	*due_at = (TimestampTz) end_ms * 1000;
 	return true;

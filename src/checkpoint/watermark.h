@@ -97,7 +97,7 @@ extern bool lsm_watermark_stall_suspected(const LsmWatermark *wm);
 extern TimestampTz lsm_watermark_rewake(LsmWatermark *wm, TimestampTz now,
 										TimestampTz wake_at);
 extern bool lsm_watermark_follows_drain(const LsmWatermark *wm);
-extern bool lsm_watermark_drain_due(LsmWatermark *wm,
+extern bool lsm_watermark_drain_due(const LsmWatermark *wm,
 									TimestampTz *due_at);
 extern void lsm_watermark_drain_polled(LsmWatermark *wm, TimestampTz now);
 extern int	lsm_poll_interval_next(LsmWatermark *wm, bool progressed);
