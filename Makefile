@@ -7,7 +7,7 @@ OBJS = \
 	src/lancelsm.o \
 	src/functions/entry.o \
 	src/functions/maintenance.o \
-	src/checkpoint/shmem.o \
+	src/record/shmem.o \
 	src/settings.o \
 	src/deadline.o \
 	src/wire_text.o \
@@ -21,16 +21,16 @@ OBJS = \
 	src/net/endpoint.o \
 	src/protocol/fault.o \
 	src/protocol/redact.o \
-	src/checkpoint/task.o \
-	src/checkpoint/watermark.o \
-	src/checkpoint/pace.o \
-	src/checkpoint/window.o \
-	src/checkpoint/herd.o \
-	src/checkpoint/progress.o \
-	src/checkpoint/shared_key.o \
-	src/checkpoint/shared_array.o \
-	src/checkpoint/run.o \
-	src/checkpoint/counters.o \
+	src/task/task.o \
+	src/task/watermark.o \
+	src/task/pace.o \
+	src/task/window.o \
+	src/task/herd.o \
+	src/record/progress.o \
+	src/record/shared_key.o \
+	src/record/shared_array.o \
+	src/record/run.o \
+	src/record/counters.o \
 	src/functions/stats.o \
 	src/functions/shape.o \
 	src/functions/declared.o \

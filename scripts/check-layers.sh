@@ -3,7 +3,7 @@
 # #include lines (bash, grep and awk; well under a second).
 #
 # src/ stacks, from the top: the module entry lancelsm.c, then the folders
-# functions/, checkpoint/, protocol/, net/, then the other root files
+# functions/, task/, record/, protocol/, net/, then the other root files
 # (settings, deadline, pg_compat.h).  The rules:
 #   1. a header of a folder is included by its folder path ("net/net.h"),
 #      a root header by its bare name;
@@ -47,10 +47,11 @@ summary=$( { printf '%s\n' "$includes"; } | awk -F'\t' \
 function folder(p) { return index(p, "/") ? substr(p, 1, index(p, "/") - 1) : "" }
 function base(p) { sub(/.*\//, "", p); return p }
 function rank(p,   d) {
-	if (p == "lancelsm.c") return 5
+	if (p == "lancelsm.c") return 6
 	d = folder(p)
-	if (d == "functions") return 4
-	if (d == "checkpoint") return 3
+	if (d == "functions") return 5
+	if (d == "task") return 4
+	if (d == "record") return 3
 	if (d == "protocol") return 2
 	if (d == "net") return 1
 	return 0

@@ -5,8 +5,9 @@
  *		lancelsm.* settings and calls the set-up of the folders that have one.
  *
  * The SQL functions are in src/functions/ (flush, compact and checkpoint
- * in maintenance.c), running operations in src/checkpoint/, the meaning
- * of answers in src/protocol/ and the HTTP client in src/net/;
+ * in maintenance.c), running operations in src/task/, what lancelsm
+ * remembers and reports in src/record/, the meaning of answers in
+ * src/protocol/ and the HTTP client in src/net/;
  * docs/development.md, "Layout", draws the folders and what each may call.
  *
  *-------------------------------------------------------------------------
@@ -15,7 +16,7 @@
 
 #include <limits.h>
 
-#include "checkpoint/checkpoint.h"
+#include "task/task.h"
 #include "fmgr.h"
 #include "functions/functions.h"
 #include "net/net.h"
@@ -45,7 +46,7 @@ define_int_setting(const char *name, const char *description, int *var,
  * lancelsm.max_history_entries, lancelsm.max_run_history and
  * lancelsm.max_table_counters and install the shared memory hooks of
  * progress, history, pace, runs, table counters and herds
- * (src/checkpoint/shmem.c).  Raises XX000 when libcurl
+ * (src/record/shmem.c).  Raises XX000 when libcurl
  * cannot be initialised.
  */
 void
@@ -93,6 +94,7 @@ _PG_init(void)
 							&lsm_log_min_duration_ms, -1, -1, INT_MAX,
 							PGC_SUSET, GUC_UNIT_MS, NULL, NULL, NULL);
 	lsm_mapping_init();
-	lsm_checkpoint_init();
+	lsm_record_init();
+	lsm_herd_shmem_init();
 	MarkGUCPrefixReserved("lancelsm");
 }

@@ -6,7 +6,7 @@
  *
  * Below every layer (like settings.h): the SQL functions convert names
  * and shown values, src/protocol/fault.c the server's text in a detail,
- * src/checkpoint/ what it keeps in shared memory.  Plain C types only;
+ * src/record/ what it keeps in shared memory.  Plain C types only;
  * the implementation (src/wire_text.c) keeps its fmgr use to itself.
  *
  *-------------------------------------------------------------------------

@@ -1,5 +1,5 @@
 # 014_queue.pl: a checkpoint of many tables whose passes queue for the
-# server's compaction permits (src/checkpoint/pace.c, "drain"): the checkpoints of one
+# server's compaction permits (src/task/pace.c, "drain"): the checkpoints of one
 # server in one call poll a pass when the ranks ahead of it should be
 # over, not on each table's doubling schedule.
 #

@@ -316,7 +316,7 @@ sub polls_reached
 }
 
 # Each table's checkpoint sends at most 16 requests a second (the request
-# budget of src/checkpoint/task.c): 25 tables polled at once make 5,000
+# budget of src/task/task.c): 25 tables polled at once make 5,000
 # polls in about 13 s, where one table would take 5 minutes.
 emu_reset();
 my @tables = map { "mem_$_" } 1 .. 25;

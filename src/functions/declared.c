@@ -35,7 +35,7 @@
 #include "funcapi.h"
 #include "functions/entry.h"
 #include "mb/pg_wchar.h"
-#include "checkpoint/checkpoint.h"
+#include "task/task.h"
 #include "settings.h"
 #include "functions/stats.h"
 #include "utils/array.h"
@@ -576,6 +576,7 @@ lsm_declared_wipe(DeclaredSet *set)
 static void
 declared_keep_stats(const LsmTask *task, const LsmTableSummary *summary)
 {
+	LsmTaskSnapshot snap;
 	LsmStatsRead read;
 
 	memset(&read, 0, sizeof(read));
@@ -586,7 +587,8 @@ declared_keep_stats(const LsmTask *task, const LsmTableSummary *summary)
 	{
 		strlcpy(read.sqlstate, unpack_sql_state(task->failure->sqlerrcode),
 				sizeof(read.sqlstate));
-		lsm_counters_record_stats(task, &read);
+		lsm_task_snapshot(task, &snap);
+		lsm_counters_record_stats(&snap, &read);
 		return;
 	}
 	read.lsm_enabled = task->stats->enabled;
@@ -597,7 +599,8 @@ declared_keep_stats(const LsmTask *task, const LsmTableSummary *summary)
 	read.wal_lag_total = summary->wal_lag_total;
 	read.wal_lag_max = summary->wal_lag_max;
 	read.compacting_buckets = summary->compacting_buckets;
-	lsm_counters_record_stats(task, &read);
+	lsm_task_snapshot(task, &snap);
+	lsm_counters_record_stats(&snap, &read);
 }
 
 /*
@@ -1004,7 +1007,7 @@ lsm_declared_record_outcomes(FunctionCallInfo fcinfo,
  * table whose server is unusable (42704, 42809, 42501) or whose name is
  * refused (22023) gets its failure row with a NULL elapsed.  A table
  * whose checkpoint another backend of this cluster is running (with
- * lancelsm preloaded, and paced alike: src/checkpoint/herd.c) is skipped,
+ * lancelsm preloaded, and paced alike: src/task/herd.c) is skipped,
  * which is no success: ok false, sqlstate 55006, elapsed NULL, passes and
  * polls 0, message "skipped: a checkpoint of this table is running in
  * backend N", and neither its last_checkpoint_at nor its outcome is set.

@@ -15,7 +15,7 @@
 #include "fmgr.h"
 #include "functions/option.h"
 #include "functions/outcome.h"
-#include "checkpoint/checkpoint.h"
+#include "task/task.h"
 #include "functions/threshold.h"
 
 /* The threshold columns of lancelsm_table, and last_checkpoint_at. */

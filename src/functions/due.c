@@ -16,7 +16,7 @@
  *				trigger when the flush left L0 generations
  *
  * No action waits for compaction to drain (trigger-only tasks, see
- * src/checkpoint/task.c): a per-minute job with a short statement_timeout must not
+ * src/task/task.c): a per-minute job with a short statement_timeout must not
  * fail forever on a table whose drain takes longer.  The next run's stats
  * observe the drain: a table whose L0 is still over its threshold is due
  * again.  A checkpoint action that succeeded sets the table's
@@ -30,7 +30,7 @@
 #include "functions/declared.h"
 #include "funcapi.h"
 #include "functions/entry.h"
-#include "checkpoint/checkpoint.h"
+#include "task/task.h"
 #include "settings.h"
 #include "utils/builtins.h"
 #include "utils/tuplestore.h"
@@ -291,7 +291,7 @@ due_slice_args(FunctionCallInfo fcinfo, int32 *slice, int32 *slices)
  * cannot be read, or whose server is unusable (42704, 42809, 42501), is a
  * row with ok false, its SQLSTATE and message, due NULL and action none.
  * A due table whose checkpoint another backend of this cluster is running
- * (with lancelsm preloaded, and paced alike: src/checkpoint/herd.c) is not
+ * (with lancelsm preloaded, and paced alike: src/task/herd.c) is not
  * acted on and not reported as a success: ok false, sqlstate 55006,
  * elapsed NULL, action none, message "skipped: a checkpoint of this table
  * is running in backend N"; due and reason as ever.

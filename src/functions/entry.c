@@ -11,7 +11,7 @@
  */
 #include "postgres.h"
 
-#include "checkpoint/checkpoint.h"
+#include "task/task.h"
 #include "functions/entry.h"
 #include "functions/option.h"
 #include "settings.h"

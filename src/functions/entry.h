@@ -15,7 +15,7 @@
 #define LANCELSM_ENTRY_H
 
 #include "fmgr.h"
-#include "checkpoint/checkpoint.h"
+#include "task/task.h"
 
 /* entry.c: resolve a server and run one task, raising its failure */
 extern LsmTask *lsm_run_on_table(LsmTaskKind kind, text *server,

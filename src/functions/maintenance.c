@@ -4,8 +4,8 @@
  *		The SQL functions lancelsm_flush, lancelsm_compact and
  *		lancelsm_checkpoint (of one table and of an array of tables).
  *
- * Each runs tasks (src/checkpoint/task.c) through the herd of its table
- * (src/checkpoint/herd.c); the helpers they share with the other SQL
+ * Each runs tasks (src/task/task.c) through the herd of its table
+ * (src/task/herd.c); the helpers they share with the other SQL
  * functions are in src/functions/entry.c.
  *
  *-------------------------------------------------------------------------
@@ -13,7 +13,7 @@
 #include "postgres.h"
 
 #include "catalog/pg_type.h"
-#include "checkpoint/checkpoint.h"
+#include "task/task.h"
 #include "fmgr.h"
 #include "functions/entry.h"
 #include "functions/option.h"
@@ -97,7 +97,7 @@ lancelsm_compact(PG_FUNCTION_ARGS)
  *
  * Converges the table's fresh tier into the base table as of the call:
  * flush, read the target watermark, then trigger compaction and poll
- * (right after the predicted end of each pass, src/checkpoint/pace.c; else doubling
+ * (right after the predicted end of each pass, src/task/pace.c; else doubling
  * within lancelsm.poll_interval_min..max) until no L0 generation at
  * or below the watermark remains.  Bounded by statement_timeout and query
  * cancel (57014).  421 re-issues from flush within lancelsm.reissue_budget,
@@ -109,7 +109,7 @@ lancelsm_compact(PG_FUNCTION_ARGS)
  * "The checkpoint loop".  With lancelsm preloaded, a checkpoint of a
  * table another backend of this cluster is checkpointing joins that run
  * when it covers the call, and waits for its outcome without requests of
- * its own (src/checkpoint/herd.c): it returns as the run does, or raises the run's
+ * its own (src/task/herd.c): it returns as the run does, or raises the run's
  * failure with the same SQLSTATE and a detail naming the leading backend.
  * On a declared table, a success is recorded as the table's outcome and
  * last_checkpoint_at, as lancelsm_flush records.

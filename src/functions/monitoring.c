@@ -11,8 +11,8 @@
  *		lancelsm itself stands (versions, preload, registries in use); and
  *		lancelsm_running(), the running phases behind lancelsm_status.
  *
- * What they show is kept in shared memory by src/checkpoint/progress.c,
- * which hands out copies (checkpoint.h, "in progress.c") taken under its
+ * What they show is kept in shared memory by src/record/progress.c,
+ * which hands out copies (record.h, "in progress.c") taken under its
  * locks; this file only turns those copies into rows.  Text in shared
  * memory is UTF-8, whatever the encoding of the database that wrote it;
  * it is converted here to this database's encoding (src/wire_text.c),
@@ -32,7 +32,7 @@
  */
 #include "postgres.h"
 
-#include "checkpoint/checkpoint.h"
+#include "task/task.h"
 #include "fmgr.h"
 #include "funcapi.h"
 #include "functions/functions.h"
@@ -389,7 +389,7 @@ run_row(ReturnSetInfo *rsinfo, const LsmRunCopy *run)
  *   passes integer, polls integer, requests integer)
  *
  * No arguments.  One row per flush, compact or checkpoint that lancelsm
- * ran on a table, kept in shared memory (src/checkpoint/run.c: at most
+ * ran on a table, kept in shared memory (src/record/run.c: at most
  * lancelsm.max_run_history, evicted by the fair rule), of every database
  * (database: its name, NULL once dropped), in the order they ended,
  * copied under a shared lock.  action: flush, compact or checkpoint;
@@ -477,7 +477,7 @@ counters_rows(ReturnSetInfo *rsinfo, const LsmCountersCopy *e)
  * No arguments.  One row per (database, foreign server, table, action)
  * that lancelsm ran at least once since the table's entry was created
  * (stats_since) or reset, of every database, copied under a shared lock
- * (src/checkpoint/counters.c: at most lancelsm.max_table_counters tables,
+ * (src/record/counters.c: at most lancelsm.max_table_counters tables,
  * evicted by the fair rule).  dbid and serverid are the OIDs
  * lancelsm_table_counters_reset takes (serverid is an OID of database
  * dbid); database is NULL once dropped; server is the server's name when
@@ -575,7 +575,7 @@ last_stats_row(ReturnSetInfo *rsinfo, const LsmCountersCopy *e)
  *   wal_lag_max bigint, compacting_buckets integer)
  *
  * No arguments.  One row per table whose stats lancelsm read since its
- * table counters entry was created (src/checkpoint/counters.c), of every
+ * table counters entry was created (src/record/counters.c), of every
  * database: the last read of the stats views over declared tables
  * (lancelsm_table_stats, lancelsm_bucket_stats) or of
  * lancelsm_checkpoint_due()'s stats reads, when it ended (read_at), and
@@ -658,7 +658,7 @@ info_counts(int counts[INFO_COUNTS])
  * cluster; how many checkpoints since server start ran without a progress
  * entry (lancelsm_progress_skipped() before 1.4); how many history and
  * pace entries were evicted since server start (by the fair rule of
- * src/checkpoint/shared_key.c: a new table in a full array evicts an
+ * src/record/shared_key.c: a new table in a full array evicts an
  * entry of the database and role that hold the most); the runs kept by
  * lancelsm_run_history, their maximum and how many were evicted; the
  * tables counted by lancelsm_table_counters, their maximum and how many

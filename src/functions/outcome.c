@@ -13,7 +13,7 @@
  * flush, compact or checkpoint), who did it (last_source: direct,
  * checkpoint_all or checkpoint_due), when it started and ended, and how it
  * ended: last_ok, and for a failure its SQLSTATE and message, redacted of
- * secrets as every failure of lancelsm is (src/checkpoint/task.c).  A
+ * secrets as every failure of lancelsm is (src/task/task.c).  A
  * successful checkpoint also moves last_checkpoint_at, never back.
  *
  * What is written, per table:

@@ -12,7 +12,7 @@
 #define LANCELSM_OUTCOME_H
 
 #include "fmgr.h"
-#include "checkpoint/checkpoint.h"
+#include "task/task.h"
 #include "utils/timestamp.h"
 
 /* Who acted, as lancelsm_table.last_source shows it. */

@@ -21,7 +21,7 @@
 #include "functions/entry.h"
 #include "settings.h"
 #include "functions/stats.h"
-#include "checkpoint/checkpoint.h"
+#include "task/task.h"
 #include "utils/builtins.h"
 #include "utils/tuplestore.h"
 #include "wire_text.h"

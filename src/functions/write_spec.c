@@ -12,7 +12,7 @@
  * error that costs no round trip.  The request body is built by
  * src/protocol/lsm_json.c (jansson), the answer of a read decoded strictly there;
  * this file sees only the plain C LsmWriteSpec.  Requests run as tasks
- * (src/checkpoint/task.c) under the per-request retry policy stated there.
+ * (src/task/task.c) under the per-request retry policy stated there.
  *
  * Strings cross the wire in UTF-8 and are converted from and to the
  * server encoding here.
@@ -29,7 +29,7 @@
 #include "settings.h"
 #include "protocol/protocol.h"
 #include "mb/pg_wchar.h"
-#include "checkpoint/checkpoint.h"
+#include "task/task.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/json.h"

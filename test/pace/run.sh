@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# test/pace/run.sh: build and run the unit tests of src/checkpoint/pace.c (the pass
+# test/pace/run.sh: build and run the unit tests of src/task/pace.c (the pass
 # end predictor) against the server headers of PG_CONFIG (default
 # pg_config); exits non-zero on any failure.
 set -euo pipefail
@@ -10,5 +10,5 @@ out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 ${CC:-cc} -Wall -Werror -Wmissing-prototypes -O1 -I"$root/src" \
 	-I"$("$pg_config" --includedir-server)" \
-	-o "$out/test_pace" "$here/test_pace.c" "$root/src/checkpoint/pace.c"
+	-o "$out/test_pace" "$here/test_pace.c" "$root/src/task/pace.c"
 "$out/test_pace"

@@ -1,7 +1,7 @@
 /*-------------------------------------------------------------------------
  *
  * test_pace.c
- *		Unit tests of src/checkpoint/pace.c, the pass-end predictor: exact poll
+ *		Unit tests of src/task/pace.c, the pass-end predictor: exact poll
  *		schedules for scripted pass durations, no clock, no server.
  *
  * Built and run by test/pace/run.sh against the PostgreSQL server headers
@@ -17,7 +17,7 @@
 /* the port library is not linked: plain printf */
 #undef printf
 
-#include "checkpoint/pace.h"
+#include "task/pace.h"
 
 static int	failures = 0;
 

@@ -11,23 +11,7 @@
 
 #include "c.h"
 
-/*
- * What is known of a table's pass duration, in milliseconds from the
- * answer to the compact trigger to the poll that saw the pass over: the
- * last pass was still running at lo_ms and was over at hi_ms.
- * hi_ms == 0: nothing is known.  agreed: how many checkpoints in a row,
- * the last of them the one that learnt it, found their passes where the
- * one before had left them (lsm_pace_check_agreed); from two on, the
- * bracket is steady (src/checkpoint/pace.c).
- */
-typedef struct LsmPace
-{
-	int32		lo_ms;
-	int32		hi_ms;
-	int16		agreed;
-	int16		at_once;		/* passes in a row seen over at their first
-								 * poll since the bracket last widened */
-} LsmPace;
+#include "record/record.h"	/* LsmPace, what the record keeps */
 
 /* The poll schedule of one pass, from its trigger. */
 typedef struct LsmPacePass

@@ -2,10 +2,10 @@
  *
  * shared_array.c
  *		The set-up of lancelsm's bounded arrays of table entries in shared
- *		memory (the run history of src/checkpoint/run.c, the table
- *		counters of src/checkpoint/counters.c): each is a header starting
+ *		memory (the run history of src/record/run.c, the table
+ *		counters of src/record/counters.c): each is a header starting
  *		with a SharedArray, then its entries, each starting with its
- *		SharedKey (src/checkpoint/shared_key.c finds and evicts them),
+ *		SharedKey (src/record/shared_key.c finds and evicts them),
  *		sized by a server-start setting, under one LWLock.
  *
  * An owner registers its array from _PG_init while lancelsm is loaded by
@@ -22,7 +22,7 @@
  * the whole array.  Every entry in use is in the index, and nothing
  * else; the owner claims and releases entries here to keep it so.  A
  * free entry is sought from where the last one was found; an eviction
- * still scans the array once (src/checkpoint/shared_key.c), which a
+ * still scans the array once (src/record/shared_key.c), which a
  * well-sized array rarely needs.
  *
  *-------------------------------------------------------------------------
@@ -30,8 +30,8 @@
 #include "postgres.h"
 
 #include "miscadmin.h"
-#include "checkpoint/shared_array.h"
-#include "checkpoint/shared_key.h"
+#include "record/shared_array.h"
+#include "record/shared_key.h"
 #include "storage/ipc.h"
 #include "storage/shmem.h"
 #include "pg_compat.h"
@@ -259,7 +259,7 @@ shared_array_free_slot(const SharedArrayDesc *desc, SharedArray *array)
 /*
  * shared_array_claim: the slot for a new entry of key, which has none in
  * use in desc's array (attached, n > 0): a free one, else the one the
- * fair rule evicts (src/checkpoint/shared_key.c; *evicts set true then,
+ * fair rule evicts (src/record/shared_key.c; *evicts set true then,
  * false otherwise, and counted).  For an indexed array the key is
  * entered in the index, the evicted entry's taken out.  The caller holds
  * the lock exclusively and then fills the entry, its key in use.

@@ -1,34 +1,34 @@
 /*-------------------------------------------------------------------------
  *
  * shmem.c
- *		What the checkpoint folder sets up when lancelsm is loaded: the four
+ *		What the record sets up when lancelsm is loaded: the four
  *		server-start settings that size its shared memory, and the
- *		shared-memory hooks of progress, history, runs, table counters and
- *		herds.
+ *		shared-memory hooks of progress, history, runs and table counters.
  *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
 
-#include "checkpoint/checkpoint.h"
-#include "checkpoint/counters.h"
-#include "checkpoint/progress.h"
-#include "checkpoint/run.h"
+#include "record/counters.h"
+#include "record/progress.h"
+#include "record/record.h"
+#include "record/run.h"
 #include "miscadmin.h"
 #include "utils/guc.h"
 
 /*
- * lsm_checkpoint_init: loaded by shared_preload_libraries, define
+ * lsm_record_init: loaded by shared_preload_libraries, define
  * lancelsm.max_progress_entries and lancelsm.max_history_entries
- * (variables of src/checkpoint/progress.c) and lancelsm.max_run_history
- * (of src/checkpoint/run.c) and lancelsm.max_table_counters (of
- * src/checkpoint/counters.c); in any case have progress.c, run.c,
- * counters.c and herd.c install their shared-memory hooks (no-ops when
- * not preloaded).
- * Called once per process by _PG_init; raises nothing of its own.
+ * (variables of src/record/progress.c) and lancelsm.max_run_history
+ * (of src/record/run.c) and lancelsm.max_table_counters (of
+ * src/record/counters.c); in any case have progress.c, run.c and
+ * counters.c install their shared-memory hooks (no-ops when not
+ * preloaded).
+ * Called once per process by _PG_init, before lsm_herd_shmem_init; raises
+ * nothing of its own.
  */
 void
-lsm_checkpoint_init(void)
+lsm_record_init(void)
 {
 	/* PGC_POSTMASTER settings can only exist when loaded at server start */
 	if (process_shared_preload_libraries_in_progress)
@@ -53,7 +53,6 @@ lsm_checkpoint_init(void)
 	lsm_progress_shmem_init();
 	lsm_run_shmem_init();
 	lsm_counters_shmem_init();
-	lsm_herd_shmem_init();
 }
 
 /*

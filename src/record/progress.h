@@ -12,23 +12,12 @@
 #ifndef LANCELSM_PROGRESS_H
 #define LANCELSM_PROGRESS_H
 
-#include "checkpoint/pace.h"
-#include "checkpoint/checkpoint.h"
+#include "record/record.h"
 
 /* Settings read at server start (PGC_POSTMASTER), defined in _PG_init. */
 extern int	lsm_max_progress_entries;	/* running checkpoints shown */
 extern int	lsm_max_history_entries;	/* tables whose last outcome is kept */
 
 extern void lsm_progress_shmem_init(void);
-extern int	lsm_progress_begin(const LsmTaskSnapshot *snap, bool listed);
-extern void lsm_progress_update(const LsmTaskSnapshot *snap);
-extern void lsm_progress_end(const LsmTaskSnapshot *snap,
-							 int interrupted_by);
-/* wire_table_name: UTF-8, as sent */
-extern bool lsm_pace_recall(Oid serverid, const char *wire_table_name,
-							LsmPace *pace);
-extern void lsm_pace_remember(Oid serverid, const char *wire_table_name,
-							  bool declared,
-							  const LsmPace *pace);
 
 #endif							/* LANCELSM_PROGRESS_H */

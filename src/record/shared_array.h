@@ -5,15 +5,15 @@
  *		that starts with a SharedArray, under one LWLock: how the run
  *		history and the table counters are set up, sized and measured,
  *		and how an indexed array's entries are found, claimed and
- *		released (src/checkpoint/shared_array.c).  Private to
- *		src/checkpoint/.
+ *		released (src/record/shared_array.c).  Private to
+ *		src/record/.
  *
  *-------------------------------------------------------------------------
  */
 #ifndef LANCELSM_SHARED_ARRAY_H
 #define LANCELSM_SHARED_ARRAY_H
 
-#include "checkpoint/shared_key.h"
+#include "record/shared_key.h"
 #include "port/atomics.h"
 #include "storage/lwlock.h"
 #include "utils/hsearch.h"

@@ -2,8 +2,8 @@
  *
  * shared_key.c
  *		The key of a table's entry in lancelsm's shared arrays (the
- *		history and pace of src/checkpoint/progress.c, the run history of
- *		src/checkpoint/run.c), the copy of text into them, and the fair
+ *		history and pace of src/record/progress.c, the run history of
+ *		src/record/run.c), the copy of text into them, and the fair
  *		eviction rule they share.
  *
  * An entry is found by (database, server, table_name): the database's and
@@ -30,7 +30,7 @@
 #include "common/hashfn.h"
 #include "mb/pg_wchar.h"
 #include "miscadmin.h"
-#include "checkpoint/shared_key.h"
+#include "record/shared_key.h"
 #include "utils/timestamp.h"
 #include "wire_text.h"
 

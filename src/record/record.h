@@ -1,28 +1,26 @@
 /*-------------------------------------------------------------------------
  *
- * checkpoint.h
- *		The face of src/checkpoint/: running operations.  Tasks: one
- *		SQL-level operation on one table (flush, compact, read stats,
- *		checkpoint, the write spec), run as a state machine so that any
- *		number of them progress concurrently on the shared HTTP client;
- *		herds of sessions checkpointing one table; copies of the progress
- *		and history kept in shared memory; the folder's set-up.
+ * record.h
+ *		The face of src/record/: what lancelsm remembers and reports, kept
+ *		in shared memory.  Progress of running checkpoints, the last
+ *		outcome of each table's checkpoint, the run history, the table
+ *		counters and the stats last read, the pace memory; the copies the
+ *		views' SQL functions turn into rows; the folder's set-up.
  *
- * The other headers of src/checkpoint/ are private to it; this one
- * includes checkpoint/watermark.h for the LsmWatermark a task embeds.
+ * The engine (src/task/) reports events here as plain structs (an
+ * LsmTaskSnapshot, an LsmPace, an LsmStatsRead); the record never calls
+ * the engine.  The other headers of src/record/ are private to it.
  *
  *-------------------------------------------------------------------------
  */
-#ifndef LANCELSM_CHECKPOINT_H
-#define LANCELSM_CHECKPOINT_H
+#ifndef LANCELSM_RECORD_H
+#define LANCELSM_RECORD_H
 
 #include "datatype/timestamp.h"
-#include "lib/ilist.h"
-#include "lib/pairingheap.h"
 
-#include "checkpoint/watermark.h"
 #include "protocol/protocol.h"
 
+/* What an operation on a table is: the kind of a task (src/task/). */
 typedef enum LsmTaskKind
 {
 	LSM_TASK_FLUSH,
@@ -42,82 +40,26 @@ typedef enum LsmRunSource
 	LSM_RUN_CHECKPOINT_DUE		/* lancelsm_checkpoint_due() */
 } LsmRunSource;
 
-/* Where a task stands. */
-typedef enum LsmPhase
+/* Longest bucket name or status kept for messages, with its NUL. */
+#define LSM_WATERMARK_NAME_LEN 64
+
+/*
+ * What is known of a table's pass duration, in milliseconds from the
+ * answer to the compact trigger to the poll that saw the pass over: the
+ * last pass was still running at lo_ms and was over at hi_ms.
+ * hi_ms == 0: nothing is known.  agreed: how many checkpoints in a row,
+ * the last of them the one that learnt it, found their passes where the
+ * one before had left them (lsm_pace_check_agreed); from two on, the
+ * bracket is steady (src/task/pace.c).
+ */
+typedef struct LsmPace
 {
-	LSM_PHASE_FLUSH,			/* issuing flush */
-	LSM_PHASE_WATERMARK,		/* issuing the stats read that sets targets */
-	LSM_PHASE_COMPACT,			/* issuing compact */
-	LSM_PHASE_POLL,				/* issuing a stats poll */
-	LSM_PHASE_SPEC,				/* issuing the one write spec request */
-	LSM_PHASE_DONE
-} LsmPhase;
-
-typedef struct LsmTask
-{
-	/* what to do */
-	LsmTaskKind kind;
-	const LsmConfig *config;
-	const char *table_name;
-	const char *wire_table_name;	/* table_name in UTF-8, as sent */
-	bool		include_generation_rows;
-	bool		trigger_only;	/* compact, checkpoint: return once compaction
-								 * is triggered, without waiting for it */
-	bool		row_deadline;	/* one of many tables of a call: stop
-								 * waiting at lsm_statement_row_deadline,
-								 * failing with 57014 */
-	const char *stats_body;		/* the get_lsm_stats request body */
-	LsmKeySpelling sent_keys;	/* the spelling stats_body asks in */
-	bool		keys_resent;	/* asked again in the server's spelling */
-	const char *spec_body;		/* the set_lsm_write_spec request body */
-	LsmRunSource source;		/* who started it (the run history) */
-	bool		declared;		/* its table is declared in lancelsm_table:
-								 * its shared entries are evicted last */
-
-	/* where it stands */
-	LsmPhase	phase;
-	struct LsmRequest *req;	/* src/net/http.c; NULL: none issued yet */
-	bool		in_flight;
-	TimestampTz wake_at;		/* sleeping until then; 0: not sleeping */
-	int			retries;		/* of the current request */
-	int			reissues;		/* of the checkpoint, after 421 */
-	LsmWatermark watermark;		/* checkpoint targets and poll state */
-	bool		backing_off;	/* sleeping before a retry or re-issue */
-	int			total_retries;	/* over the whole task */
-	int			progress_slot;	/* shared progress entry; -1: none */
-	double		rate_tokens;	/* checkpoint request budget (task.c) */
-	TimestampTz rate_at;		/* when rate_tokens was last refilled */
-
-	/* the driver's bookkeeping (task.c), so that no event scans the call */
-	int			run_index;		/* position in the driver's array */
-	bool		ready;			/* its request is due, not yet sent */
-	bool		asleep;			/* in the driver's heap of timers */
-	TimestampTz asleep_until;	/* its key there */
-	pairingheap_node sleep_node;
-	bool		ranked;			/* in its drain's queue, by rank, instead */
-	pairingheap_node rank_node;
-	bool		straggling;		/* asleep on a poll its drain may move */
-	dlist_node	straggler_node;
-	struct LsmTask *queue_next; /* next ready task waiting for its pool */
-	struct TaskGate *gate;		/* its server's requests in flight */
-	uint64		window_seq;		/* its request's number in the gate's window */
-
-	/* outcome */
-	LsmFailure *failure;		/* NULL: succeeded (once phase is DONE) */
-	LsmStats   *stats;			/* LSM_TASK_STATS: the decoded answer */
-	LsmWriteSpec *spec;			/* LSM_TASK_GET_SPEC: the decoded answer */
-	int			passes;			/* compact calls answered 2xx */
-	int			polls;			/* stats reads */
-	int			requests;		/* requests sent, retries included */
-	const char *note;			/* src/checkpoint/herd.c: how a run of another backend
-								 * ended it ("joined ...", "skipped ..."); NULL
-								 * otherwise */
-	bool		skipped;		/* src/checkpoint/herd.c: a run of its table was going */
-	bool		answered;		/* a request got its expected answer: the
-								 * server knows the table */
-	TimestampTz started_at;
-	TimestampTz finished_at;
-} LsmTask;
+	int32		lo_ms;
+	int32		hi_ms;
+	int16		agreed;
+	int16		at_once;		/* passes in a row seen over at their first
+								 * poll since the bracket last widened */
+} LsmPace;
 
 /* The counters of a task as lancelsm_progress shows them. */
 typedef struct LsmTaskCounters
@@ -131,6 +73,20 @@ typedef struct LsmTaskCounters
 	int32		stalled_passes; /* passes ended in a row without a drop in
 								 * the outstanding count */
 } LsmTaskCounters;
+
+/*
+ * Passes that end in a row (the latch goes from held to free, or a compact
+ * answered 2xx is followed by a poll with the latch free) without the
+ * outstanding count dropping, from which the checkpoint's diagnosis says
+ * that the server may keep compacted generations listed (docs/protocol.md,
+ * "The checkpoint loop").  Three: a pass always merges a non-empty prefix
+ * of the oldest generations, so one that ends without a drop is already
+ * unexpected; two in a row still allow a pass the server failed and a
+ * stats read that saw the latch released before the merged generations
+ * left the list.  The checkpoint waits on all the same, as the SDK's does:
+ * only lancelsm.max_idle_polls ends it early.
+ */
+#define LSM_STALL_SUSPECT_PASSES 3
 
 /*
  * What progress reporting needs of a task, copied out of it by
@@ -159,51 +115,6 @@ typedef struct LsmTaskSnapshot
 	TimestampTz finished_at;
 	int			progress_slot;	/* shared progress entry; -1: none */
 } LsmTaskSnapshot;
-
-/* in task.c */
-extern void lsm_task_init(LsmTask *task, LsmTaskKind kind,
-						  const LsmConfig *config, const char *table_name,
-						  bool include_generation_rows);
-extern void lsm_task_set_config(LsmTask *task, const LsmConfig *config);
-extern void lsm_task_set_body(LsmTask *task, const char *body);
-extern void lsm_task_set_trigger_only(LsmTask *task);
-extern void lsm_task_set_row_deadline(LsmTask *task);
-extern void lsm_task_set_source(LsmTask *task, LsmRunSource source,
-								bool declared);
-extern void lsm_task_set_failure(LsmTask *task, LsmFailure *failure);
-extern void lsm_task_snapshot(const LsmTask *task, LsmTaskSnapshot *snap);
-/*
- * The most herd entries and progress entries one call claims: a call over
- * more tables runs the rest unshared and unlisted, so that no call fills
- * a registry.  32 is also the most connections a call opens to one
- * server (src/net/pool.c), so it covers every table a call can have
- * requests in flight for at once over HTTP/1.1; with the registries'
- * default 256 entries, eight such calls fit at once.
- */
-#define LSM_CALL_MAX_CLAIMS 32
-
-/*
- * Told of a task by lsm_task_run_all_notify the moment it finishes; index
- * is the task's position in the array the driver was given.
- */
-typedef void (*LsmTaskDone) (LsmTask *task, int index, void *arg);
-
-extern void lsm_task_run_all(LsmTask **tasks, int ntasks);
-extern void lsm_task_run_all_notify(LsmTask **tasks, int ntasks,
-									LsmTaskDone done, void *arg);
-
-/* in herd.c */
-/* What a task does about a checkpoint of its table already running. */
-typedef enum LsmHerdMode
-{
-	LSM_HERD_JOIN,				/* join it, or wait for it and lead the next */
-	LSM_HERD_SKIP				/* skip the table, with a note */
-} LsmHerdMode;
-
-extern void lsm_herd_shmem_init(void);
-extern void lsm_herd_run_all(LsmTask **tasks, int ntasks, LsmHerdMode mode);
-extern bool lsm_herd_skipped(const LsmTask *task);
-extern bool lsm_herd_usage(int *running, int *max);
 
 /* in progress.c */
 /* The longest strings progress and history keep, in bytes with the
@@ -336,11 +247,32 @@ extern LsmCountersCopy *lsm_counters_copy(int *n);
 extern int64 lsm_counters_reset(Oid dbid, Oid serverid,
 								const char *table_name);
 extern bool lsm_counters_usage(int *used, int *max, uint64 *evicted);
-extern void lsm_counters_record_stats(const LsmTask *task,
+extern void lsm_counters_record_stats(const LsmTaskSnapshot *snap,
 									  const LsmStatsRead *read);
 
+/*
+ * What the engine reports (src/task/task.c), from a task's snapshot;
+ * interrupted_by: the SQLSTATE of the error that ended the call, 0: none.
+ */
+/* in progress.c */
+extern int	lsm_progress_begin(const LsmTaskSnapshot *snap, bool listed);
+extern void lsm_progress_update(const LsmTaskSnapshot *snap);
+extern void lsm_progress_end(const LsmTaskSnapshot *snap,
+							 int interrupted_by);
+/* wire_table_name: UTF-8, as sent */
+extern bool lsm_pace_recall(Oid serverid, const char *wire_table_name,
+							LsmPace *pace);
+extern void lsm_pace_remember(Oid serverid, const char *wire_table_name,
+							  bool declared,
+							  const LsmPace *pace);
+/* in run.c */
+extern void lsm_run_record(const LsmTaskSnapshot *snap, int interrupted_by);
+/* in counters.c */
+extern void lsm_counters_record(const LsmTaskSnapshot *snap,
+								int interrupted_by);
+
 /* in shmem.c */
-extern void lsm_checkpoint_init(void);
+extern void lsm_record_init(void);
 extern bool lsm_entries_max(int *progress, int *history);
 
-#endif							/* LANCELSM_CHECKPOINT_H */
+#endif							/* LANCELSM_RECORD_H */

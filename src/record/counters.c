@@ -8,9 +8,9 @@
  *		pg_stat_user_functions counts calls and time per function; and
  *		the stats lancelsm last read of it; in shared memory, read by the
  *		lancelsm_table_counters and lancelsm_last_stats views
- *		(src/functions/monitoring.c, through checkpoint.h).
+ *		(src/functions/monitoring.c, through record.h).
  *
- * A run is counted where the run history records it (src/checkpoint/task.c
+ * A run is counted where the run history records it (src/task/task.c
  * calls lsm_counters_record next to lsm_run_record), so that direct calls,
  * lancelsm_checkpoint_all() and lancelsm_checkpoint_due() all count, and
  * a run that the run history does not keep (refused before any request,
@@ -24,8 +24,8 @@
  *
  * The entries are at most lancelsm.max_table_counters, one per table,
  * under one LWLock, found through a shared hash table
- * (src/checkpoint/shared_array.c).  A table not counted yet takes a free entry, else it
- * evicts one by the fair rule of src/checkpoint/shared_key.c (the least
+ * (src/record/shared_array.c).  A table not counted yet takes a free entry, else it
+ * evicts one by the fair rule of src/record/shared_key.c (the least
  * recently counted, undeclared tables' first, of the (database, role)
  * that holds the most; a stats read makes an entry recent too), as the
  * histories do; evictions are counted
@@ -45,9 +45,9 @@
 
 #include "miscadmin.h"
 #include "port/atomics.h"
-#include "checkpoint/counters.h"
-#include "checkpoint/shared_array.h"
-#include "checkpoint/shared_key.h"
+#include "record/counters.h"
+#include "record/shared_array.h"
+#include "record/shared_key.h"
 #include "storage/lwlock.h"
 #include "storage/shmem.h"
 #include "utils/timestamp.h"
@@ -83,7 +83,7 @@ static const SharedArrayDesc counter_array = {
 /*
  * lsm_counters_shmem_init: when lancelsm is being loaded by
  * shared_preload_libraries, have the counters set up in shared memory
- * (src/checkpoint/shared_array.c), sized by lancelsm.max_table_counters
+ * (src/record/shared_array.c), sized by lancelsm.max_table_counters
  * (defined just before); otherwise do nothing, and nothing is counted.
  * Called from _PG_init.
  */
@@ -112,7 +112,7 @@ counters_action(LsmTaskKind kind)
  * found or created at time now (evicting by the fair rule when all are
  * in use, counted), with server (UTF-8, NAMEDATALEN bytes) as its
  * server's name and now as its age; NULL only if none could be claimed
- * (src/checkpoint/shared_array.c).  Found through the counters' index,
+ * (src/record/shared_array.c).  Found through the counters' index,
  * so a lookup costs the same whatever lancelsm.max_table_counters is.
  * The caller holds the lock exclusively.  Never raises an error.
  */
@@ -190,20 +190,20 @@ lsm_counters_record(const LsmTaskSnapshot *snap, int interrupted_by)
  * kept.  Never raises an error but out of memory.
  */
 void
-lsm_counters_record_stats(const LsmTask *task, const LsmStatsRead *read)
+lsm_counters_record_stats(const LsmTaskSnapshot *snap,
+						  const LsmStatsRead *read)
 {
-	LsmTaskSnapshot snap;
 	SharedKey	key;
 	char		server[NAMEDATALEN];
 	CounterEntry *e;
 
 	if (counter_shared == NULL || counter_shared->array.n == 0)
 		return;
-	lsm_task_snapshot(task, &snap);
-	if (snap.started_at == 0 || snap.server_name == NULL)
+	if (snap->started_at == 0 || snap->server_name == NULL)
 		return;
-	shared_key_set(&key, snap.serverid, snap.wire_table_name, snap.declared);
-	shared_key_clip_copy(server, snap.server_name, sizeof(server));
+	shared_key_set(&key, snap->serverid, snap->wire_table_name,
+				   snap->declared);
+	shared_key_clip_copy(server, snap->server_name, sizeof(server));
 
 	LWLockAcquire(counter_shared->array.lock, LW_EXCLUSIVE);
 	e = counters_entry(&key, server, read->read_at);

@@ -1,21 +1,20 @@
 /*-------------------------------------------------------------------------
  *
  * run.h
- *		The run history in shared memory (src/checkpoint/run.c): one entry
+ *		The run history in shared memory (src/record/run.c): one entry
  *		per flush, compact or checkpoint that lancelsm ran on a table.
- *		Private to src/checkpoint/; the view's copies are in checkpoint.h.
+ *		Private to src/record/; the view's copies are in record.h.
  *
  *-------------------------------------------------------------------------
  */
 #ifndef LANCELSM_RUN_H
 #define LANCELSM_RUN_H
 
-#include "checkpoint/checkpoint.h"
+#include "record/record.h"
 
 /* Setting read at server start (PGC_POSTMASTER), defined in _PG_init. */
 extern int	lsm_max_run_history;	/* runs kept */
 
 extern void lsm_run_shmem_init(void);
-extern void lsm_run_record(const LsmTaskSnapshot *snap, int interrupted_by);
 
 #endif							/* LANCELSM_RUN_H */

@@ -6,9 +6,9 @@
  *		lancelsm_checkpoint_all() or lancelsm_checkpoint_due() -- in
  *		shared memory, and the copy of it that the SQL function of the
  *		lancelsm_run_history view reads (src/functions/monitoring.c,
- *		through checkpoint.h).
+ *		through record.h).
  *
- * An entry is written when the action ends (src/checkpoint/task.c calls
+ * An entry is written when the action ends (src/task/task.c calls
  * lsm_run_record as it does lsm_progress_end): what it was and who
  * started it, its database, server and table, when it started and ended,
  * how it ended (ok, or the SQLSTATE and "errmsg: errdetail" of its
@@ -21,13 +21,13 @@
  *
  * The entries are at most lancelsm.max_run_history, under one LWLock.
  * Every run adds an entry; when all are in use, it evicts one by the fair
- * rule of src/checkpoint/shared_key.c -- the oldest (undeclared tables'
+ * rule of src/record/shared_key.c -- the oldest (undeclared tables'
  * first) of the (database, role) that holds the most, its own when it
  * holds as many as any other -- so that no database and no role evicts
  * the runs of one that holds fewer.  Evictions are counted
  * (lancelsm_info.run_evicted).  Shared memory is not transactional, so a
  * run survives the caller's rollback; it does not survive a restart (the
- * history file of src/checkpoint/progress.c does not hold runs).  Text is
+ * history file of src/record/progress.c does not hold runs).  Text is
  * UTF-8, as in the checkpoint history.
  *
  * All of this needs lancelsm in shared_preload_libraries; without it
@@ -39,9 +39,9 @@
 
 #include "miscadmin.h"
 #include "port/atomics.h"
-#include "checkpoint/run.h"
-#include "checkpoint/shared_array.h"
-#include "checkpoint/shared_key.h"
+#include "record/run.h"
+#include "record/shared_array.h"
+#include "record/shared_key.h"
 #include "storage/lwlock.h"
 #include "storage/shmem.h"
 #include "utils/timestamp.h"
@@ -90,7 +90,7 @@ run_shared_init(void *header)
 /*
  * lsm_run_shmem_init: when lancelsm is being loaded by
  * shared_preload_libraries, have the run history set up in shared
- * memory (src/checkpoint/shared_array.c), sized by
+ * memory (src/record/shared_array.c), sized by
  * lancelsm.max_run_history (which _PG_init defines just before);
  * otherwise do nothing, and no run is kept.  Called from _PG_init.
  */

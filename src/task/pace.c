@@ -56,13 +56,13 @@
  * Everything here is a pure function of its arguments (times in
  * milliseconds), unit-tested by test/pace/run.sh; the clock,
  * the requests and the shared memory that keeps the bracket between
- * checkpoints are the callers' (src/checkpoint/task.c, src/checkpoint/progress.c).
+ * checkpoints are the callers' (src/task/task.c, src/record/progress.c).
  *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
 
-#include "checkpoint/pace.h"
+#include "task/pace.h"
 
 /*
  * Past a hedge (a prediction from an earlier checkpoint that this pass

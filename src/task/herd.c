@@ -24,7 +24,7 @@
  *
  * Joining.  A checkpoint converges what was written before it started:
  * its flush seals the memtables, its targets (the watermark, see
- * src/checkpoint/watermark.c) are the newest L0 generations after that flush.  A run
+ * src/task/watermark.c) are the newest L0 generations after that flush.  A run
  * is claimed before its flush is sent (every flush it sends, re-issues
  * after 421 included, comes after the claim), so its targets cover every
  * write made before the claim.  A checkpoint that starts while a run is
@@ -57,7 +57,7 @@
 #include "common/cryptohash.h"
 #include "common/hashfn.h"
 #include "common/sha2.h"
-#include "checkpoint/checkpoint.h"
+#include "task/task.h"
 #include "deadline.h"
 #include "settings.h"
 #include "mb/pg_wchar.h"

@@ -2,7 +2,7 @@
  *
  * window.c
  *		The window of requests in flight of one call on one server and
- *		role (src/checkpoint/task.c's gate): it follows the round trip and
+ *		role (src/task/task.c's gate): it follows the round trip and
  *		never floods the server.
  *
  * A call can only send about window / round trip requests a second, so at
@@ -25,7 +25,7 @@
  */
 #include "postgres.h"
 
-#include "checkpoint/window.h"
+#include "task/window.h"
 
 /*
  * lsm_window_init: a window of a new call, never above ceiling (clamped to

@@ -3,14 +3,14 @@
  * shared_key.h
  *		The key of a table's entry in lancelsm's shared arrays (history,
  *		pace, runs) and the fair eviction rule they share
- *		(src/checkpoint/shared_key.c).  Private to src/checkpoint/.
+ *		(src/record/shared_key.c).  Private to src/record/.
  *
  *-------------------------------------------------------------------------
  */
 #ifndef LANCELSM_SHARED_KEY_H
 #define LANCELSM_SHARED_KEY_H
 
-#include "checkpoint/checkpoint.h"
+#include "record/record.h"
 
 /*
  * What an entry is found by (database, server, table) and evicted by

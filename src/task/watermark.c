@@ -10,7 +10,7 @@
  * so that a pass draining a prefix counts as progress.  Compaction is
  * triggered unless every bucket that still has outstanding generations is
  * latched ("compacting").  After a trigger, the polls follow the pass
- * duration the checkpoint has learnt (src/checkpoint/pace.c: right after the
+ * duration the checkpoint has learnt (src/task/pace.c: right after the
  * predicted end, later by up to half the tolerance so that sessions do not
  * poll in lockstep); with nothing learnt, or past the prediction, the
  * interval doubles from lancelsm.poll_interval_min up to
@@ -19,20 +19,20 @@
  * off: every poll then waits that interval, as the DBA set it.
  *
  * In a call of many tables, the checkpoints on one server share an
- * LsmPaceDrain (src/checkpoint/pace.c): once it predicts, a pass is polled when the
+ * LsmPaceDrain (src/task/pace.c): once it predicts, a pass is polled when the
  * passes ahead of it in the server's permit queue should be over, and a
  * pass ranked below one seen over is polled at once
  * (lsm_watermark_rewake).
  *
  * The I/O (issuing flush, stats and compact, retries, re-issues) lives in
- * src/checkpoint/task.c.  Protocol: docs/protocol.md, "The
+ * src/task/task.c.  Protocol: docs/protocol.md, "The
  * checkpoint loop".
  *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
 
-#include "checkpoint/watermark.h"
+#include "task/watermark.h"
 #include "common/pg_prng.h"
 #include "utils/timestamp.h"
 #include "settings.h"
@@ -489,7 +489,7 @@ lsm_watermark_drain_polled(LsmWatermark *wm, TimestampTz now)
 
 /*
  * lsm_poll_after_trigger: compaction was triggered at now (its answer);
- * the wait before the first poll, in milliseconds (src/checkpoint/pace.c),
+ * the wait before the first poll, in milliseconds (src/task/pace.c),
  * never more than lancelsm.poll_interval_max whatever the pace predicts.
  */
 int
@@ -533,7 +533,7 @@ lsm_poll_after_trigger(LsmWatermark *wm, TimestampTz now)
  * lsm_poll_after_wait: a poll answered at now saw every outstanding
  * bucket compacting (progressed: fewer outstanding than before); the wait
  * before the next poll, in milliseconds: the triggered pass's schedule
- * (src/checkpoint/pace.c), or lsm_poll_interval_next when there is none.
+ * (src/task/pace.c), or lsm_poll_interval_next when there is none.
  */
 int
 lsm_poll_after_wait(LsmWatermark *wm, bool progressed, TimestampTz now)

@@ -57,11 +57,8 @@
 #include "protocol/protocol.h"
 #include "miscadmin.h"
 #include "nodes/pg_list.h"
-#include "checkpoint/progress.h"
-#include "checkpoint/run.h"
-#include "checkpoint/window.h"
-#include "checkpoint/counters.h"
-#include "checkpoint/checkpoint.h"
+#include "task/window.h"
+#include "task/task.h"
 #include "deadline.h"
 #include "utils/memutils.h"
 #include "utils/timestamp.h"
@@ -593,7 +590,7 @@ task_check_bound(LsmTask *task)
  * (shared memory; nothing without the preload), unless it shares a drain:
  * its passes may then queue behind the call's others, and a pass's own
  * duration would only make it poll early.  What it recalled is kept to
- * check this call's passes against (steady, src/checkpoint/pace.c).
+ * check this call's passes against (steady, src/task/pace.c).
  */
 static void
 task_pace_recall(LsmTask *task)
@@ -1021,7 +1018,7 @@ task_issue(LsmTask *task)
  * connection pool), as many as the connections a pool may open
  * (src/net/pool.c), so that over HTTP/1.1 no request waits in libcurl's
  * queue; the server option max_requests_in_flight lowers it.  Within it
- * the gate's window (src/checkpoint/window.c) follows the round trip and
+ * the gate's window (src/task/window.c) follows the round trip and
  * backs off on 429 and 503.  The other requests due wait in the driver,
  * as a task and not as a libcurl handle: libcurl's cost per handle
  * removed grows with the handles queued on its multi handle, and each
@@ -1052,7 +1049,7 @@ typedef struct TaskGate
 	Oid			umid;
 	int			inflight;
 	LsmWindow	window;			/* the most in flight, following the round
-								 * trip (src/checkpoint/window.c) */
+								 * trip (src/task/window.c) */
 	TaskQueue	going;
 	TaskQueue	fresh;
 	struct TaskGate *next;
@@ -1081,7 +1078,7 @@ static TaskWindowKept *task_windows_kept = NULL;
 
 /*
  * The checkpoints of one driver run that wait for their next poll on one
- * drain (src/checkpoint/pace.c).  Those whose wait follows the drain's
+ * drain (src/task/pace.c).  Those whose wait follows the drain's
  * prediction (lsm_watermark_follows_drain) are kept by the rank of their
  * pass, not in the heap of timers: the drain predicts passes to end in
  * rank order, so the lowest ranked is due first (lsm_watermark_drain_due),
@@ -1568,7 +1565,7 @@ task_may_share_drain(const LsmTask *task)
 
 /*
  * task_share_drains: give the checkpoints of each server that has two or
- * more of them in this call one LsmPaceDrain (src/checkpoint/pace.c), allocated in
+ * more of them in this call one LsmPaceDrain (src/task/pace.c), allocated in
  * CurrentMemoryContext.
  */
 static void

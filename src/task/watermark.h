@@ -14,24 +14,7 @@
 
 #include "datatype/timestamp.h"
 #include "protocol/protocol.h"
-#include "checkpoint/pace.h"
-
-/* Longest bucket name or status kept for messages, with its NUL. */
-#define LSM_WATERMARK_NAME_LEN 64
-
-/*
- * Passes that end in a row (the latch goes from held to free, or a compact
- * answered 2xx is followed by a poll with the latch free) without the
- * outstanding count dropping, from which the checkpoint's diagnosis says
- * that the server may keep compacted generations listed (docs/protocol.md,
- * "The checkpoint loop").  Three: a pass always merges a non-empty prefix
- * of the oldest generations, so one that ends without a drop is already
- * unexpected; two in a row still allow a pass the server failed and a
- * stats read that saw the latch released before the merged generations
- * left the list.  The checkpoint waits on all the same, as the SDK's does:
- * only lancelsm.max_idle_polls ends it early.
- */
-#define LSM_STALL_SUSPECT_PASSES 3
+#include "task/pace.h"
 
 /* The targets set after the checkpoint's flush, and the poll state. */
 typedef struct LsmWatermark

@@ -4,7 +4,7 @@
  *		Checkpoint progress and history in shared memory, and the copies of
  *		them that the SQL functions of the lancelsm_progress and
  *		lancelsm_checkpoint_history views read (src/functions/monitoring.c,
- *		through checkpoint.h).
+ *		through record.h).
  *
  * Progress is a fixed pool of lancelsm.max_progress_entries entries.  A
  * checkpoint task claims one when it starts (a backend checkpointing many
@@ -25,7 +25,7 @@
  * it only through a checkpoint that got a success answer (a flush,
  * compact or stats 2xx); once in, every later outcome of the table
  * replaces its entry.  When the history is full, a new table evicts an
- * entry by the fair rule of src/checkpoint/shared_key.c: the oldest
+ * entry by the fair rule of src/record/shared_key.c: the oldest
  * (undeclared tables' first) of the (database, role) that holds the most
  * entries -- its own when it holds as many as any other -- so that no
  * database and no role, however many servers and names it spreads its
@@ -38,7 +38,7 @@
  *
  * Next to the history, the pace keeps what the last checkpoint of each
  * (database, server, table_name) learnt of its compaction passes' duration
- * (src/checkpoint/pace.c), so that the next checkpoint of the table polls right after
+ * (src/task/pace.c), so that the next checkpoint of the table polls right after
  * its first pass ends (when it polls within the same interval bounds: a
  * session that slows its own polls sets no one else's pace); up to
  * lancelsm.max_history_entries tables, evicted by the same rule (counted
@@ -64,8 +64,8 @@
 #include "miscadmin.h"
 #include "pgstat.h"
 #include "port/atomics.h"
-#include "checkpoint/progress.h"
-#include "checkpoint/shared_key.h"
+#include "record/progress.h"
+#include "record/shared_key.h"
 #include "settings.h"
 #include "storage/fd.h"
 #include "storage/ipc.h"
@@ -237,7 +237,7 @@ lsm_pace_recall(Oid serverid, const char *wire_table_name, LsmPace *pace)
  * the table's next checkpoint in this database (in any session);
  * declared: the table is declared in lancelsm_table (its entry is
  * evicted last).  A new table in a full pace memory evicts by the fair
- * rule (src/checkpoint/shared_key.c), counted in pace_evicted.  A no-op
+ * rule (src/record/shared_key.c), counted in pace_evicted.  A no-op
  * when lancelsm is not preloaded.  Never raises an error.
  */
 void
@@ -310,7 +310,7 @@ progress_shmem_first_init(void)
  * history_store: keep one outcome, replacing the table's previous one
  * (a table once stored as declared stays so); when existing_only, only if
  * the table already has one.  A new table in a full history evicts by the
- * fair rule (src/checkpoint/shared_key.c), counted in history_evicted.
+ * fair rule (src/record/shared_key.c), counted in history_evicted.
  * The caller holds the LWLock exclusively (or is the postmaster, alone).
  */
 static void
@@ -796,7 +796,7 @@ lsm_progress_skipped_count(void)
 
 /*
  * lsm_evicted_counts: how many history and pace entries were evicted
- * since server start (the fair rule, src/checkpoint/shared_key.c); false,
+ * since server start (the fair rule, src/record/shared_key.c); false,
  * with both 0, when lancelsm is not preloaded.  Never raises an error.
  */
 bool
