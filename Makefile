@@ -76,8 +76,8 @@ include $(PGXS)
 # schedules by the minute), idle for minutes: they run beside the other
 # files, which run one at a time as ever.  LANCELSM_PROVE_RULES= runs
 # every file one at a time.
-LANCELSM_PROVE_RULES ?= -j3 --rules=par=t/006_pg_cron.pl \
-	--rules=par=t/008_pg_cron_due.pl '--rules=seq=**'
+LANCELSM_PROVE_RULES ?= -j3 --rules=par=t/cron_jobs.pl \
+	--rules=par=t/cron_due.pl '--rules=seq=**'
 PG_PROVE_FLAGS += $(LANCELSM_PROVE_RULES)
 
 # The whole pg_regress + TAP suite against an ASan + UBSan build;

@@ -1,5 +1,5 @@
 # bench/h2.pl: HTTP/2 against HTTP/1.1 through the nginx TLS edge of
-# t/009_edge.pl (t/LsmNet.pm), in one run, each figure a ratio to the
+# t/net_tls_edge.pl (t/LsmNet.pm), in one run, each figure a ratio to the
 # HTTP/1.1 reference measured beside it.  Run by bench/h2.sh (or as a
 # TAP file: it asserts nothing but that the calls succeed, and prints its
 # figures with diag).

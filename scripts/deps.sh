@@ -8,7 +8,7 @@
 # PostgreSQL 15 here, and mmdebstrap + zstd for the chroots in which
 # scripts/pg-chroot.sh brings the newer majors; sqlsmith for
 # scripts/sqlsmith.sh; nginx and squid for the TLS edge and proxy tests
-# (t/009_edge.pl, t/010_proxy.pl), which start their own instances;
+# (t/net_tls_edge.pl, t/net_proxy.pl), which start their own instances;
 # prometheus (promtool tests contrib/prometheus's rules) and
 # prometheus-postgres-exporter, both of which test/monitoring/run.sh
 # starts itself: the packages' own services must never run; dnsmasq for

@@ -51,7 +51,7 @@ step() {
 }
 
 # host_deps: the packaging tools, and for a host build the server, its
-# build dependencies and what the tests use (pg_cron for t/006)
+# build dependencies and what the tests use (pg_cron for t/cron_*.pl)
 host_deps() {
 	local packages=(lintian dpkg-dev python3)
 	[ -n "$root" ] || packages+=(postgresql-"$v" postgresql-server-dev-"$v"

@@ -135,7 +135,7 @@ port=$(cat "$work/emulator.port")
 # quarantine_size_mb=16: freed chunks larger than the quarantine go back
 # to the system at once.  With ASan's default (256 MB) a freed 64 MB
 # response buffer stays resident, and the TAP tests that assert memory
-# returns to its level after a capped 64 MB body (t/004_hostile.pl) would
+# returns to its level after a capped 64 MB body (t/call_hostile_answers.pl) would
 # measure ASan, not lancelsm; small chunks are still quarantined
 asan_opts="detect_leaks=0:abort_on_error=1:quarantine_size_mb=16:log_path=$work/logs/asan"
 ubsan_opts="print_stacktrace=1:halt_on_error=1:log_path=$work/logs/ubsan"

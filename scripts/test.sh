@@ -111,7 +111,7 @@ step_build() {
 }
 
 # installcheck N ENV: pg_regress and TAP, where the test names resolve
-# (t/021_by_name.pl), showing the regression diffs when they fail
+# (t/net_by_name.pl), showing the regression diffs when they fail
 installcheck() {
 	local with_names=1
 	as_postgres "cd '$vtree' && $2 pg_virtualenv -v $1 make installcheck PG_CONFIG=$(pg_config_of "$1")"
@@ -149,19 +149,19 @@ step_package() {
 	fi
 	# the package's installcheck: pg_regress and two TAP files, as every
 	# TAP file has just run against this version in step_installcheck
-	suite "PostgreSQL $1: Debian package" env LANCELSM_PACKAGE_TAP="t/001_deadline.pl t/005_secrets.pl" \
+	suite "PostgreSQL $1: Debian package" env LANCELSM_PACKAGE_TAP="t/call_deadline.pl t/security_secrets.pl" \
 		"$here/scripts/package-test.sh" "$1" ${vroot:+"$vroot"}
 	return 0
 }
 
 # pg_upgrade_test FROM TO: lancelsm built and installed for FROM (from a
-# copy of the tree of its own), then t/016_pg_upgrade.pl from FROM to TO
+# copy of the tree of its own), then t/cluster_pg_upgrade.pl from FROM to TO
 pg_upgrade_test() {
 	local tree="$vtree-$1"
 	local make="make -C '$tree' -s PG_CONFIG=$(pg_config_of "$1")"
 	copy_tree "$vroot$tree" &&
 		in_version "chown -R postgres: '$tree' && $make clean && $make PG_CFLAGS='$cflags' && $make install" &&
-		as_postgres "cd '$vtree' && LANCELSM_UPGRADE_FROM=/usr/lib/postgresql/$1 make installcheck REGRESS= PROVE_TESTS=t/016_pg_upgrade.pl PG_CONFIG=$(pg_config_of "$2")"
+		as_postgres "cd '$vtree' && LANCELSM_UPGRADE_FROM=/usr/lib/postgresql/$1 make installcheck REGRESS= PROVE_TESTS=t/cluster_pg_upgrade.pl PG_CONFIG=$(pg_config_of "$2")"
 }
 
 # with 19: pg_upgrade from 18, which the chroot of 19 carries too

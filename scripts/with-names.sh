@@ -38,7 +38,7 @@
 set -euo pipefail
 
 # the test names, under .test, the TLD RFC 6761 reserves for testing
-# (t/021_by_name.pl reaches the emulator at emulator.lancelsm.test)
+# (t/net_by_name.pl reaches the emulator at emulator.lancelsm.test)
 names_hosts_entries="127.0.0.1	emulator.lancelsm.test"
 names_files="hosts resolv.conf"
 

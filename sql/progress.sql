@@ -4,7 +4,7 @@
 -- shared_preload_libraries (this suite's cluster has none): every reader
 -- raises 55000 with a hint saying what to change, checkpoints still work,
 -- and the settings are fixed at server start.  With the preload, see
--- t/003_progress.pl.
+-- t/record_progress.pl.
 SELECT emu_reset();
 SELECT emu('POST', '/_emulator/tables/events/generations', '{"count": 1}');
 SELECT lancelsm_checkpoint('emu', 'events');

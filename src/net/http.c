@@ -223,7 +223,7 @@ lsm_http_prepare(LsmRequest *req, const LsmConfig *config, LsmRoute route,
  * The buffer is resized in place (repalloc: realloc(), which extends the
  * block or mremap()s it) rather than copied into a new one: with
  * allocate-copy-free, glibc kept the freed smaller buffers in its heap
- * and an endless body peaked at twice lancelsm.max_response_size (t/004).
+ * and an endless body peaked at twice lancelsm.max_response_size (t/call_hostile_answers.pl).
  */
 static char *
 http_grow_buffer(LsmRequest *req, size_t newcap)

@@ -1,4 +1,4 @@
-# 020_bounds.pl: what a server's answer may cost a backend, and what of a
+# call_response_cost.pl: what a server's answer may cost a backend, and what of a
 # secret it may get back into an error.
 #
 #  1. A 60 MB JSON error body (many tiny values, the costliest kind to

@@ -1,4 +1,4 @@
-# 009_edge.pl: lancelsm behind a real TLS edge: nginx (Debian's package)
+# net_tls_edge.pl: lancelsm behind a real TLS edge: nginx (Debian's package)
 # terminating TLS for localhost (a test CA made here) in front of the
 # emulator, speaking HTTP/2 and HTTP/1.1.
 #

@@ -1,5 +1,5 @@
-# 010_proxy.pl: lancelsm through an egress proxy: squid (Debian's
-# package) in front of the nginx TLS edge of t/009_edge.pl.
+# net_proxy.pl: lancelsm through an egress proxy: squid (Debian's
+# package) in front of the nginx TLS edge of t/net_tls_edge.pl.
 #  - with the proxy option, calls succeed through squid; squid's access log
 #    has one CONNECT per connection the edge saw, naming only the host and
 #    port, never the API key nor a path;

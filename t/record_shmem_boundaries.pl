@@ -1,4 +1,4 @@
-# 019_boundaries.pl: shared memory that knows its boundaries, with lancelsm
+# record_shmem_boundaries.pl: shared memory that knows its boundaries, with lancelsm
 # in shared_preload_libraries, a second database (lake2) and a second role
 # (intruder, no superuser) that owns servers of its own.
 #

@@ -1,4 +1,4 @@
-# 011_network_faults.pl: checkpoints and every route over a bad network.
+# net_faults.pl: checkpoints and every route over a bad network.
 #
 # lancelsm talks to the emulator through emulator/fault_proxy.py (this
 # kernel has no netem), which adds per direction latency with jitter, a

@@ -1,4 +1,4 @@
-# 005_secrets.pl: the API key stays secret; privileges are PostgreSQL's.
+# security_secrets.pl: the API key stays secret; privileges are PostgreSQL's.
 #
 #  - With log_min_messages = debug5, log_statement = all and
 #    log_error_verbosity = verbose, every function is run, succeeding and

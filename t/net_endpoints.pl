@@ -1,4 +1,4 @@
-# 018_endpoints.pl: descriptors and the endpoint allow-list.
+# net_endpoints.pl: descriptors and the endpoint allow-list.
 #
 #  - Pool sockets are reserved through PostgreSQL's external-FD accounting:
 #    with max_files_per_process low, one statement over 40 servers (40

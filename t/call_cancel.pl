@@ -1,4 +1,4 @@
-# 002_cancel.pl: a query cancel or a terminate from another session
+# call_cancel.pl: a query cancel or a terminate from another session
 # interrupts every wait of lancelsm.
 #
 # pg_cancel_backend() while the server hangs, while a body drips in,

@@ -1,4 +1,4 @@
-# 012_crash.pl: the server process killed with -9 during checkpoints,
+# cluster_server_crash.pl: the server process killed with -9 during checkpoints,
 # restarted with its durable state (the emulator's --state-file).
 #
 # A restarted node has lost its claims and replays the table's WAL: every

@@ -1,4 +1,4 @@
-# 029_runs.pl: the run history, lancelsm_run_history: one row per action
+# record_runs.pl: the run history, lancelsm_run_history: one row per action
 # lancelsm runs on a table, with lancelsm preloaded
 # (lancelsm.max_run_history 50):
 #

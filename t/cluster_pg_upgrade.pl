@@ -1,4 +1,4 @@
-# 016_pg_upgrade.pl: pg_upgrade from the previous major with lancelsm
+# cluster_pg_upgrade.pl: pg_upgrade from the previous major with lancelsm
 # installed.
 #
 # Runs when LANCELSM_UPGRADE_FROM names the installation directory of an

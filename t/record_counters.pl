@@ -1,4 +1,4 @@
-# 030_counters.pl: the table counters, lancelsm_table_counters: per
+# record_counters.pl: the table counters, lancelsm_table_counters: per
 # (database, server, table) and action, the runs lancelsm ran and what
 # they cost, with lancelsm preloaded (lancelsm.max_table_counters 6):
 #

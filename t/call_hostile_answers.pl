@@ -1,4 +1,4 @@
-# 004_hostile.pl: bad answers from the server, at the transport level.
+# call_hostile_answers.pl: bad answers from the server, at the transport level.
 #
 # Each case asserts the exact SQLSTATE (docs/troubleshooting.md, "Errors") and that the
 # backend survives (SELECT 1 afterwards):

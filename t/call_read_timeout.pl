@@ -1,4 +1,4 @@
-# 007_read_timeout.pl: requests are bounded without statement_timeout.
+# call_read_timeout.pl: requests are bounded without statement_timeout.
 #
 # With statement_timeout = 0 (pg_cron's default for a job that does not
 # set it), a server that accepts and reads the request, then neither

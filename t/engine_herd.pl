@@ -1,4 +1,4 @@
-# 013_herd.pl: many sessions of one cluster checkpointing one table at once
+# engine_herd.pl: many sessions of one cluster checkpointing one table at once
 # (src/task/herd.c), with lancelsm in shared_preload_libraries.
 #
 # 1. A herd: 16 sessions released at the same moment checkpoint a 4-bucket

@@ -1,4 +1,4 @@
-# 022_pace.pl: no role sets another's pace (src/task/herd.c), with
+# engine_pace_per_role.pl: no role sets another's pace (src/task/herd.c), with
 # lancelsm in shared_preload_libraries.
 #
 # 1. A role with only USAGE on a server with a PUBLIC user mapping sets its

@@ -1,4 +1,4 @@
-# 031_in_flight.pl: the requests one call keeps in flight on one server
+# net_in_flight.pl: the requests one call keeps in flight on one server
 # follow the round trip, stay under the server's max_requests_in_flight,
 # and back off when the server answers 429 or 503.
 #

@@ -1,4 +1,4 @@
-# 008_pg_cron_due.pl: lancelsm_checkpoint_due() scheduled by pg_cron.
+# cron_due.pl: lancelsm_checkpoint_due() scheduled by pg_cron.
 #
 # One node with pg_cron and lancelsm preloaded, in pg_cron's default mode,
 # runs docs/operations.md's job "lsm-due" (every minute with pg_cron 1.4, every 5

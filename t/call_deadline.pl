@@ -1,4 +1,4 @@
-# 001_deadline.pl: statement_timeout bounds every wait of lancelsm.
+# call_deadline.pl: statement_timeout bounds every wait of lancelsm.
 #
 # While the server hangs, while a body drips in, during a checkpoint's
 # sleep between polls and during a retry backoff, the statement ends with

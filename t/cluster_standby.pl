@@ -1,4 +1,4 @@
-# 015_standby.pl: lancelsm on a streaming hot standby, then promoted.
+# cluster_standby.pl: lancelsm on a streaming hot standby, then promoted.
 #
 # A primary with lancelsm preloaded declares table "lake" (max_l0_generations
 # 1 and max_wal_lag 0: with 2 L0 generations and a write, due, action

@@ -1,4 +1,4 @@
-# 026_patience.pl: patient like the SDK's checkpoint_lsm, with lancelsm in
+# engine_stalled_compaction.pl: patient like the SDK's checkpoint_lsm, with lancelsm in
 # shared_preload_libraries.
 #
 # 1. A server whose compaction passes end without draining anything (the

@@ -1,4 +1,4 @@
-# 028_fair.pl: fair shared memory.  History entries are held by the
+# record_fair_eviction.pl: fair shared memory.  History entries are held by the
 # (database, role) that wrote them: a role that spreads made-up names over
 # many servers evicts only its own entries once it holds the largest
 # share, never those of another database or another role that hold fewer;

@@ -1,4 +1,4 @@
-# 014_queue.pl: a checkpoint of many tables whose passes queue for the
+# engine_queue.pl: a checkpoint of many tables whose passes queue for the
 # server's compaction permits (src/task/pace.c, "drain"): the checkpoints of one
 # server in one call poll a pass when the ranks ahead of it should be
 # over, not on each table's doubling schedule.

@@ -1,4 +1,4 @@
-# 017_encodings.pl: text in the database's encoding (src/wire_text.c).
+# cluster_encodings.pl: text in the database's encoding (src/wire_text.c).
 #
 # One cluster, lancelsm preloaded, four databases: UTF8, LATIN1, EUC_JP and
 # SQL_ASCII, each with the extension and server "emu".  Every session

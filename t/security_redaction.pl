@@ -1,4 +1,4 @@
-# 023_redaction.pl: no piece of a secret sent with a request survives in
+# security_redaction.pl: no piece of a secret sent with a request survives in
 # what its failure leaves behind.
 #
 # A gateway answers with pieces of what it was sent, as gateways and
@@ -46,7 +46,7 @@ my $node = setup_node_conf('redaction', $emu->{port},
 my $token_file = $node->data_dir . '/lancelsm_token';
 append_to_file($token_file, "$TOKEN\n");
 # the statement that holds the secrets is not logged (the documented
-# mitigation, as in 005_secrets.pl)
+# mitigation, as in security_secrets.pl)
 $node->safe_psql('postgres', qq{
 	ALTER SERVER emu OPTIONS (ADD bearer_token_file '$token_file');
 	SET log_statement = 'none';

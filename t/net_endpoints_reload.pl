@@ -1,4 +1,4 @@
-# 027_connections.pl: a reload that changes lancelsm.allowed_endpoints
+# net_endpoints_reload.pl: a reload that changes lancelsm.allowed_endpoints
 # applies at once to the sessions already open.
 #
 # A session's pooled connection was checked against the list in force when

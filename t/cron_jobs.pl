@@ -1,4 +1,4 @@
-# 006_pg_cron.pl: lancelsm scheduled by pg_cron.
+# cron_jobs.pl: lancelsm scheduled by pg_cron.
 #
 # Two nodes run side by side against one emulator, both with
 # shared_preload_libraries = 'pg_cron,lancelsm': node "cron_libpq" in

@@ -1,4 +1,4 @@
-# 021_by_name.pl: requests to a server reached by a host name, as every
+# net_by_name.pl: requests to a server reached by a host name, as every
 # LanceDB Cloud URL is.
 #
 # libcurl resolves localhost and IP literals by itself; any other name goes

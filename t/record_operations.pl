@@ -1,4 +1,4 @@
-# 025_operations.pl: what a DBA sees of lancelsm itself.
+# record_operations.pl: what a DBA sees of lancelsm itself.
 #
 # One node with lancelsm preloaded (lancelsm.max_progress_entries 7,
 # lancelsm.max_history_entries 9) and one without:

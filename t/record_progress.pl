@@ -1,4 +1,4 @@
-# 003_progress.pl: lancelsm_progress and lancelsm_checkpoint_history with
+# record_progress.pl: lancelsm_progress and lancelsm_checkpoint_history with
 # lancelsm in shared_preload_libraries.
 #
 # While a checkpoint waits on a pinned compaction latch, another session

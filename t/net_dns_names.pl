@@ -1,4 +1,4 @@
-# 024_names.pl: servers reached by host name, as users reach them: through
+# net_dns_names.pl: servers reached by host name, as users reach them: through
 # a DNS server (dnsmasq), with TLS checked against the name.  Needs the
 # resolver of scripts/with-names.sh (LANCELSM_TEST_DNS and the variables it
 # sets); skipped without it, unless LANCELSM_REQUIRE_NAMES is set (the test
