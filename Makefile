@@ -45,6 +45,9 @@ OBJS = \
 	src/protocol/lsm_json.o
 
 EXTVERSION := $(shell sed -n "s/^default_version *= *'\(.*\)'/\1/p" $(EXTENSION).control)
+# the release X.Y.Z: META.json's first "version" (scripts/check-version.sh
+# keeps it in step with the control file's X.Y)
+EXTRELEASE := $(shell sed -n 's/^ *"version": *"\([0-9.]*\)",*$$/\1/p' META.json | head -1)
 DATA = $(wildcard sql/$(EXTENSION)--*.sql)
 
 # sql/ holds two kinds of script: the install scripts, always named
@@ -59,6 +62,7 @@ REGRESS_OPTS = --dbname=contrib_regression
 TAP_TESTS = 1
 
 PG_CPPFLAGS = -I$(srcdir)/src -DLANCELSM_VERSION='"$(EXTVERSION)"' \
+	-DLANCELSM_RELEASE='"$(EXTRELEASE)"' \
 	$(shell curl-config --cflags) $(shell pkg-config --cflags jansson)
 SHLIB_LINK = $(shell curl-config --libs) $(shell pkg-config --libs jansson)
 EXTRA_CLEAN = results regression.diffs regression.out tmp_check

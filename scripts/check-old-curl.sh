@@ -163,7 +163,7 @@ old_version=$(sed -n 's/^#define LIBCURL_VERSION "\(.*\)"/\1/p' "$old_inc/curl/c
 # 3. compile every curl-using file against those headers
 flags=(-std=gnu99 -Wall -Wmissing-prototypes -Wpointer-arith -Werror
 	-I"$old_inc" -Isrc -I"$(pg_config --includedir-server)"
-	-DLANCELSM_VERSION="\"old-curl-check\"")
+	-DLANCELSM_VERSION="\"old-curl-check\"" -DLANCELSM_RELEASE="\"old-curl-check\"")
 files=$(grep -l "#include <curl/curl.h>" src/*.c src/*/*.c)
 tmp=$(mktemp)
 trap 'rm -f "$tmp"' EXIT

@@ -27,7 +27,7 @@ SELECT lancelsm_compact('emu', 'fx');
 SELECT e->>'route' AS route,
        e->'headers'->>'x-api-key' AS api_key,
        e->'headers'->>'x-lancedb-database' AS database,
-       e->'headers'->>'user-agent' LIKE 'lancelsm/1.0%' AS ua,
+       e->'headers'->>'user-agent' LIKE 'lancelsm/' || (SELECT library_version FROM lancelsm_info) || ' (PostgreSQL %)' AS ua,
        e->'headers'->>'x-request-id' ~ '^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$' AS uuid_v4,
        e->'headers'->>'content-type' AS content_type,
        e->>'body' AS body

@@ -74,7 +74,7 @@ CREATE FUNCTION pg_temp.info_wide() RETURNS TABLE (a text, b text, c bool,
   AS 'lancelsm', 'lancelsm_info' LANGUAGE C;
 \set VERBOSITY default
 BEGIN;
-UPDATE pg_extension SET extversion = '1.3' WHERE extname = 'lancelsm';
+UPDATE pg_extension SET extversion = '1.4' WHERE extname = 'lancelsm';
 SELECT * FROM pg_temp.info_narrow();
 ROLLBACK;
 BEGIN;

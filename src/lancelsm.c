@@ -25,7 +25,7 @@
 
 #include "pg_compat.h"
 
-PG_MODULE_MAGIC_EXT(.name = "lancelsm", .version = LANCELSM_VERSION);
+PG_MODULE_MAGIC_EXT(.name = "lancelsm", .version = LANCELSM_RELEASE);
 
 /*
  * define_int_setting: one integer GUC of lancelsm, settable by any user.

@@ -12,8 +12,17 @@
 #ifndef LANCELSM_SETTINGS_H
 #define LANCELSM_SETTINGS_H
 
+/*
+ * LANCELSM_VERSION is the SQL version X.Y (lancelsm.control's
+ * default_version), which the library compares with the extension's
+ * catalog; LANCELSM_RELEASE is the release X.Y.Z (META.json), which the
+ * library reports (lancelsm_info, the User-Agent, the module magic).
+ */
 #ifndef LANCELSM_VERSION
 #error "LANCELSM_VERSION must come from the Makefile (lancelsm.control)"
+#endif
+#ifndef LANCELSM_RELEASE
+#error "LANCELSM_RELEASE must come from the Makefile (META.json)"
 #endif
 
 extern int	lsm_retry_budget;		/* retries per request (429, 503) */

@@ -10,13 +10,14 @@
 #     none;
 #   - lancelsm_checkpoint_all over 12 failing tables: exactly 10 LOG lines
 #     naming server and table, and one WARNING to the client counting 12;
-#   - the upgrade in the documented order with the preload: the 1.4
+#   - the upgrade in the documented order with the preload: the 1.5
 #     library serves a 1.3 catalog (lancelsm_alter_table with 1.3's
-#     meaning), ALTER EXTENSION UPDATE then works, and after a restart
-#     lancelsm_info shows both versions at 1.4;
-#   - the update script refuses a session that holds a pre-1.4 library
+#     meaning) and a 1.4 one, ALTER EXTENSION UPDATE then works, and after
+#     a restart lancelsm_info shows the release 1.5.0 and the catalog 1.5;
+#   - the update scripts refuse a session that holds a pre-1.4 library
 #     (here: one that defines lancelsm.retry_budget without
-#     lancelsm.log_min_duration) with a hint naming the restart;
+#     lancelsm.log_min_duration) or a pre-1.5 one (here: a lancelsm_info
+#     that says 1.4) with a hint naming the restart;
 #   - on PostgreSQL 17 and later, the wait event LancelsmServer is
 #     registered once a checkpoint waited for the server.
 use strict;
@@ -49,7 +50,7 @@ $node->safe_psql('postgres', qq{
 
 # lancelsm_info, preloaded
 is( $node->safe_psql(
-		'postgres', q{SELECT library_version = catalog_version, preloaded,
+		'postgres', q{SELECT library_version LIKE catalog_version || '.%', preloaded,
 	       progress_entries, max_progress_entries, history_entries,
 	       max_history_entries, herd_entries, max_herd_entries,
 	       progress_skipped, history_evicted, pace_evicted FROM lancelsm_info}),
@@ -143,6 +144,12 @@ $node->safe_psql('postgres', q{
 # the upgrade in the documented order with the preload: package (this
 # library) and restart first, then ALTER EXTENSION UPDATE
 $node->safe_psql('postgres', 'CREATE DATABASE up');
+$node->safe_psql('postgres', 'CREATE DATABASE up14');
+$node->safe_psql('up14', q{CREATE EXTENSION lancelsm VERSION '1.4'});
+is( $node->safe_psql(
+		'up14', q{SELECT library_version, catalog_version FROM lancelsm_info}),
+	'1.5.0|1.4',
+	'1.4 catalog: lancelsm_info gives the library\'s release and the catalog\'s version');
 $node->safe_psql('up', qq{
 	CREATE EXTENSION lancelsm VERSION '1.3';
 	CREATE SERVER emu FOREIGN DATA WRAPPER lancelsm
@@ -160,6 +167,7 @@ is($node->safe_psql('up', 'SELECT count(*) FROM lancelsm_progress'),
 	'0', '1.3 catalog: the progress view works with the 1.4 library');
 $node->restart;
 $node->safe_psql('up', 'ALTER EXTENSION lancelsm UPDATE');
+$node->safe_psql('up14', 'ALTER EXTENSION lancelsm UPDATE');
 $node->safe_psql('up', q{
 	SELECT lancelsm_alter_table('emu', 'events', max_l0_generations => 5);
 });
@@ -170,8 +178,13 @@ $node->restart;
 is( $node->safe_psql(
 		'up', q{SELECT library_version, catalog_version, preloaded
 	       FROM lancelsm_info}),
-	'1.4|1.4|t',
-	'after the update and a restart: both at 1.4, preloaded');
+	'1.5.0|1.5|t',
+	'after the update from 1.3 and a restart: release 1.5.0, catalog 1.5, preloaded');
+is( $node->safe_psql(
+		'up14', q{SELECT library_version, catalog_version, preloaded
+	       FROM lancelsm_info}),
+	'1.5.0|1.5|t',
+	'after the update from 1.4 and a restart: release 1.5.0, catalog 1.5, preloaded');
 
 if ($node->pg_version >= 17)
 {
@@ -187,21 +200,31 @@ if ($node->pg_version >= 17)
 my $plain = PostgreSQL::Test::Cluster->new('plain');
 $plain->init;
 $plain->start;
+
+# refused_update(DB, SQL, OLDER_THAN, STAYS): SQL, ending in ALTER
+# EXTENSION lancelsm UPDATE, is refused for a library older than
+# OLDER_THAN with the hint naming the restart; the extension stays at STAYS
+sub refused_update
+{
+	my ($db, $sql, $older_than, $stays) = @_;
+	my $err;
+	$plain->psql($db, $sql, stderr => \$err);
+	like(
+		$err,
+		qr/ERROR:  this session runs a lancelsm library older than \Q$older_than\E\n.*HINT:  Restart the server if lancelsm is in shared_preload_libraries, or else start a new session, then run ALTER EXTENSION lancelsm UPDATE again\./s,
+		"the update script names the restart when the session holds a library older than $older_than"
+	);
+	is( $plain->safe_psql(
+			$db, q{SELECT extversion FROM pg_extension
+		       WHERE extname = 'lancelsm'}),
+		$stays, "and the extension stays at $stays");
+}
+
 $plain->safe_psql('postgres', q{CREATE EXTENSION lancelsm VERSION '1.3'});
-$plain->psql(
-	'postgres', q{
+refused_update('postgres', q{
 	SET lancelsm.retry_budget = 8;
 	ALTER EXTENSION lancelsm UPDATE;
-},
-	stderr => \$stderr);
-like(
-	$stderr,
-	qr/ERROR:  this session runs a lancelsm library older than 1.4\n.*HINT:  Restart the server if lancelsm is in shared_preload_libraries, or else start a new session, then run ALTER EXTENSION lancelsm UPDATE again\./s,
-	'the update script names the restart when the session holds an older library');
-is( $plain->safe_psql(
-		'postgres', q{SELECT extversion FROM pg_extension
-	       WHERE extname = 'lancelsm'}),
-	'1.3', 'and the extension stays at 1.3');
+}, '1.4', '1.3');
 $plain->safe_psql('postgres', 'ALTER EXTENSION lancelsm UPDATE');
 is( $plain->safe_psql(
 		'postgres', q{SELECT library_version, catalog_version, preloaded,
@@ -209,8 +232,27 @@ is( $plain->safe_psql(
 	                 max_history_entries, herd_entries, max_herd_entries,
 	                 progress_skipped, history_evicted)
 	       FROM lancelsm_info}),
-	'1.4|1.4|f|8',
+	'1.5.0|1.5|f|8',
 	'without the preload: lancelsm_info has the versions and no counts');
+
+# the 1.5 script asks the loaded library its release: a session whose
+# lancelsm_info says 1.4 (as the 1.4 library's does) is refused
+$plain->safe_psql('postgres', 'CREATE DATABASE old14');
+$plain->safe_psql('old14', q{CREATE EXTENSION lancelsm VERSION '1.4'});
+refused_update('old14', q{
+	CREATE OR REPLACE FUNCTION lancelsm_info() RETURNS TABLE (
+	    library_version text, catalog_version text, preloaded bool,
+	    progress_entries int, max_progress_entries int, history_entries int,
+	    max_history_entries int, herd_entries int, max_herd_entries int,
+	    progress_skipped int8, history_evicted int8, pace_evicted int8,
+	    run_entries int, max_run_entries int, run_evicted int8,
+	    counter_entries int, max_counter_entries int, counter_evicted int8)
+	  LANGUAGE sql
+	  AS $$SELECT '1.4', '1.4', false, 0, 0, 0, 0, 0, 0, 0::int8, 0::int8,
+	            0::int8, 0, 0, 0::int8, 0, 0, 0::int8$$;
+	LOAD 'lancelsm';
+	ALTER EXTENSION lancelsm UPDATE;
+}, '1.5', '1.4');
 
 $plain->stop;
 $node->stop;

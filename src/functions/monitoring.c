@@ -648,10 +648,11 @@ info_counts(int counts[INFO_COUNTS])
  *   max_run_entries integer, run_evicted bigint, counter_entries integer,
  *   max_counter_entries integer, counter_evicted bigint)
  *
- * No arguments.  One row, as pg_stat_statements_info: the version of the
- * loaded library and that of the extension's SQL objects in this database
- * (they differ between a package upgrade and ALTER EXTENSION UPDATE, or
- * until a restart when lancelsm is preloaded); whether lancelsm was
+ * No arguments.  One row, as pg_stat_statements_info: the release of the
+ * loaded library (X.Y.Z) and the SQL version (X.Y) of the extension's
+ * objects in this database (their X.Y differ between a package upgrade
+ * and ALTER EXTENSION UPDATE, or until a restart when lancelsm is
+ * preloaded); whether lancelsm was
  * loaded by shared_preload_libraries; the entries in use now and their
  * maximum for progress (running checkpoints), history (tables' last
  * outcomes) and herds (checkpoints other backends may join), of the whole
@@ -686,7 +687,7 @@ lancelsm_info(PG_FUNCTION_ARGS)
 	uint64		counter_evicted;
 	int			i = 0;
 
-	values[i++] = CStringGetTextDatum(LANCELSM_VERSION);
+	values[i++] = CStringGetTextDatum(LANCELSM_RELEASE);
 	nulls[i] = (catalog == NULL);
 	values[i++] = catalog ? CStringGetTextDatum(catalog) : (Datum) 0;
 	values[i++] = BoolGetDatum(preloaded);

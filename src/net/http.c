@@ -651,7 +651,7 @@ http_configure(CURL *easy, LsmRequest *req, TimestampTz deadline)
 	curl_easy_setopt(easy, CURLOPT_FOLLOWLOCATION, 0L);
 	curl_easy_setopt(easy, CURLOPT_PATH_AS_IS, 1L);
 	curl_easy_setopt(easy, CURLOPT_USERAGENT,
-					 "lancelsm/" LANCELSM_VERSION " (PostgreSQL " PG_VERSION ")");
+					 "lancelsm/" LANCELSM_RELEASE " (PostgreSQL " PG_VERSION ")");
 	curl_easy_setopt(easy, CURLOPT_ERRORBUFFER, req->out.curl_error);
 	curl_easy_setopt(easy, CURLOPT_WRITEFUNCTION, http_write_cb);
 	curl_easy_setopt(easy, CURLOPT_WRITEDATA, req);

@@ -2,8 +2,9 @@
 # The upgrade chain as a test: in a
 # throwaway cluster (pg_virtualenv), CREATE EXTENSION lancelsm VERSION '1.0'
 # then ALTER EXTENSION lancelsm UPDATE in one database, the same from
-# VERSION '1.3' in another, CREATE EXTENSION lancelsm (the default version)
-# in a third, and compare what each updated one holds with it:
+# VERSION '1.3' and from VERSION '1.4' in others, CREATE EXTENSION lancelsm
+# (the default version) in another, and compare what each updated one
+# holds with it:
 # the \dx+ member list, every member function's definition and ACL, every
 # member relation's columns, indexes, constraints, view definition and ACL, and the
 # extension's version and dumped configuration tables.  Any difference
@@ -68,8 +69,8 @@ SQL
 createdb fresh
 psql_q -d fresh -c "CREATE EXTENSION lancelsm"
 describe fresh >"$tmp/fresh.txt"
-# from 1.0 (the first release) and from 1.3 (the last one)
-for from in 1.0 1.3; do
+# from 1.0 (the first release), 1.3 and 1.4 (the last one)
+for from in 1.0 1.3 1.4; do
 	createdb "upgraded_$from"
 	psql_q -d "upgraded_$from" -c "CREATE EXTENSION lancelsm VERSION '$from'" \
 		-c "ALTER EXTENSION lancelsm UPDATE"
