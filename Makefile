@@ -22,6 +22,13 @@ OBJS = \
 	src/protocol/fault.o \
 	src/protocol/redact.o \
 	src/task/task.o \
+	src/task/driver.o \
+	src/task/retry.o \
+	src/task/step_flush.o \
+	src/task/step_compact.o \
+	src/task/step_stats.o \
+	src/task/step_checkpoint.o \
+	src/task/step_spec.o \
 	src/task/watermark.o \
 	src/task/pace.o \
 	src/task/window.o \
