@@ -3,7 +3,7 @@
  * corpus_replay.c
  *		Runs a libFuzzer target over every file of its corpus
  *		(fuzz/corpus/TARGET/) without libFuzzer, so that the corpus the
- *		fuzzer grew is a regression suite any compiler can build (make test
+ *		fuzzer grew is a regression suite any compiler can build (make replay
  *		links it with each fuzz_TARGET.c as replay_TARGET, with gcc).
  *
  * Usage: corpus_replay DIR...  Prints "N passed, 0 failed" when every

@@ -20,7 +20,7 @@
 # the sanitized library would abort ("ASan runtime does not come first"), so
 # the suite cannot pass silently without the sanitizers; the run also checks
 # /proc/<backend>/maps.  Leak detection is off: postgres intentionally
-# leaks at exit (fuzz/Makefile's `make valgrind` checks the decoder for
+# leaks at exit (test/unit/Makefile's `make valgrind` checks the decoder for
 # leaks instead).  Any asan.* / ubsan.* report file fails the run.
 set -uo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)

@@ -14,10 +14,10 @@
 # the 1.0 -> current upgrade test, and the Debian package (not on 16: it
 # needs Debian's postgresql-server-dev-16).  With 19: pg_upgrade from 18
 # to 19 with lancelsm installed.  Once, with 15 on the host: the heavy
-# suites (ASan + UBSan, the decoder tests and the replay of every fuzz
-# corpus, 10,000 sqlsmith queries, contrib/'s exporter queries, alert
-# rules and dashboard in the real postgres_exporter and Prometheus, the
-# SDK conformance check), and the emulator's own tests.  Each suite's
+# suites (ASan + UBSan, 10,000 sqlsmith queries, contrib/'s exporter
+# queries, alert rules and dashboard in the real postgres_exporter and
+# Prometheus, the SDK conformance check), the emulator's own tests, and
+# the C unit tests with the replay of every fuzz corpus.  Each suite's
 # result with its time in seconds, one result line per version, then the
 # count of suites passed and failed.
 #
@@ -232,14 +232,15 @@ for v in $versions; do
 done
 
 suite "emulator unit tests" python3 -m unittest discover -s "$here/emulator" -p 'test_*.py'
-suite "pass-end predictor unit tests" "$here/test/pace/run.sh"
+# the C unit tests (decoders, redaction, pass-end predictor) and the
+# replay of every fuzz corpus, built outside the tree
+suite "C unit tests and fuzz corpora" "$here/test/unit/run.sh"
 # the alerting rules of contrib/prometheus against their unit tests
 # (promtool, from Debian's prometheus package: scripts/deps.sh)
 suite "Prometheus rules" promtool test rules "$here/contrib/prometheus/lancelsm-rules.test.yaml"
 if [[ " $versions " == *" $heavy_version "* ]]; then
 	# against the host's PostgreSQL 15 ($work/tree is its copy)
 	suite "ASan and UBSan" make -C "$work/tree" -s sanitize-check
-	[ -f "$here/fuzz/Makefile" ] && suite "decoder tests" make -C "$work/tree/fuzz" -s test
 	# about 100 s; bounded by SQLSMITH_TIMEOUT (300 s by default)
 	# this tree's own build, in a scratch DESTDIR: the package step's purge
 	# has removed the one installed for the suites above

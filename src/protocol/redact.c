@@ -34,7 +34,7 @@
  * times, after which the whole text becomes the mask.
  *
  * Pure: no fmgr, no catalog, no I/O; palloc only.  Tested by
- * fuzz/redact_test.c.
+ * test/unit/redact_test.c.
  *
  *-------------------------------------------------------------------------
  */

@@ -5,7 +5,7 @@
  *		each 4-byte window of a secret wherever it appears, and short
  *		secrets where they appear whole, less what an exempt text (the
  *		caller's own) holds.  Plain C types only; private to
- *		src/protocol/ (fault.c) and linked alone by fuzz/redact_test.c.
+ *		src/protocol/ (fault.c) and linked alone by test/unit/redact_test.c.
  *
  *-------------------------------------------------------------------------
  */

@@ -54,7 +54,7 @@
  * ranked below one seen over is due now.
  *
  * Everything here is a pure function of its arguments (times in
- * milliseconds), unit-tested by test/pace/run.sh; the clock,
+ * milliseconds), unit-tested by test/unit/pace_test.c; the clock,
  * the requests and the shared memory that keeps the bracket between
  * checkpoints are the callers' (src/task/task.c, src/record/progress.c).
  *

@@ -1,7 +1,7 @@
 /*-------------------------------------------------------------------------
  *
  * harness_check.h
- *		The checks of the fuzz/ unit tests (decode_test.c, redact_test.c):
+ *		The checks of the unit tests in test/unit/ (decode_test.c, redact_test.c):
  *		each check counts as passed or failed, a failure prints its case
  *		and reason, and the summary line gives the exit status.
  *

@@ -1,10 +1,10 @@
 /*-------------------------------------------------------------------------
  *
- * test_pace.c
+ * pace_test.c
  *		Unit tests of src/task/pace.c, the pass-end predictor: exact poll
  *		schedules for scripted pass durations, no clock, no server.
  *
- * Built and run by test/pace/run.sh against the PostgreSQL server headers
+ * Built and run by test/unit/Makefile against the PostgreSQL server headers
  * (pace.c calls nothing of PostgreSQL's).
  *
  *-------------------------------------------------------------------------

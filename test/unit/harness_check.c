@@ -1,7 +1,7 @@
 /*-------------------------------------------------------------------------
  *
  * harness_check.c
- *		The checks of the fuzz/ unit tests: counters of passed and failed
+ *		The checks of the unit tests in test/unit/: counters of passed and failed
  *		checks (harness_check.h).
  *
  *-------------------------------------------------------------------------
