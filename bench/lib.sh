@@ -2,13 +2,14 @@
 #
 # Each script runs in two stages.  Outer (root): install the pinned SDK into
 # bench/node_modules, start the emulator, then re-run itself as postgres
-# inside a throwaway cluster (pg_virtualenv) with BENCH_INNER=1.  Inner:
+# inside a throwaway cluster (scripts/lab.sh) with BENCH_INNER=1.  Inner:
 # create the extension and the server, run the measurements.  bench/run.sh
 # does the outer stage once and runs every script's inner stage in it, so all
 # figures come from one emulator and one cluster.
 set -euo pipefail
 bench=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 root=$(cd "$bench/.." && pwd)
+. "$root/scripts/lab.sh"
 export BENCH_KEY=${BENCH_KEY:-lsm-bench-key-7c1e}
 SDK_VERSION=0.39.0
 
@@ -33,35 +34,34 @@ sdk_install() {
 outer_run() {
 	local script=$1
 	[ "$(id -u)" = 0 ] || { echo "bench: run as root" >&2; exit 1; }
-	command -v pg_virtualenv >/dev/null || { echo "bench: run scripts/demo.sh first" >&2; exit 1; }
+	[ -f "$(pg_config --pkglibdir)/lancelsm.so" ] || [ -n "${BENCH_SO:-}" ] ||
+		{ echo "bench: lancelsm is not installed; run scripts/demo.sh first" >&2; exit 1; }
 	# BENCH_NO_SDK=1: the script compares nothing with the SDK
 	[ "${BENCH_NO_SDK:-0}" = 1 ] || sdk_install
 	work=$(mktemp -d /tmp/lancelsm-bench.XXXXXX)
 	chmod 755 "$work"
 	# BENCH_KEEP=1 keeps $work (per-run counts, logs, SQL) for a look later
-	trap 'kill "$(cat "$work/emulator.pid" 2>/dev/null)" 2>/dev/null || true; wait 2>/dev/null || true
+	trap 'lab_stop "$work" pg_config; wait 2>/dev/null || true
 		if [ "${BENCH_KEEP:-0}" = 1 ]; then echo "bench: kept $work" >&2; else rm -rf "$work"; fi' EXIT
-	"$root/scripts/emulator.sh" "$work" "${EMULATOR_FLAGS[@]}"
+	lab_emulator "$work" "${EMULATOR_FLAGS[@]}"
 	chown -R postgres: "$work"
-	local rc=0 pgport preload=
+	local rc=0 settings="max_connections = 100"
 	# BENCH_PRELOAD=1 (default) loads the library at server start, so a
 	# build that defines PGC_POSTMASTER settings (shared memory) also works
-	[ "${BENCH_PRELOAD:-1}" = 1 ] && preload="-o shared_preload_libraries=${BENCH_SO:-lancelsm}"
+	[ "${BENCH_PRELOAD:-1}" = 1 ] && settings+=$'\n'"shared_preload_libraries = '${BENCH_SO:-lancelsm}'"
 	# BENCH_PG_OPTS="name=value ...": more server settings (server start
 	# ones included, e.g. lancelsm.max_history_entries=10000)
-	for o in ${BENCH_PG_OPTS:-}; do preload+=" -o $o"; done
-	# a port of our own: other sessions may run pg_virtualenv at the same time
-	pgport=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-	# su without --login and pg_virtualenv keep the environment: every
-	# exported BENCH_* knob reaches the inner stage as it is
-	su postgres -c "cd '$work' && BENCH_INNER=1 BENCH_WORK='$work' BENCH_PORT=$(cat "$work/emulator.port") \
-		timeout ${BENCH_TIMEOUT:-1200} pg_virtualenv -v 15 -c \"-p $pgport\" $preload bash '$script'" || rc=$?
+	for o in ${BENCH_PG_OPTS:-}; do settings+=$'\n'"${o%%=*} = '${o#*=}'"; done
+	# su without --login keeps the environment: every exported BENCH_*
+	# knob reaches the inner stage as it is
+	lab_run "$work" pg_config "$settings" "cd '$work' && BENCH_INNER=1 BENCH_WORK='$work' \
+		BENCH_PORT=$lab_emulator_port timeout ${BENCH_TIMEOUT:-1200} bash '$script'" || rc=$?
 	mkdir -p "$bench/results"
 	[ -f "$work/results.txt" ] && cp "$work/results.txt" "$bench/results/latest-$(basename "$script" .sh).txt"
 	return $rc
 }
 
-# --- inner-stage helpers (as postgres, inside pg_virtualenv) ---
+# --- inner-stage helpers (as postgres, in the throwaway cluster) ---
 EMU="http://127.0.0.1:${BENCH_PORT:-0}"
 ctl() { # ctl METHOD PATH [JSON]
 	curl -sS --max-time 60 -X "$1" "$EMU/_emulator/$2" ${3:+-H 'content-type: application/json' -d "$3"}

@@ -14,7 +14,8 @@
 #
 # Benchmark-style, not part of CI: as root, from a clean clone, after
 # `bash scripts/demo.sh` installed lancelsm.  It starts and stops its own
-# emulator and throwaway cluster (initdb in a temp directory, as postgres)
+# emulator and throwaway cluster (scripts/lab.sh: initdb in a temp
+# directory, as postgres)
 # and is bounded in time (SOAK_TIMEOUT seconds for pgbench, default 900).
 # Exit status: 0 when flat and no crash, 1 otherwise.
 set -uo pipefail
@@ -33,12 +34,11 @@ done
 
 work=$(mktemp -d /tmp/lancelsm-soak.XXXXXX)
 chmod 755 "$work"
-as_pg() { su postgres -c "$1"; }
+. "$root/scripts/lab.sh"
 cleanup() {
 	touch "$work/stop"
 	[ -f "$work/injector.pid" ] && kill "$(cat "$work/injector.pid")" 2>/dev/null
-	[ -f "$work/data/postmaster.pid" ] && as_pg "'$bindir/pg_ctl' -D '$work/data' -m immediate -w stop" >/dev/null 2>&1
-	[ -f "$work/emulator.pid" ] && kill "$(cat "$work/emulator.pid")" 2>/dev/null
+	lab_stop "$work" pg_config
 	for p in "$work"/net-*.pid; do [ -f "$p" ] && kill "$(cat "$p")" 2>/dev/null; done
 	wait 2>/dev/null
 }
@@ -46,9 +46,9 @@ trap cleanup EXIT
 
 # the emulator: two tables under write load, fast passes, so that
 # checkpoints finish and the L0 keeps changing
-"$root/scripts/emulator.sh" "$work" --api-key "$key" --table soak:2:400 \
+lab_emulator "$work" --api-key "$key" --table soak:2:400 \
 	--table soak2:1:200 --pass-ms 20 --pool 4 --seal-rows 100 --replay-ms 20 --quiet || exit 1
-emu_port=$(cat "$work/emulator.port")
+emu_port=$lab_emulator_port
 server_port=$emu_port
 # bench/soak_faults.sh: the same soak through the fault proxy
 if [ "${SOAK_NETWORK_FAULTS:-0}" = 1 ]; then
@@ -57,14 +57,10 @@ if [ "${SOAK_NETWORK_FAULTS:-0}" = 1 ]; then
 	server_port=$soak_server_port
 fi
 
-# the throwaway cluster
-chown postgres: "$work"
-pgport=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-as_pg "'$bindir/initdb' -D '$work/data' -U postgres --auth=trust -N >'$work/initdb.log' 2>&1" ||
-	{ cat "$work/initdb.log"; exit 1; }
-as_pg "'$bindir/pg_ctl' -D '$work/data' -l '$work/server.log' -w \
-	-o \"-p $pgport -k $work -c listen_addresses='' -c max_connections=40\" start" >/dev/null || exit 1
-export PGHOST=$work PGPORT=$pgport PGUSER=postgres
+# the throwaway cluster (the installed lancelsm)
+lab_cluster "$work" pg_config || exit 1
+lab_env "$work"
+pgport=$lab_port
 psqlq() { psql -X -q -v ON_ERROR_STOP=1 "$@"; }
 psqlq -d postgres -c "CREATE DATABASE soak" || exit 1
 psqlq -d soak <<SQL || exit 1

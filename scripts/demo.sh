@@ -4,7 +4,8 @@
 # builds lancelsm in a temporary copy of the tree, so that no build output
 # is left in the clone, and installs it under that temporary directory,
 # not over PostgreSQL's own files (Debian's extension_destdir and
-# dynamic_library_path point the cluster at it); starts the emulator with
+# dynamic_library_path point the cluster at it: scripts/lab.sh, the test
+# lab's fixture); starts the emulator with
 # two tables under write load, "events" with an LSM write path and
 # "analytics$clicks" without one yet; then, in a throwaway cluster with
 # shared_preload_libraries = 'lancelsm,pg_cron', runs scripts/demo.sql: a
@@ -24,11 +25,11 @@ say() { echo "== [$((SECONDS - start)) s] $*"; }
 
 work=$(mktemp -d /tmp/lancelsm-demo.XXXXXX)
 chmod 755 "$work"
+. "$here/scripts/lab.sh"
+export PG_CONFIG=/usr/lib/postgresql/15/bin/pg_config
 cleanup() {
-	if [ -f "$work/emulator.pid" ]; then
-		kill "$(cat "$work/emulator.pid")" 2>/dev/null || true
-		wait 2>/dev/null || true
-	fi
+	lab_stop "$work" "$PG_CONFIG"
+	wait 2>/dev/null || true
 	rm -rf "$work"
 }
 trap cleanup EXIT
@@ -38,19 +39,13 @@ say "Installing what the demo needs (PostgreSQL 15, pg_cron, build tools)"
 "$here/scripts/deps.sh" demo
 
 say "Building lancelsm in $work/src, installed under $work/dest"
-mkdir "$work/src"
 # the tree without build outputs (scripts/source-tar.sh)
-"$here/scripts/source-tar.sh" | tar -C "$work/src" -xf -
-export PG_CONFIG=/usr/lib/postgresql/15/bin/pg_config
-libdir=$("$PG_CONFIG" --pkglibdir)
-make -C "$work/src" -s clean >/dev/null
-make -C "$work/src" -s -j2 >/dev/null
-make -C "$work/src" -s install DESTDIR="$work/dest" >/dev/null
+lab_build "$work" "$PG_CONFIG"
 
 say "Starting the LanceDB LSM emulator with two tables under write load"
-"$here/scripts/emulator.sh" "$work" --api-key "$key" --pass-ms 300 --seal-rows 500 \
+lab_emulator "$work" --api-key "$key" --pass-ms 300 --seal-rows 500 \
 	--prefix-max 8 --pool 4 --max-lifetime 900   # ends itself should this script be killed
-port=$(cat "$work/emulator.port")
+port=$lab_emulator_port
 emu() { curl -sS --max-time 10 -X POST "http://127.0.0.1:$port$1" -d "$2" >/dev/null; }
 # "events": 4 buckets with an LSM write path, writers at 400 rows/s
 emu /_emulator/tables '{"name": "events", "buckets": 4, "lsm": true,
@@ -61,22 +56,13 @@ emu /_emulator/tables '{"name": "analytics$clicks", "buckets": 1, "lsm": false,
 
 # The cluster, as the postgres user: lancelsm and pg_cron preloaded,
 # pg_cron's jobs in background workers (no libpq login), lancelsm found
-# under $work/dest.  pg_createcluster quotes each value.
+# under $work/dest (lab_conf).
 cp "$here/scripts/demo.sql" "$work/demo.sql"
-{
-	echo "cd '$work'"
-	echo "export LANCELSM_EMULATOR_PORT=$port LANCELSM_EMULATOR_KEY=$key"
-	printf '%q ' exec pg_virtualenv -v 15 \
-		-o shared_preload_libraries=lancelsm,pg_cron \
-		-o cron.database_name=postgres \
-		-o cron.use_background_workers=on \
-		-o max_worker_processes=32 \
-		-o "extension_destdir=$work/dest" \
-		-o "dynamic_library_path=$work/dest$libdir:\$libdir" \
-		psql -X -q -v ON_ERROR_STOP=1 -d postgres -f demo.sql
-	echo
-} >"$work/run.sh"
 chown -R postgres: "$work"
 say "A throwaway cluster with shared_preload_libraries = 'lancelsm,pg_cron'"
-su postgres -c "bash '$work/run.sh'"
+lab_run "$work" "$PG_CONFIG" "shared_preload_libraries = 'lancelsm,pg_cron'
+cron.database_name = 'postgres'
+cron.use_background_workers = on
+max_worker_processes = 32" "cd '$work' && LANCELSM_EMULATOR_PORT=$port LANCELSM_EMULATOR_KEY=$key \
+	psql -X -q -v ON_ERROR_STOP=1 -d postgres -f demo.sql"
 say "Done; removing the emulator and $work"

@@ -7,26 +7,25 @@
 #
 # The sanitized build is installed with DESTDIR into a scratch directory,
 # never over the system's lancelsm.so, and the servers find it through
-# Debian's extension_destdir setting: pg_virtualenv's cluster gets it with
-# -o, TAP's PostgreSQL::Test::Cluster nodes through TEMP_CONFIG.  So the
-# normal build stays installed for every other suite and for anyone else
-# using this machine's PostgreSQL at the same time.
+# Debian's extension_destdir setting: the throwaway cluster of
+# scripts/lab.sh and TAP's PostgreSQL::Test::Cluster nodes alike, through
+# TEMP_CONFIG.  So the normal build stays installed for every other suite
+# and for anyone else using this machine's PostgreSQL at the same time.
 #
 # The server binaries are not instrumented, so the ASan and UBSan runtimes
-# are preloaded into the postgres processes: through the cluster's
-# environment file for pg_virtualenv (pg_ctlcluster starts the postmaster
-# with that file's variables only) and through the inherited environment
-# for TAP (pg_ctl passes it on).  If a server started without them, loading
-# the sanitized library would abort ("ASan runtime does not come first"), so
-# the suite cannot pass silently without the sanitizers; the run also checks
-# /proc/<backend>/maps.  Leak detection is off: postgres intentionally
+# are preloaded into the postgres processes: through the environment pg_ctl
+# passes on (lab_server_env for the throwaway cluster, prove's for TAP).
+# If a server started without them, loading the sanitized library would
+# abort ("ASan runtime does not come first"), so the suite cannot pass
+# silently without the sanitizers; the run also checks /proc/<backend>/maps.  Leak detection is off: postgres intentionally
 # leaks at exit (test/unit/Makefile's `make valgrind` checks the decoder for
 # leaks instead).  Any asan.* / ubsan.* report file fails the run.
 set -uo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 key=lsm-test-key-2f9c41
 [ "$(id -u)" = 0 ] || { echo "scripts/sanitize.sh: run as root" >&2; exit 1; }
-command -v pg_virtualenv >/dev/null || { echo "scripts/sanitize.sh: run scripts/deps.sh first" >&2; exit 1; }
+command -v pg_config >/dev/null || { echo "scripts/sanitize.sh: run scripts/deps.sh first" >&2; exit 1; }
+. "$here/scripts/lab.sh"
 
 asan_so=$(gcc -print-file-name=libasan.so)
 ubsan_so=$(gcc -print-file-name=libubsan.so)
@@ -93,8 +92,8 @@ FORWARD(locale_t, newlocale, (int m, const char *l, locale_t b), (m, l, b))
 EOF
 gcc -O0 -shared -fPIC -o "$work/asan_early_init.so" "$work/asan_early_init.c" -ldl || exit 1
 preload="$asan_so:$ubsan_so:$work/asan_early_init.so"
-# pg_ctlcluster runs psql with the cluster's environment too, and TAP runs
-# psql under prove's: both programs must start (and exit) with the preload.
+# TAP runs psql under prove's environment: postgres and psql must both
+# start (and exit) with the preload.
 for prog in postgres psql; do
 	if ! timeout -s KILL 10 env LD_PRELOAD="$preload" ASAN_OPTIONS=detect_leaks=0 \
 		"$(pg_config --bindir)/$prog" -V >/dev/null 2>&1; then
@@ -105,7 +104,7 @@ for prog in postgres psql; do
 done
 
 cleanup() {
-	[ -f "$work/emulator.pid" ] && kill "$(cat "$work/emulator.pid")" 2>/dev/null
+	lab_stop "$work" pg_config
 	wait 2>/dev/null
 }
 trap cleanup EXIT
@@ -140,25 +139,21 @@ port=$(cat "$work/emulator.port")
 asan_opts="detect_leaks=0:abort_on_error=1:quarantine_size_mb=16:log_path=$work/logs/asan"
 ubsan_opts="print_stacktrace=1:halt_on_error=1:log_path=$work/logs/ubsan"
 
-# the pg_virtualenv cluster: pg_ctlcluster gives the postmaster exactly
-# the variables of this file
-cat >"$work/cluster.env" <<EOF
-LD_PRELOAD = '$preload'
-ASAN_OPTIONS = '$asan_opts'
-UBSAN_OPTIONS = '$ubsan_opts'
-EOF
+# the throwaway cluster's postmaster gets the sanitizers' variables
+lab_server_env="LD_PRELOAD='$preload' ASAN_OPTIONS='$asan_opts' UBSAN_OPTIONS='$ubsan_opts'"
 # TAP nodes (PostgreSQL::Test::Cluster appends TEMP_CONFIG to
-# postgresql.conf) and the pg_virtualenv cluster load the library from here
+# postgresql.conf) and the throwaway cluster load the library from here
 # (dynamic_library_path too, so that a bare LOAD 'lancelsm' finds the same
 # file that CREATE EXTENSION's $libdir/lancelsm found: two copies of the
 # library in one backend would redefine its settings)
 printf "extension_destdir = '%s'\ndynamic_library_path = '%s:\$libdir'\n" \
 	"$work/dest" "$work/dest$libdir" >"$work/temp.conf"
-chown postgres: "$work/cluster.env" "$work/temp.conf"
+chown postgres: "$work/temp.conf"
+lab_conf=$(cat "$work/temp.conf")
 
-# inside pg_virtualenv, as postgres: first check that a backend really
+# in the throwaway cluster, as postgres: first check that a backend really
 # loads the sanitized library with both runtimes, then pg_regress (in
-# pg_virtualenv's cluster) and TAP (its own nodes; the runtimes reach
+# that cluster) and TAP (its own nodes; the runtimes reach
 # them through prove's environment)
 cat >"$work/inner.sh" <<EOF
 set -e
@@ -182,10 +177,8 @@ EOF
 chown postgres: "$work/inner.sh"
 
 installcheck() {
-	su postgres -c "cd '$work/tree' && LANCELSM_EMULATOR_PORT=$port LANCELSM_EMULATOR_KEY=$key \
-		TEMP_CONFIG='$work/temp.conf' pg_virtualenv -v 15 \
-		-c '--environment=$work/cluster.env' -o 'extension_destdir=$work/dest' -o 'dynamic_library_path=$work/dest$libdir:\$libdir' \
-		bash '$work/inner.sh'"
+	lab_run "$work" pg_config "" "cd '$work/tree' && LANCELSM_EMULATOR_PORT=$port \
+		LANCELSM_EMULATOR_KEY=$key TEMP_CONFIG='$work/temp.conf' bash '$work/inner.sh'"
 	local rc=$?
 	[ $rc = 0 ] || cat "$work/tree/regression.diffs" 2>/dev/null | head -300
 	return $rc

@@ -6,9 +6,10 @@
 # host's 15) and the sqlsmith package; with SQLSMITH_BUILD=1 it builds a
 # copy of this tree instead and installs it into a scratch DESTDIR that
 # the cluster reads through Debian's extension_destdir
-# (scripts/scratch-cluster.sh), never over the system's lancelsm.  Starts an emulator of its own and a
-# throwaway cluster (initdb in a temporary directory, Unix socket only,
-# lancelsm in shared_preload_libraries), then sets up database "smith":
+# (scripts/lab.sh), never over the system's lancelsm.  Starts an emulator
+# of its own and a throwaway cluster (scripts/lab.sh: initdb in a
+# temporary directory, Unix socket only, lancelsm in
+# shared_preload_libraries), then sets up database "smith":
 # lancelsm, server emu (and emu_ns, with id_delimiter '.') pointing at the
 # emulator, user mappings for PUBLIC, four declared tables (two the
 # emulator has, one it has not, one through emu_ns), and role "smith" with
@@ -49,7 +50,6 @@ limit=${SQLSMITH_TIMEOUT:-300}
 pg_config=${PG_CONFIG:-/usr/lib/postgresql/15/bin/pg_config}
 bindir=$("$pg_config" --bindir)
 key=lsm-sqlsmith-key-41d7
-pgport=54329
 
 command -v sqlsmith >/dev/null || {
 	echo "scripts/sqlsmith.sh: sqlsmith is not installed (Debian package sqlsmith)" >&2
@@ -62,12 +62,12 @@ chmod 755 "$work"
 
 # the throwaway cluster, and as_postgres CMD: a shell command as the
 # postgres user
-. "$here/scripts/scratch-cluster.sh"
-as_postgres() { scratch_as_postgres "$1"; }
+. "$here/scripts/lab.sh"
+as_postgres() { lab_as_postgres "$1"; }
+pgport=$lab_port
 
 cleanup() {
-	as_postgres "'$bindir/pg_ctl' -D '$work/data' -m immediate stop" >/dev/null 2>&1
-	kill "$(cat "$work/emulator.pid" 2>/dev/null)" 2>/dev/null
+	lab_stop "$work" "$pg_config"
 	wait 2>/dev/null
 	# SQLSMITH_KEEP=1 keeps the server log and sqlsmith's output
 	if [ "${SQLSMITH_KEEP:-0}" = 1 ]; then echo "kept $work" >&2; else rm -rf "$work"; fi
@@ -78,9 +78,11 @@ trap cleanup EXIT
 emuport=$(cat "$work/emulator.port")
 
 if [ "${SQLSMITH_BUILD:-0}" = 1 ]; then
-	scratch_build "$work" "$pg_config" || exit 1
+	lab_build "$work" "$pg_config" || exit 1
 fi
-scratch_cluster "$work" "$pg_config" $pgport "log_line_prefix = '%m [%p] %e '
+lab_cluster "$work" "$pg_config" "$lab_lancelsm_conf
+max_connections = 20
+log_line_prefix = '%m [%p] %e '
 log_min_error_statement = panic
 track_functions = 'all'" || exit 1
 

@@ -7,7 +7,7 @@
 # (skipped, saying so, without it: nothing is ever downloaded), the others
 # from Debian's packages.  For each version, against an emulator of its
 # own: build with -Werror and install, pg_regress and TAP in a throwaway
-# cluster (pg_virtualenv, as the postgres user, in a mount namespace where
+# cluster (scripts/lab.sh, as the postgres user, in a mount namespace where
 # the test names of scripts/with-names.sh resolve; pg_cron's TAP files on
 # every version: Debian's pg_cron package where there is one, elsewhere
 # (16, 19) pg_cron built from the tarball LANCELSM_PG_CRON_SOURCE names),
@@ -114,7 +114,7 @@ step_build() {
 # (t/net_by_name.pl), showing the regression diffs when they fail
 installcheck() {
 	local with_names=1
-	as_postgres "cd '$vtree' && $2 pg_virtualenv -v $1 make installcheck PG_CONFIG=$(pg_config_of "$1")"
+	as_postgres "cd '$vtree' && $2 scripts/lab.sh run $(pg_config_of "$1") '' 'make installcheck PG_CONFIG=$(pg_config_of "$1")'"
 	local rc=$?
 	[ $rc = 0 ] || head -300 "$vroot$vtree/regression.diffs" 2>/dev/null
 	return $rc

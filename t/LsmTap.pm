@@ -1,10 +1,11 @@
 # LsmTap.pm: shared helpers of lancelsm's TAP tests.
 #
-# Each test file starts its own LanceDB LSM route emulator
-# (emulator/lsm_emulator.py) on a free port, talks to its control API
-# (/_emulator/...) with HTTP::Tiny, and runs a PostgreSQL::Test::Cluster
-# node with the extension, a server pointing at the emulator and a user
-# mapping.  Statements run in PostgreSQL::Test::BackgroundPsql sessions so
+# The TAP side of the test lab (scripts/lab.sh is the shell side).  Each
+# test file starts its own LanceDB LSM route emulator on a free port,
+# through the launcher every caller shares (scripts/emulator.sh), talks
+# to its control API (/_emulator/...) with HTTP::Tiny, and runs a
+# PostgreSQL::Test::Cluster node with the extension, a server pointing at
+# the emulator and a user mapping.  Statements run in PostgreSQL::Test::BackgroundPsql sessions so
 # that they can be timed, sent asynchronously and cancelled from another
 # session.  Every wait here is bounded.
 package LsmTap;
@@ -57,39 +58,57 @@ require PostgreSQL::Test::BackgroundPsql;
 	};
 }
 
-# start_emulator: start the emulator with one table "events" of one bucket
-# and no writer; returns its port.  It is stopped in END.
-sub start_emulator
+# launch_emulator: fork and exec scripts/emulator.sh --exec (the one
+# launcher of tests, benches and scripts) in a new temporary directory,
+# with one table "events" of one bucket, passes of 100 ms, the API key
+# $opt{api_key} (default $API_KEY), the port $opt{port} (default: a free
+# one) and @{$opt{args}}; waits at most 10 s until it listens.  Returns
+# (pid, port, log).
+sub launch_emulator
 {
+	my (%opt) = @_;
 	my $root = File::Spec->rel2abs("$FindBin::RealBin/..");
-	my $tmp = PostgreSQL::Test::Utils::tempdir('emulator');
-	my $port_file = "$tmp/port";
-	my $log = "$tmp/emulator.log";
+	my $dir = PostgreSQL::Test::Utils::tempdir('emulator');
+	my $port_file = "$dir/emulator.port";
+	my $log = "$dir/emulator.log";
+	my $pid = fork();
 
-	$emu_pid = fork();
-	die "fork: $!" unless defined $emu_pid;
-	if ($emu_pid == 0)
+	die "fork: $!" unless defined $pid;
+	if ($pid == 0)
 	{
-		open(STDOUT, '>>', $log) or POSIX::_exit(127);
-		open(STDERR, '>>', $log) or POSIX::_exit(127);
-		exec('python3', "$root/emulator/lsm_emulator.py",
-			'--port', '0', '--port-file', $port_file,
-			'--api-key', $API_KEY, '--table', 'events:1',
-			'--pass-ms', '100')
+		exec('bash', "$root/scripts/emulator.sh", '--exec', $dir,
+			'--port', $opt{port} // 0,
+			'--api-key', $opt{api_key} // $API_KEY, '--table', 'events:1',
+			'--pass-ms', '100', @{ $opt{args} || [] })
 		  or POSIX::_exit(127);
 	}
 	# an interpreter's start takes seconds on a loaded machine
 	my $until = time() + 10;
 	while (!-s $port_file && time() < $until)
 	{
-		die "emulator exited early, see $log"
-		  if waitpid($emu_pid, POSIX::WNOHANG()) == $emu_pid;
+		die "emulator exited early, see $log: "
+		  . (-e $log ? PostgreSQL::Test::Utils::slurp_file($log) : '')
+		  if waitpid($pid, POSIX::WNOHANG()) == $pid;
 		sleep(0.02);
 	}
-	die "emulator did not write $port_file within 10 s, see $log"
-	  unless -s $port_file;
-	$emu_port = PostgreSQL::Test::Utils::slurp_file($port_file);
-	chomp $emu_port;
+	unless (-s $port_file)
+	{
+		kill('KILL', $pid);
+		waitpid($pid, 0);
+		die "emulator did not write $port_file within 10 s, see $log";
+	}
+	my $port = PostgreSQL::Test::Utils::slurp_file($port_file);
+	chomp $port;
+	return ($pid, $port, $log);
+}
+
+# start_emulator: start the emulator with one table "events" of one bucket
+# and no writer; returns its port.  It is stopped in END.
+sub start_emulator
+{
+	my $log;
+
+	($emu_pid, $emu_port, $log) = launch_emulator();
 	note "emulator pid $emu_pid listening on port $emu_port, log $log";
 	return $emu_port;
 }
@@ -106,39 +125,11 @@ my @extra_emulators;
 sub start_extra_emulator
 {
 	my (%opt) = @_;
-	my $root = File::Spec->rel2abs("$FindBin::RealBin/..");
-	my $tmp = PostgreSQL::Test::Utils::tempdir('emulator');
-	my $port_file = "$tmp/port";
-	my $log = "$tmp/emulator.log";
-	my @args = @{ $opt{args} || [] };
-	my $pid = fork();
+	my $inst = { host => $opt{host} // '127.0.0.1' };
 
-	die "fork: $!" unless defined $pid;
-	if ($pid == 0)
-	{
-		open(STDOUT, '>>', $log) or POSIX::_exit(127);
-		open(STDERR, '>>', $log) or POSIX::_exit(127);
-		exec('python3', "$root/emulator/lsm_emulator.py",
-			'--port', $opt{port} // 0, '--port-file', $port_file,
-			'--api-key', $opt{api_key} // $API_KEY, '--table', 'events:1',
-			'--pass-ms', '100', @args)
-		  or POSIX::_exit(127);
-	}
-	my $inst = { pid => $pid, host => $opt{host} // '127.0.0.1', log => $log };
+	($inst->{pid}, $inst->{port}, $inst->{log}) = launch_emulator(%opt);
 	push @extra_emulators, $inst;
-	my $until = time() + 10;
-	while (!-s $port_file && time() < $until)
-	{
-		die "emulator exited early, see $log: "
-		  . PostgreSQL::Test::Utils::slurp_file($log)
-		  if waitpid($pid, POSIX::WNOHANG()) == $pid;
-		sleep(0.02);
-	}
-	die "emulator did not write $port_file within 10 s, see $log"
-	  unless -s $port_file;
-	$inst->{port} = PostgreSQL::Test::Utils::slurp_file($port_file);
-	chomp $inst->{port};
-	note "extra emulator pid $pid on $inst->{host} port $inst->{port}";
+	note "extra emulator pid $inst->{pid} on $inst->{host} port $inst->{port}";
 	return $inst;
 }
 

@@ -16,25 +16,16 @@ here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 key=sk_live_smoke_4f1c8e2a9b7d
 tmp=$(mktemp -d /tmp/lancelsm-live-smoke.XXXXXX)
-emu=
 cleanup() {
-    [ -n "$emu" ] && kill "$emu" 2>/dev/null || true
+    [ -f "$tmp/emulator.pid" ] && kill "$(cat "$tmp/emulator.pid")" 2>/dev/null || true
     wait 2>/dev/null || true
     rm -rf "$tmp"
 }
 trap cleanup EXIT INT TERM
 
-python3 "$root/emulator/lsm_emulator.py" --port 0 --port-file "$tmp/port" \
-    --api-key "$key" --table live_events:2 --pass-ms 200 --max-lifetime 300 \
-    --quiet 2>"$tmp/emulator.log" &
-emu=$!
-i=0
-while [ ! -s "$tmp/port" ]; do
-    i=$((i + 1))
-    [ "$i" -le 50 ] || { echo "emulator did not start" >&2; exit 1; }
-    sleep 0.1
-done
-port=$(cat "$tmp/port")
+"$root/scripts/emulator.sh" "$tmp" --api-key "$key" --table live_events:2 \
+    --pass-ms 200 --max-lifetime 300 --quiet
+port=$(cat "$tmp/emulator.port")
 ctl() {
     curl -sS -f -X POST -H 'content-type: application/json' -d "$2" \
         "http://127.0.0.1:$port/_emulator/$1" >/dev/null

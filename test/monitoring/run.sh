@@ -29,7 +29,7 @@
 # Needs lancelsm installed in the host's PostgreSQL 15 (PG_CONFIG), or,
 # with MONITORING_BUILD=1, builds a copy of this tree and installs it into
 # a scratch DESTDIR that the cluster reads through Debian's
-# extension_destdir (scripts/scratch-cluster.sh, as scripts/sqlsmith.sh).  Needs the packages
+# extension_destdir (scripts/lab.sh, as scripts/sqlsmith.sh).  Needs the packages
 # prometheus and prometheus-postgres-exporter (scripts/deps.sh), python3
 # and curl.  Run as root (the cluster runs as postgres).  Everything
 # listens on 127.0.0.1 or a Unix socket in a temporary directory, on ports
@@ -43,7 +43,6 @@ limit=${MONITORING_TIMEOUT:-300}
 pg_config=${PG_CONFIG:-/usr/lib/postgresql/15/bin/pg_config}
 bindir=$("$pg_config" --bindir)
 key=lsm-monitoring-key-8c2e
-pgport=54331
 exporter=/usr/bin/prometheus-postgres-exporter
 start=$SECONDS
 deadline=$((SECONDS + limit))
@@ -60,13 +59,13 @@ work=$(mktemp -d /tmp/lancelsm-monitoring.XXXXXX)
 chmod 755 "$work"
 chown postgres: "$work"
 pids=()
-. "$here/scripts/scratch-cluster.sh"
-as_postgres() { scratch_as_postgres "$1"; }
+. "$here/scripts/lab.sh"
+as_postgres() { lab_as_postgres "$1"; }
+pgport=$lab_port
 cleanup() {
 	local pid
 	for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null; done
-	as_postgres "'$bindir/pg_ctl' -D '$work/data' -m immediate stop" >/dev/null 2>&1
-	kill "$(cat "$work/emulator.pid" 2>/dev/null)" 2>/dev/null
+	lab_stop "$work" "$pg_config"
 	wait 2>/dev/null
 	# MONITORING_KEEP=1 keeps the logs
 	if [ "${MONITORING_KEEP:-0}" = 1 ]; then echo "kept $work" >&2; else rm -rf "$work"; fi
@@ -111,9 +110,10 @@ wait_for() {
 emuport=$(cat "$work/emulator.port")
 
 if [ "${MONITORING_BUILD:-0}" = 1 ]; then
-	scratch_build "$work" "$pg_config" || exit 1
+	lab_build "$work" "$pg_config" || exit 1
 fi
-scratch_cluster "$work" "$pg_config" $pgport || exit 1
+lab_cluster "$work" "$pg_config" "$lab_lancelsm_conf
+max_connections = 20" || exit 1
 
 psql() {
 	as_postgres "PGOPTIONS='-c statement_timeout=60s -c client_min_messages=error' '$bindir/psql' -X -q -At -v ON_ERROR_STOP=1 -h '$work' -p $pgport -U postgres -d ${2:-lsm} -c $(printf %q "$1")"

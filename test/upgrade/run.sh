@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The upgrade chain as a test: in a
-# throwaway cluster (pg_virtualenv), CREATE EXTENSION lancelsm VERSION '1.0'
+# throwaway cluster (scripts/lab.sh), CREATE EXTENSION lancelsm VERSION '1.0'
 # then ALTER EXTENSION lancelsm UPDATE in one database, the same from
 # VERSION '1.3' and from VERSION '1.4' in others, CREATE EXTENSION lancelsm
 # (the default version) in another, and compare what each updated one
@@ -18,11 +18,12 @@
 # calls it.  No emulator needed: nothing here contacts a LanceDB server.
 set -euo pipefail
 
-# The PostgreSQL major to test: LANCELSM_PG_VERSION, else that of
-# $PG_CONFIG (or pg_config on the PATH).
+# The PostgreSQL to test: major LANCELSM_PG_VERSION's, else $PG_CONFIG's
+# (or pg_config's on the PATH).
 if [ "${1:-}" != inside ]; then
-	v=${LANCELSM_PG_VERSION:-$("${PG_CONFIG:-pg_config}" --version | sed 's/^PostgreSQL \([0-9]*\).*/\1/')}
-	exec pg_virtualenv -v "$v" "$0" inside
+	pg_config=${PG_CONFIG:-pg_config}
+	[ -z "${LANCELSM_PG_VERSION:-}" ] || pg_config=/usr/lib/postgresql/$LANCELSM_PG_VERSION/bin/pg_config
+	exec "$(dirname "$0")/../../scripts/lab.sh" run "$pg_config" "" "'$(cd "$(dirname "$0")" && pwd)/run.sh' inside"
 fi
 
 tmp=$(mktemp -d)
