@@ -7,12 +7,14 @@
 #
 #	scripts/lab.sh check [make args...]
 #		builds a copy of this tree for PG_CONFIG's PostgreSQL (default:
-#		pg_config) into a scratch DESTDIR, starts a cluster that loads it
-#		and runs `make installcheck` (pg_regress, then TAP, whose nodes
-#		load it through TEMP_CONFIG) with the make args, e.g.
-#		REGRESS= PROVE_TESTS='t/call_*.pl'.  No root needed; as root the
-#		cluster and the suite run as postgres.  LAB_KEEP=1 keeps the
-#		directory.
+#		pg_config) into a scratch DESTDIR, starts an emulator and a
+#		cluster that loads it, and runs `make installcheck` with the make
+#		args twice side by side: pg_regress in that cluster, TAP in nodes
+#		that load it through TEMP_CONFIG.  E.g. PROVE_TESTS='t/call_*.pl'
+#		(one subject), REGRESS= (TAP alone), TAP_TESTS= (pg_regress
+#		alone).  No root needed; as root the cluster and the suite run as
+#		postgres.  The directory is removed unless something failed or
+#		LAB_KEEP=1.
 #	scripts/lab.sh run PG_CONFIG SETTINGS CMD
 #		CMD (one shell string) in a throwaway cluster (lab_run).
 #
