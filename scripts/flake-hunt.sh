@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# scripts/flake-hunt.sh [-n N] VERSION [t/NNN_name.pl ...]
+# scripts/flake-hunt.sh [-n N] VERSION [t/SUBJECT_TOPIC.pl ...]
 #	A developer's tool to find flaky TAP tests: builds and installs
 #	lancelsm for PostgreSQL VERSION (15 on the host, 16 to 19 in the
 #	chroot of scripts/pg-chroot.sh), then runs each TAP file (default:
