@@ -41,6 +41,7 @@ OBJS = \
 	src/functions/stats.o \
 	src/functions/shape.o \
 	src/functions/declared.o \
+	src/functions/server_events.o \
 	src/functions/monitoring.o \
 	src/functions/write_spec.o \
 	src/functions/connections.o \

@@ -199,6 +199,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	fuzz_string(&in, table, 255, false);
 	fuzz_string(&in, req.curl_error, 64, false);
 	strcpy(req.request_id, "00000000-0000-4000-8000-000000000000");
+	/* an answer came to a request sent; else either, with or without id */
+	req.sent = req.transport == LSM_TRANSPORT_OK || retries % 2 == 0;
 
 	config.api_key = api_key;
 	secret_list[0] = header_secret;

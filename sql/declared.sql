@@ -39,31 +39,31 @@ CREATE FOREIGN DATA WRAPPER dt_other_fdw;
 CREATE SERVER dt_other FOREIGN DATA WRAPPER dt_other_fdw;
 
 -- add and remove
-SELECT lancelsm_add_table('emu', 'dt_a');
-SELECT lancelsm_add_table('emu', 'dt_a');
+SELECT lancelsm_add_table('emu', 'dt_a', validate => false);
+SELECT lancelsm_add_table('emu', 'dt_a', validate => false);
 SELECT server, table_name, added_at <= now() AS added FROM lancelsm_table;
 SELECT lancelsm_remove_table('emu', 'dt_a');
 SELECT lancelsm_remove_table('emu', 'dt_a');
 SELECT count(*) FROM lancelsm_table;
 -- errors: unknown server, another wrapper, refused names; nothing stored
-SELECT dt_try($$SELECT lancelsm_add_table('dt_nosuch', 'dt_a')$$);
-SELECT dt_try($$SELECT lancelsm_add_table('dt_other', 'dt_a')$$);
-SELECT dt_try($$SELECT lancelsm_add_table('emu', '')$$);
-SELECT dt_try($$SELECT lancelsm_add_table('emu', repeat('x', 1025))$$);
-SELECT lancelsm_add_table(NULL, 'dt_a') IS NULL AS strict;
+SELECT dt_try($$SELECT lancelsm_add_table('dt_nosuch', 'dt_a', validate => false)$$);
+SELECT dt_try($$SELECT lancelsm_add_table('dt_other', 'dt_a', validate => false)$$);
+SELECT dt_try($$SELECT lancelsm_add_table('emu', '', validate => false)$$);
+SELECT dt_try($$SELECT lancelsm_add_table('emu', repeat('x', 1025), validate => false)$$);
+SELECT lancelsm_add_table(NULL, 'dt_a', validate => false) IS NULL AS strict;
 SELECT count(*) FROM lancelsm_table;
 
 -- grants: reading is public, changing is not
 CREATE ROLE regress_dt_reader;
 SET ROLE regress_dt_reader;
 SELECT count(*) FROM lancelsm_table;
-SELECT dt_try($$SELECT lancelsm_add_table('emu', 'dt_a')$$);
+SELECT dt_try($$SELECT lancelsm_add_table('emu', 'dt_a', validate => false)$$);
 SELECT dt_try($$SELECT lancelsm_remove_table('emu', 'dt_a')$$);
 SELECT dt_try($$INSERT INTO lancelsm_table VALUES ('emu', 'dt_a')$$);
 SELECT dt_try($$DELETE FROM lancelsm_table$$);
 RESET ROLE;
 SELECT f, has_function_privilege('regress_dt_reader', f, 'EXECUTE') AS execute
-  FROM unnest(ARRAY['lancelsm_add_table(text, text, bigint, bigint, bigint, bigint, interval)',
+  FROM unnest(ARRAY['lancelsm_add_table(text, text, bigint, bigint, bigint, bigint, interval, boolean)',
                     'lancelsm_remove_table(text, text)',
                     'lancelsm_checkpoint_all()',
                     'lancelsm_declared_bucket_stats()',
@@ -80,11 +80,24 @@ SELECT emu('POST', '/_emulator/tables', '{"name": "dt_a", "buckets": 2}');
 SELECT emu('POST', '/_emulator/tables/dt_a/generations', '{"count": 2, "rows": 10, "buckets": ["b0"]}');
 SELECT emu('POST', '/_emulator/tables/dt_a/write', '{"rows": 5, "bucket": "b1"}');
 SELECT emu('POST', '/_emulator/tables', '{"name": "dt_b", "buckets": 1, "lsm": false}');
+-- declaring reads the table's stats once: dt_a and dt_b (no write path,
+-- still a table) are declared; a typo is refused with HV00R and so is an
+-- unreachable server's table, and nothing is declared; validate => false
+-- declares a table that does not exist (yet) without a request
+SELECT emu('POST', '/_emulator/log/reset');
 SELECT lancelsm_add_table('emu', 'dt_a');
 SELECT lancelsm_add_table('emu', 'dt_b');
-SELECT lancelsm_add_table('emu', 'dt_gone');
-SELECT lancelsm_add_table('dt_dead', 'events');
-SELECT lancelsm_add_table('dt_nomap', 'events');
+SELECT dt_calls('dt_a'), dt_calls('dt_b');
+SELECT dt_try($$SELECT lancelsm_add_table('emu', 'dt_gnoe')$$);
+SELECT dt_try($$SELECT lancelsm_add_table('dt_dead', 'events')$$);
+SELECT dt_try($$SELECT lancelsm_add_table('emu', 'dt_x', validate => NULL)$$);
+SELECT count(*) FROM lancelsm_table
+ WHERE table_name IN ('dt_gnoe', 'events', 'dt_x');
+SELECT dt_calls('dt_gnoe');
+SELECT lancelsm_add_table('emu', 'dt_gone', validate => false);
+SELECT dt_calls('dt_gone');
+SELECT lancelsm_add_table('dt_dead', 'events', validate => false);
+SELECT lancelsm_add_table('dt_nomap', 'events', validate => false);
 -- a name the functions refuse, stored by hand
 INSERT INTO lancelsm_table (server, table_name) VALUES ('emu', '');
 
@@ -142,7 +155,7 @@ SELECT table_name, l0_generations, memtable_rows, wal_lag_total
 -- one L0 generation of the given bytes; dt_a's rows are normal in the same
 -- call, and only lancelsm_stats on dt_big alone raises
 SELECT emu('POST', '/_emulator/tables', '{"name": "dt_big", "buckets": 2}');
-SELECT lancelsm_add_table('emu', 'dt_big');
+SELECT lancelsm_add_table('emu', 'dt_big', validate => false);
 CREATE FUNCTION dt_big_answer(b0_bytes numeric, b1_bytes numeric)
 RETURNS void LANGUAGE sql AS $$
   SELECT emu('POST', '/_emulator/faults', jsonb_build_object(
@@ -226,8 +239,8 @@ SELECT f, count(*) FROM dt_hostile.calls GROUP BY f ORDER BY f COLLATE "C";
 TRUNCATE dt_hostile.calls;
 -- every function of the declared tables, with the trap first in the path
 SET search_path = dt_hostile, pg_catalog, public;
-SELECT lancelsm_add_table('emu', 'dt_sp', max_checkpoint_age => '1 day');
-SELECT lancelsm_add_table('emu', 'dt_sp2');
+SELECT lancelsm_add_table('emu', 'dt_sp', max_checkpoint_age => '1 day', validate => false);
+SELECT lancelsm_add_table('emu', 'dt_sp2', validate => false);
 SELECT lancelsm_alter_table('emu', 'dt_sp2', max_checkpoint_age => '2 days');
 SELECT lancelsm_remove_table('emu', 'dt_sp2');
 SELECT table_name, lsm_enabled, error_sqlstate, max_checkpoint_age, due,

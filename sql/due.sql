@@ -17,31 +17,31 @@ LANGUAGE sql AS $$
 
 -- declaring with thresholds; two arguments still work; NULL server or
 -- name does nothing; a duplicate keeps its thresholds
-SELECT lancelsm_add_table('emu', 'du_l0', max_l0_generations => 2);
-SELECT lancelsm_add_table('emu', 'du_bytes', max_l0_bytes => 1000);
-SELECT lancelsm_add_table('emu', 'du_wal', max_wal_lag => 1);
-SELECT lancelsm_add_table('emu', 'du_rows', max_memtable_rows => 4);
-SELECT lancelsm_add_table('emu', 'du_age', max_checkpoint_age => '1 hour');
-SELECT lancelsm_add_table('emu', 'du_both', 1, NULL, 0);
-SELECT lancelsm_add_table('emu', 'du_quiet', 10, 100000, 10, 100, '1 day');
-SELECT lancelsm_add_table('emu', 'du_null');
-SELECT lancelsm_add_table('emu', 'du_gone', max_memtable_rows => 0);
-SELECT lancelsm_add_table('emu', 'du_latched', max_l0_generations => 0);
+SELECT lancelsm_add_table('emu', 'du_l0', max_l0_generations => 2, validate => false);
+SELECT lancelsm_add_table('emu', 'du_bytes', max_l0_bytes => 1000, validate => false);
+SELECT lancelsm_add_table('emu', 'du_wal', max_wal_lag => 1, validate => false);
+SELECT lancelsm_add_table('emu', 'du_rows', max_memtable_rows => 4, validate => false);
+SELECT lancelsm_add_table('emu', 'du_age', max_checkpoint_age => '1 hour', validate => false);
+SELECT lancelsm_add_table('emu', 'du_both', 1, NULL, 0, validate => false);
+SELECT lancelsm_add_table('emu', 'du_quiet', 10, 100000, 10, 100, '1 day', validate => false);
+SELECT lancelsm_add_table('emu', 'du_null', validate => false);
+SELECT lancelsm_add_table('emu', 'du_gone', max_memtable_rows => 0, validate => false);
+SELECT lancelsm_add_table('emu', 'du_latched', max_l0_generations => 0, validate => false);
 -- declaring a table again is an error (42710) and changes nothing
-SELECT dt_try($$SELECT lancelsm_add_table('emu', 'du_l0', max_l0_generations => 7)$$);
-SELECT lancelsm_add_table(NULL, 'du_x', 1) IS NULL AS null_server,
-       lancelsm_add_table('emu', NULL, 1) IS NULL AS null_name;
+SELECT dt_try($$SELECT lancelsm_add_table('emu', 'du_l0', max_l0_generations => 7, validate => false)$$);
+SELECT lancelsm_add_table(NULL, 'du_x', 1, validate => false) IS NULL AS null_server,
+       lancelsm_add_table('emu', NULL, 1, validate => false) IS NULL AS null_name;
 SELECT server, table_name, max_l0_generations, max_l0_bytes, max_wal_lag,
        max_memtable_rows, max_checkpoint_age, last_checkpoint_at
   FROM lancelsm_table ORDER BY table_name COLLATE "C";
 
 -- thresholds the CHECK constraints refuse; nothing stored
-SELECT dt_try($$SELECT lancelsm_add_table('emu', 'du_x', max_l0_generations => -1)$$);
-SELECT dt_try($$SELECT lancelsm_add_table('emu', 'du_x', max_l0_bytes => -1)$$);
-SELECT dt_try($$SELECT lancelsm_add_table('emu', 'du_x', max_wal_lag => -1)$$);
-SELECT dt_try($$SELECT lancelsm_add_table('emu', 'du_x', max_memtable_rows => -1)$$);
-SELECT dt_try($$SELECT lancelsm_add_table('emu', 'du_x', max_checkpoint_age => '0')$$);
-SELECT dt_try($$SELECT lancelsm_add_table('emu', 'du_x', max_checkpoint_age => '-1 minute')$$);
+SELECT dt_try($$SELECT lancelsm_add_table('emu', 'du_x', max_l0_generations => -1, validate => false)$$);
+SELECT dt_try($$SELECT lancelsm_add_table('emu', 'du_x', max_l0_bytes => -1, validate => false)$$);
+SELECT dt_try($$SELECT lancelsm_add_table('emu', 'du_x', max_wal_lag => -1, validate => false)$$);
+SELECT dt_try($$SELECT lancelsm_add_table('emu', 'du_x', max_memtable_rows => -1, validate => false)$$);
+SELECT dt_try($$SELECT lancelsm_add_table('emu', 'du_x', max_checkpoint_age => '0', validate => false)$$);
+SELECT dt_try($$SELECT lancelsm_add_table('emu', 'du_x', max_checkpoint_age => '-1 minute', validate => false)$$);
 SELECT count(*) FROM lancelsm_table WHERE table_name = 'du_x';
 
 -- alter: sets exactly the given thresholds (an omitted one is NULL)
@@ -214,7 +214,7 @@ SELECT table_name, due_reason, due_action FROM lancelsm_table_stats
 -- a user mapping, a name the functions refuse
 CREATE SERVER du_nomap FOREIGN DATA WRAPPER lancelsm
   OPTIONS (database 'mydb', host_override :'emu_url');
-SELECT lancelsm_add_table('du_nomap', 'events', max_wal_lag => 0);
+SELECT lancelsm_add_table('du_nomap', 'events', max_wal_lag => 0, validate => false);
 INSERT INTO lancelsm_table (server, table_name, max_wal_lag) VALUES ('emu', '', 0);
 SELECT server, table_name, ok, sqlstate, due, reason, action, elapsed
   FROM lancelsm_checkpoint_due() WHERE NOT ok;
@@ -226,7 +226,7 @@ CREATE ROLE regress_du_reader;
 GRANT USAGE ON FOREIGN SERVER emu TO regress_du_reader;
 UPDATE lancelsm_table SET last_checkpoint_at = NULL WHERE table_name = 'du_age';
 SELECT f, has_function_privilege('regress_du_reader', f, 'EXECUTE') AS execute
-  FROM unnest(ARRAY['lancelsm_add_table(text, text, bigint, bigint, bigint, bigint, interval)',
+  FROM unnest(ARRAY['lancelsm_add_table(text, text, bigint, bigint, bigint, bigint, interval, boolean)',
                     'lancelsm_alter_table(text, text, bigint, bigint, bigint, bigint, interval, text[])',
                     'lancelsm_checkpoint_due(integer, integer)',
                     'lancelsm_declared_table_stats()']) f;
@@ -253,7 +253,7 @@ SELECT last_checkpoint_at IS NOT NULL AS recorded
 -- stats read is recorded), then comes into being: its good stats read
 -- replaces the failure (a recovered table must not read as failing); a
 -- quiet table whose last outcome is ok (du_age) records nothing
-SELECT lancelsm_add_table('emu', 'du_born', max_memtable_rows => 0);
+SELECT lancelsm_add_table('emu', 'du_born', max_memtable_rows => 0, validate => false);
 SELECT table_name, ok, sqlstate, action FROM lancelsm_checkpoint_due()
  WHERE table_name = 'du_born';
 SELECT table_name, last_action, last_source, last_ok, last_sqlstate,
@@ -308,9 +308,9 @@ SELECT emu('POST', '/_emulator/tables', jsonb_build_object('name', 'sl_' || i, '
   FROM generate_series(1, 12) i;
 SELECT emu('POST', '/_emulator/tables/sl_' || i || '/generations', '{"count": 1, "rows": 10}')
   FROM generate_series(1, 12) i;
-SELECT count(lancelsm_add_table('emu', 'sl_' || i, max_l0_generations => 5))
+SELECT count(lancelsm_add_table('emu', 'sl_' || i, max_l0_generations => 5, validate => false))
   FROM generate_series(1, 12) i;
-SELECT count(lancelsm_add_table('du_nomap', 'sl_' || i, max_l0_generations => 5))
+SELECT count(lancelsm_add_table('du_nomap', 'sl_' || i, max_l0_generations => 5, validate => false))
   FROM generate_series(1, 3) i;
 -- for n = 1..5, the n slices together return every declared table exactly
 -- once; the defaults are slice 0 of 1, the whole set
@@ -362,7 +362,7 @@ CREATE SERVER du_two FOREIGN DATA WRAPPER lancelsm
   OPTIONS (database 'mydb', host_override :'emu_url', max_requests_in_flight '2');
 SELECT key AS emu_key FROM emu_conf \gset
 CREATE USER MAPPING FOR CURRENT_USER SERVER du_two OPTIONS (api_key :'emu_key');
-SELECT count(lancelsm_add_table('du_two', 'sl_' || i, max_l0_generations => 5))
+SELECT count(lancelsm_add_table('du_two', 'sl_' || i, max_l0_generations => 5, validate => false))
   FROM generate_series(1, 12) i;
 SELECT emu('POST', '/_emulator/config', '{"rtt_ms": 100}') ->> 'rtt_ms' AS rtt_ms;
 SELECT emu('POST', '/_emulator/log/reset');

@@ -196,6 +196,15 @@ SELECT regexp_replace(try($$SELECT lancelsm_checkpoint('emu_closed', 'events')$$
                       'Could not reach the server: [^\n]*', 'Could not reach the server: ...') AS refused;
 SELECT regexp_replace(try($$SELECT * FROM lancelsm_stats('emu_closed', 'events')$$),
                       'Could not reach the server: [^\n]*', 'Could not reach the server: ...') AS refused;
+-- a request never sent has no request id that a server could have
+-- logged: none for a refused connection, nor for an endpoint that
+-- lancelsm.allowed_endpoints refuses; a request answered has one
+SELECT try($$SELECT lancelsm_flush('emu_closed', 'events')$$) ~ 'Request ID' AS refused_has_id;
+SET lancelsm.allowed_endpoints = '10.0.0.0/8';
+SELECT regexp_replace(try($$SELECT lancelsm_flush('emu', 'events')$$),
+                      '127\.0\.0\.1:[0-9]+', '127.0.0.1:<port>') AS denied;
+RESET lancelsm.allowed_endpoints;
+SELECT try($$SELECT lancelsm_flush('emu', 'fa_nosuch')$$) AS answered;
 \set VERBOSITY terse
 SELECT lancelsm_flush('emu_closed', 'events');
 -- a table name holding the key is the caller's own text: shown as passed,

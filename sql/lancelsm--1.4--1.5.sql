@@ -71,13 +71,72 @@ $$;
 
 -- BEGIN servers followed by identity
 -- A declared table follows its server through ALTER SERVER ... RENAME,
--- and DROP SERVER is refused while tables are declared on it unless
--- CASCADE, which removes them: event triggers written in C.
+-- and DROP SERVER (or DROP OWNED) is refused with 2BP01 while tables are
+-- declared on the server, unless CASCADE, which removes them, as
+-- postgres_fdw's foreign tables follow their server.  lancelsm_table
+-- keeps the server's name, not its OID: pg_dump writes its rows as
+-- values.  A pg_depend row cannot point at a row, and PL/pgSQL cannot
+-- tell CASCADE from RESTRICT, so the event triggers' functions are
+-- written in C.  SECURITY DEFINER: the owner of a server renames or drops
+-- it without a privilege on lancelsm_table.  An event trigger function
+-- cannot be called but as one; EXECUTE is not needed to fire it and is
+-- revoked from PUBLIC.  While a dump is restored (check_function_bodies
+-- off) a drop without CASCADE keeps the declarations: pg_restore --clean
+-- drops servers so, then the extension, and creates all of them again.
+CREATE FUNCTION @extschema@.lancelsm_server_renamed()
+RETURNS pg_catalog.event_trigger
+AS 'MODULE_PATHNAME', 'lancelsm_server_renamed'
+LANGUAGE C VOLATILE SECURITY DEFINER;
+CREATE FUNCTION @extschema@.lancelsm_server_dropped()
+RETURNS pg_catalog.event_trigger
+AS 'MODULE_PATHNAME', 'lancelsm_server_dropped'
+LANGUAGE C VOLATILE SECURITY DEFINER;
+REVOKE ALL ON FUNCTION @extschema@.lancelsm_server_renamed() FROM PUBLIC;
+REVOKE ALL ON FUNCTION @extschema@.lancelsm_server_dropped() FROM PUBLIC;
+
+CREATE EVENT TRIGGER lancelsm_server_rename ON ddl_command_end
+  WHEN TAG IN ('ALTER SERVER')
+  EXECUTE FUNCTION @extschema@.lancelsm_server_renamed();
+CREATE EVENT TRIGGER lancelsm_server_drop ON sql_drop
+  WHEN TAG IN ('DROP SERVER', 'DROP OWNED')
+  EXECUTE FUNCTION @extschema@.lancelsm_server_dropped();
+
+COMMENT ON FUNCTION @extschema@.lancelsm_server_renamed() IS
+  'Event trigger function of lancelsm_server_rename: the tables declared on a renamed lancelsm server are declared on its new name; no network request';
+COMMENT ON FUNCTION @extschema@.lancelsm_server_dropped() IS
+  'Event trigger function of lancelsm_server_drop: refuses (2BP01) a drop of a server with declared tables unless CASCADE, which removes them; no network request';
+COMMENT ON EVENT TRIGGER lancelsm_server_rename IS
+  'After ALTER SERVER ... RENAME of a lancelsm server, renames the server in lancelsm_table';
+COMMENT ON EVENT TRIGGER lancelsm_server_drop IS
+  'On DROP SERVER and DROP OWNED: refuses to drop a server with declared tables unless CASCADE, which removes them from lancelsm_table';
 -- END servers followed by identity
 
 -- BEGIN declaring checks the table
--- lancelsm_add_table reads the table's stats once and refuses a table the
--- server does not have; validate => false declares without a request.
+-- lancelsm_add_table reads the table's stats once (one request, with
+-- USAGE on the server and a user mapping) and refuses a table the server
+-- does not have (HV00R), declaring nothing; validate => false declares
+-- without a request, for a table not created yet.  The new argument makes
+-- a new signature, which takes over the 1.2 one's EXECUTE grants (revoked
+-- from PUBLIC by default).
+CREATE FUNCTION @extschema@.lancelsm_add_table(
+    server pg_catalog.text,
+    table_name pg_catalog.text,
+    max_l0_generations pg_catalog.int8 DEFAULT NULL,
+    max_l0_bytes pg_catalog.int8 DEFAULT NULL,
+    max_wal_lag pg_catalog.int8 DEFAULT NULL,
+    max_memtable_rows pg_catalog.int8 DEFAULT NULL,
+    max_checkpoint_age pg_catalog.interval DEFAULT NULL,
+    validate pg_catalog.bool DEFAULT true)
+RETURNS pg_catalog.void
+AS 'MODULE_PATHNAME', 'lancelsm_add_table'
+LANGUAGE C VOLATILE PARALLEL UNSAFE;
+SELECT @extschema@.lancelsm_carry_grants(
+  '@extschema@.lancelsm_add_table(pg_catalog.text, pg_catalog.text, pg_catalog.int8, pg_catalog.int8, pg_catalog.int8, pg_catalog.int8, pg_catalog.interval)',
+  '@extschema@.lancelsm_add_table(pg_catalog.text, pg_catalog.text, pg_catalog.int8, pg_catalog.int8, pg_catalog.int8, pg_catalog.int8, pg_catalog.interval, pg_catalog.bool)');
+DROP FUNCTION @extschema@.lancelsm_add_table(pg_catalog.text, pg_catalog.text,
+  pg_catalog.int8, pg_catalog.int8, pg_catalog.int8, pg_catalog.int8, pg_catalog.interval);
+COMMENT ON FUNCTION @extschema@.lancelsm_add_table IS
+  'Declares a LanceDB table in lancelsm_table, with optional due thresholds (NULL: not used), after reading its stats once (HV00R: the server has no such table, and nothing is declared); validate => false contacts no server; EXECUTE revoked from PUBLIC';
 -- END declaring checks the table
 
 -- BEGIN outcomes that survive the error

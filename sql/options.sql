@@ -45,6 +45,13 @@ CREATE SERVER o_x FOREIGN DATA WRAPPER lancelsm OPTIONS (database 'd', host_over
 CREATE SERVER o_x FOREIGN DATA WRAPPER lancelsm OPTIONS (database 'd', host_override 'http://h:0');
 CREATE SERVER o_x FOREIGN DATA WRAPPER lancelsm OPTIONS (database 'd', host_override 'http://h:65536');
 CREATE SERVER o_x FOREIGN DATA WRAPPER lancelsm OPTIONS (database 'd', host_override 'http://h:');
+-- ... a path is a gateway's prefix, put before the routes as the SDK puts
+-- host_override before them; one holding the routes' own /v1 is refused
+CREATE SERVER o_x FOREIGN DATA WRAPPER lancelsm OPTIONS (database 'd', host_override 'http://h:8080/v1/');
+CREATE SERVER o_x FOREIGN DATA WRAPPER lancelsm OPTIONS (database 'd', host_override 'https://h/lancedb/V1');
+CREATE SERVER o_x FOREIGN DATA WRAPPER lancelsm OPTIONS (database 'd', host_override 'https://h/v1/table/t/');
+CREATE SERVER o_v1 FOREIGN DATA WRAPPER lancelsm OPTIONS (database 'd', host_override 'https://h/api/v1/lancedb/');
+DROP SERVER o_v1;
 -- region: letters, digits, hyphens
 CREATE SERVER o_x FOREIGN DATA WRAPPER lancelsm OPTIONS (database 'd', region 'us.east');
 CREATE SERVER o_x FOREIGN DATA WRAPPER lancelsm OPTIONS (database 'd', region 'us_east');
@@ -218,7 +225,7 @@ CREATE USER MAPPING FOR PUBLIC SERVER o_plain
 ALTER SERVER o_plain OPTIONS (ADD bearer_token_file '/nonexistent');
 SELECT lancelsm_flush('o_plain', 't');
 \echo :LAST_ERROR_SQLSTATE
-SELECT lancelsm_add_table('o_plain', 't');
+SELECT lancelsm_add_table('o_plain', 't', validate => false);
 SELECT server, table_name, error_sqlstate, error
   FROM lancelsm_table_stats WHERE server = 'o_plain';
 SELECT lancelsm_remove_table('o_plain', 't');

@@ -89,9 +89,14 @@ SELECT p.proname, p.prosecdef, p.provolatile, p.proparallel, p.proisstrict,
                  'lancelsm_memtables(text, text)'::regprocedure,
                  'lancelsm_fdw_validator(text[], oid)'::regprocedure)
  ORDER BY p.proname COLLATE "C";
--- ... and no function of the extension is SECURITY DEFINER
+-- ... and no function of the extension is SECURITY DEFINER but the two
+-- event trigger functions, which run only as event triggers (a server's
+-- owner renames or drops it without a privilege on lancelsm_table)
 SELECT count(*) >= 7 AS has_functions,
-       bool_and(NOT p.prosecdef) AS no_security_definer
+       string_agg(p.proname, ', ' ORDER BY p.proname COLLATE "C")
+         FILTER (WHERE p.prosecdef) AS security_definer,
+       bool_and(p.prorettype = 'event_trigger'::regtype)
+         FILTER (WHERE p.prosecdef) AS only_event_triggers
   FROM pg_proc p JOIN pg_depend d ON d.classid = 'pg_proc'::regclass AND d.objid = p.oid
   JOIN pg_extension x ON d.refclassid = 'pg_extension'::regclass AND d.refobjid = x.oid
  WHERE x.extname = 'lancelsm';

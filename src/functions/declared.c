@@ -47,8 +47,10 @@
 #include "utils/timestamp.h"
 #include "utils/tuplestore.h"
 
-/* Arguments of lancelsm_add_table, and of lancelsm_alter_table in 1.2. */
+/* Arguments of lancelsm_add_table up to 1.4, and of lancelsm_alter_table in 1.2. */
 #define DECLARE_ARGS 7
+/* Arguments of lancelsm_add_table since 1.5: validate. */
+#define ADD_ARGS 8
 /* Arguments of lancelsm_alter_table since 1.4: the thresholds to clear. */
 #define ALTER_ARGS 8
 
@@ -146,6 +148,50 @@ declared_modify(FunctionCallInfo fcinfo, const char *template, int nargs)
 }
 
 /*
+ * lsm_declared_query
+ *		Run one statement on lancelsm_table: template (%s: the table,
+ *		schema-qualified) with nargs parameters $1..$nargs of argtypes
+ *		(none NULL), under search_path = pg_catalog, pg_temp, as the
+ *		current role.  With rows non-NULL, the statement returns two text
+ *		columns (server, table_name): every row's are copied into
+ *		rows[0][i] and rows[1][i], in the caller's memory context.
+ *		Returns the number of rows it returned or changed.  Errors: the
+ *		statement's own (42501 without the privilege on lancelsm_table).
+ */
+uint64
+lsm_declared_query(FunctionCallInfo fcinfo, const char *template, int nargs,
+				   Oid *argtypes, Datum *args, char **rows[2])
+{
+	MemoryContext outer = CurrentMemoryContext;
+	uint64		processed;
+	int			nestlevel;
+	int			rc;
+
+	nestlevel = declared_spi_connect();
+	rc = SPI_execute_with_args(psprintf(template, declared_relation(fcinfo)),
+							   nargs, argtypes, args, NULL, false, 0);
+	if (rc < 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INTERNAL_ERROR),
+				 errmsg_internal("SPI_execute_with_args failed: %s",
+								 SPI_result_code_string(rc))));
+	processed = SPI_processed;
+	for (int c = 0; rows != NULL && c < 2; c++)
+	{
+		rows[c] = MemoryContextAlloc(outer, Max(processed, 1) * sizeof(char *));
+		for (uint64 r = 0; r < processed; r++)
+		{
+			char	   *v = SPI_getvalue(SPI_tuptable->vals[r],
+										 SPI_tuptable->tupdesc, c + 1);
+
+			rows[c][r] = MemoryContextStrdup(outer, v);
+		}
+	}
+	declared_spi_finish(nestlevel);
+	return processed;
+}
+
+/*
  * declared_check_clear: the clear argument of lancelsm_alter_table (the
  * eighth, NULL: none) names only thresholds, none of them also given a
  * value.  Errors: 22023 otherwise, listing the thresholds.
@@ -183,24 +229,72 @@ declared_check_clear(FunctionCallInfo fcinfo)
 	}
 }
 
+/* A table being checked before it is declared. */
+typedef struct DeclaredName
+{
+	const char *server;
+	const char *table_name;
+} DeclaredName;
+
+/*
+ * declared_validate_context: the error context of the stats read that
+ * checks a table before it is declared (arg: its DeclaredName).
+ */
+static void
+declared_validate_context(void *arg)
+{
+	DeclaredName *name = (DeclaredName *) arg;
+
+	errcontext("checking LanceDB table \"%s\" of server \"%s\" before declaring it (validate => false declares it without a request)",
+			   name->table_name, name->server);
+}
+
+/*
+ * declared_validate: read the stats of the function's (server,
+ * table_name) once, as lancelsm_stats does, and raise what that read
+ * raises, with an error context naming the declaration.
+ */
+static void
+declared_validate(FunctionCallInfo fcinfo, const char *server,
+				  const char *table_name)
+{
+	DeclaredName name = {server, table_name};
+	ErrorContextCallback callback;
+
+	callback.callback = declared_validate_context;
+	callback.arg = &name;
+	callback.previous = error_context_stack;
+	error_context_stack = &callback;
+	(void) lsm_run_on_table(LSM_TASK_STATS, PG_GETARG_TEXT_PP(0),
+							PG_GETARG_TEXT_PP(1), false);
+	error_context_stack = callback.previous;
+}
+
 /*
  * lancelsm_add_table(server text, table_name text,
  *   max_l0_generations bigint DEFAULT NULL, max_l0_bytes bigint DEFAULT NULL,
  *   max_wal_lag bigint DEFAULT NULL, max_memtable_rows bigint DEFAULT NULL,
- *   max_checkpoint_age interval DEFAULT NULL) RETURNS void
+ *   max_checkpoint_age interval DEFAULT NULL, validate boolean DEFAULT true)
+ *   RETURNS void
  *
  * Declares a LanceDB table of a lancelsm server: inserts (server,
  * table_name) and its thresholds (NULL: not used; counts of generations,
  * bytes, WAL entries and rows, and an age) into lancelsm_table.  The
- * server must exist and belong to the lancelsm wrapper; it is not
- * contacted, and neither USAGE nor a user mapping is needed to declare.
- * Returns NULL and does nothing when server or table_name is NULL.
- * Errors: 42710 a table already declared (nothing changes; the hint
- * names lancelsm_alter_table), 42704 unknown server, 42809 a server of
- * another wrapper, 22023 an empty or over-long table name, 23514 a
- * negative threshold or an age not above zero, 42501 without INSERT on
+ * server must exist and belong to the lancelsm wrapper.  With validate,
+ * the table's stats are then read once (one request, with USAGE on the
+ * server and a user mapping, as lancelsm_stats), and a table the read
+ * fails for is not declared: HV00R when the server has no such table,
+ * else the read's own error (HV00N unreachable, 28000 key refused, ...).
+ * validate => false contacts nothing and needs neither USAGE nor a user
+ * mapping.  Returns NULL and does nothing when server or table_name is
+ * NULL.  Errors: 22004 validate NULL, 42710 a table already declared
+ * (nothing changes, nothing is read; the hint names
+ * lancelsm_alter_table), 42704 unknown server, 42809 a server of another
+ * wrapper, 22023 an empty or over-long table name, 23514 a negative
+ * threshold or an age not above zero, 42501 without INSERT on
  * lancelsm_table (EXECUTE is revoked from PUBLIC).  Declared by 1.1 with
- * two arguments only, it stores no thresholds.
+ * two arguments only, it stores no thresholds; declared by 1.2 to 1.4
+ * without validate, it contacts nothing, as those versions documented.
  */
 PG_FUNCTION_INFO_V1(lancelsm_add_table);
 Datum
@@ -210,9 +304,15 @@ lancelsm_add_table(PG_FUNCTION_ARGS)
 	char	   *table_name;
 	LsmFailure *problem;
 	bool		limits = PG_NARGS() >= DECLARE_ARGS;
+	bool		validate = PG_NARGS() >= ADD_ARGS;
 
 	if (PG_ARGISNULL(0) || PG_ARGISNULL(1))
 		PG_RETURN_NULL();
+	if (validate && PG_ARGISNULL(ADD_ARGS - 1))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("validate must not be null")));
+	validate = validate && PG_GETARG_BOOL(ADD_ARGS - 1);
 	server = text_to_cstring(PG_GETARG_TEXT_PP(0));
 	table_name = text_to_cstring(PG_GETARG_TEXT_PP(1));
 	problem = lsm_server_problem(server);
@@ -229,6 +329,8 @@ lancelsm_add_table(PG_FUNCTION_ARGS)
 				 errmsg("table \"%s\" of server \"%s\" is already declared",
 						table_name, server),
 				 errhint("Use lancelsm_alter_table to change its thresholds.")));
+	if (validate)
+		declared_validate(fcinfo, server, table_name);
 	PG_RETURN_VOID();
 }
 

@@ -40,6 +40,9 @@ typedef struct DeclaredSet
 	LsmTableSummary *summaries; /* valid where its task has no failure */
 } DeclaredSet;
 
+extern uint64 lsm_declared_query(FunctionCallInfo fcinfo, const char *template,
+								 int nargs, Oid *argtypes, Datum *args,
+								 char **rows[2]);
 extern void lsm_declared_resolve(FunctionCallInfo fcinfo, bool with_limits,
 								 int32 slice, int32 slices, DeclaredSet *set);
 extern void lsm_declared_task_init(const DeclaredSet *set, int t,

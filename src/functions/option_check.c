@@ -594,8 +594,33 @@ option_check_authority(const char *auth, size_t len)
 }
 
 /*
+ * option_check_url_path: the path of host_override (path: from its first
+ * '/' after the authority, or "") is put before the routes'
+ * /v1/table/..., as the SDK puts host_override before them, so that an
+ * endpoint behind a gateway's path prefix is reached.  A path that
+ * already holds the routes' prefix (ending in /v1, trailing slashes
+ * aside, or holding /v1/table) would make every request a 404: refused.
+ */
+static void
+option_check_url_path(DefElem *def, const char *path)
+{
+	size_t		len = strlen(path);
+
+	while (len > 0 && path[len - 1] == '/')
+		len--;
+	if ((len >= 3 && pg_strncasecmp(path + len - 3, "/v1", 3) == 0) ||
+		strstr(path, "/v1/table") != NULL)
+		ereport(ERROR,
+				errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				errmsg("invalid value for option \"%s\"", def->defname),
+				errdetail("lancelsm appends the routes, beginning with /v1/table/, to the URL's path."),
+				errhint("Give the URL without /v1, as for the LanceDB SDK's host_override: only the scheme, host, port and any path prefix of a gateway."));
+}
+
+/*
  * option_check_url: host_override is an http:// or https:// URL with a host,
- * an optional port and path, and no credentials, query, fragment or blanks.
+ * an optional port and path (not the routes' /v1), and no credentials,
+ * query, fragment or blanks.
  */
 static void
 option_check_url(DefElem *def)
@@ -627,6 +652,7 @@ option_check_url(DefElem *def)
 	if (!option_check_authority(auth, authlen))
 		option_reject_value(def,
 							"The URL must name a host, optionally followed by a port number between 1 and 65535.");
+	option_check_url_path(def, auth + authlen);
 }
 
 /*

@@ -202,6 +202,7 @@ lsm_http_prepare(LsmRequest *req, const LsmConfig *config, LsmRoute route,
 	http_new_request_id(req->out.request_id);
 	req->out.transport = LSM_TRANSPORT_PENDING;
 	req->out.status = 0;
+	req->out.sent = false;
 	req->out.curl_error[0] = '\0';
 	req->header_done = false;
 	req->status_known = false;
@@ -921,7 +922,8 @@ http_classify(const LsmRequest *req, CURLcode code, TimestampTz deadline)
 
 /*
  * http_finished: classify a transfer curl has finished (the request is
- * off its pool) into its transport class and HTTP status, then free its
+ * off its pool) into its transport class and HTTP status, note whether
+ * any byte of the request was sent, then free its
  * curl objects.  deadline is the statement's (0: none).  req->out.curl_error keeps
  * libcurl's error buffer, or curl_easy_strerror()'s text when libcurl left
  * the buffer empty.
@@ -930,8 +932,12 @@ static void
 http_finished(LsmRequest *req, CURLcode code, TimestampTz deadline)
 {
 	LsmTransport refusal;
+	long		request_size = 0;
 
 	curl_easy_getinfo(req->easy, CURLINFO_RESPONSE_CODE, &req->out.status);
+	/* libcurl counts the bytes of the request it sent: none if refused */
+	curl_easy_getinfo(req->easy, CURLINFO_REQUEST_SIZE, &request_size);
+	req->out.sent = request_size > 0;
 	/* the write callback may have recorded why it stopped the body */
 	refusal = lsm_socket_refusal(&req->gate, code, req->out.curl_error,
 								 LSM_CURL_ERROR_LEN);

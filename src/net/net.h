@@ -134,6 +134,8 @@ typedef struct LsmOutcome
 	char		request_id[LSM_REQUEST_ID_LEN + 1];
 	LsmTransport transport;
 	long		status;			/* HTTP status; 0 without an answer */
+	bool		sent;			/* the request went out: its id may be in
+								 * the server's logs */
 	char		curl_error[LSM_CURL_ERROR_LEN];
 	char	   *response;		/* NUL-terminated; response_len bytes */
 	size_t		response_len;

@@ -517,7 +517,8 @@ lsm_fault_redact_outcome(LsmFailure *failure, const LsmOutcome *req)
 
 /*
  * lsm_fault_from_request: the failure a finished request stands for, as
- * itself (after retries too: its own status and message, not a summary).
+ * itself (after retries too: its own status and message, not a summary),
+ * with its x-request-id only when the request was sent.
  * what names the operation that failed (LSM_FAULT_FLUSH, ...; its errmsg
  * takes table_name, the caller's: pieces of secrets that occur in it are
  * not masked in the server's text, lsm_fault_redact_outcome); retries is how many times the request was retried
@@ -550,7 +551,12 @@ lsm_fault_from_request(const LsmOutcome *req, LsmFaultMessage what,
 		text = fault_transport_text(req);
 	/* the server's text is UTF-8; escaped where this database cannot hold it */
 	text = lsm_text_from_wire_quiet(text, &lossless);
-	if (retries > 0)
+	/* an id no server saw would send the DBA looking for it in vain */
+	if (!req->sent)
+		detail = retries > 0 ?
+			psprintf("%s Gave up after %d retries.", text, retries) :
+			pstrdup(text);
+	else if (retries > 0)
 		detail = psprintf("%s Request ID: %s. Gave up after %d retries.",
 						  text, req->request_id, retries);
 	else
