@@ -67,10 +67,10 @@ prepare() { # fresh emulator tables (writers start now) and declarations
 	{
 		echo "DELETE FROM lancelsm_table;"
 		for t in "${hot[@]}"; do
-			echo "SELECT lancelsm_add_table('lance', '$t', max_l0_generations => 4, max_wal_lag => 50);"
+			echo "SELECT lancelsm_add_table('lance', '$t', max_l0_generations => 4, max_wal_lag => 50, validate => false);"
 		done
 		for t in "${quiet[@]}"; do
-			echo "SELECT lancelsm_add_table('lance', '$t', max_memtable_rows => 1000, max_checkpoint_age => '$((5 * tick_s)) seconds');"
+			echo "SELECT lancelsm_add_table('lance', '$t', max_memtable_rows => 1000, max_checkpoint_age => '$((5 * tick_s)) seconds', validate => false);"
 		done
 	} | psqlq -o /dev/null
 }
@@ -111,11 +111,11 @@ many() {
 		echo "DELETE FROM lancelsm_table;"
 		for i in $(seq 1 "$n"); do
 			if ((i % step != 0)); then
-				echo "SELECT lancelsm_add_table('lance', 'k$i', max_l0_generations => 1);"
+				echo "SELECT lancelsm_add_table('lance', 'k$i', max_l0_generations => 1, validate => false);"
 			elif ((i / step % 2)); then
-				echo "SELECT lancelsm_add_table('lance', 'k$i', max_l0_generations => 0);"
+				echo "SELECT lancelsm_add_table('lance', 'k$i', max_l0_generations => 0, validate => false);"
 			else
-				echo "SELECT lancelsm_add_table('lance', 'k$i', max_l0_generations => 1, max_checkpoint_age => '1 second');"
+				echo "SELECT lancelsm_add_table('lance', 'k$i', max_l0_generations => 1, max_checkpoint_age => '1 second', validate => false);"
 			fi
 		done
 	} | psqlq -o /dev/null

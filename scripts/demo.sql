@@ -51,7 +51,7 @@ SELECT * FROM lancelsm_write_spec('lance', 'analytics$clicks');
 SELECT shard_id, l0_generations, l0_bytes, wal_lag, memtable_rows
   FROM lancelsm_stats('lance', 'events') ORDER BY shard_id COLLATE "C";
 
-\echo '== Declare both tables with the thresholds past which the due job acts (small: the first run has work)'
+\echo '== Declare both tables with the thresholds past which the due job acts (small: the first run has work); each is read once, so a misspelt name is refused'
 SELECT lancelsm_add_table('lance', 'events', max_l0_generations => 4,
                           max_checkpoint_age => '1 second');
 SELECT lancelsm_add_table('lance', 'analytics$clicks', max_memtable_rows => 50);

@@ -52,7 +52,7 @@ $primary->start;
 install_lancelsm($primary, $port);
 $primary->safe_psql('postgres', qq{
 	SELECT lancelsm_add_table('emu', 'lake', max_l0_generations => 1,
-	  max_wal_lag => 0);
+	  max_wal_lag => 0, validate => false);
 	SELECT lancelsm_flush('emu', 'lake');
 }, timeout => 30);
 

@@ -135,8 +135,8 @@ CREATE EXTENSION lancelsm;
 CREATE SERVER emu FOREIGN DATA WRAPPER lancelsm
   OPTIONS (database 'mydb', host_override 'http://127.0.0.1:$emuport');
 CREATE USER MAPPING FOR PUBLIC SERVER emu OPTIONS (api_key '$key');
-SELECT lancelsm_add_table('emu', 'events');
-SELECT lancelsm_add_table('emu', 'orders');
+SELECT lancelsm_add_table('emu', 'events', validate => false);
+SELECT lancelsm_add_table('emu', 'orders', validate => false);
 " >/dev/null || fail "setting up database lsm"
 
 # check NAME GOT WANT: one line per check, fail at the first difference

@@ -10,7 +10,8 @@
 # extension's version and dumped configuration tables.  Any difference
 # fails the test with a diff.  Then the EXECUTE grants a DBA gave the
 # 1.3 lancelsm_checkpoint_due() are found on its 1.4 signature after the
-# update, and a pg_dump round trip: declared tables
+# update, those given lancelsm_add_table on its 1.5 signature, and a
+# pg_dump round trip: declared tables
 # (lancelsm_table rows, with their thresholds, last_checkpoint_at and last
 # outcome) survive pg_dump and a restore into a new database.
 #
@@ -107,10 +108,17 @@ CREATE EXTENSION lancelsm VERSION '1.3';
 CREATE ROLE regress_upgrade_cron;
 REVOKE EXECUTE ON FUNCTION lancelsm_checkpoint_due() FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION lancelsm_checkpoint_due() TO regress_upgrade_cron WITH GRANT OPTION;
+GRANT EXECUTE ON FUNCTION lancelsm_add_table(text, text, int8, int8, int8, int8, interval) TO regress_upgrade_cron;
 ALTER EXTENSION lancelsm UPDATE;
 SQL
-grants=$(psql_q -d grants -A -t -c "SELECT string_agg(CASE a.grantee WHEN 0 THEN 'PUBLIC' ELSE pg_get_userbyid(a.grantee) END || ':' || a.is_grantable, ' ' ORDER BY 1) FROM pg_proc p, aclexplode(p.proacl) a WHERE p.proname = 'lancelsm_checkpoint_due' AND a.grantee <> p.proowner" \
-	-c "SELECT count(*) FROM pg_proc WHERE proname = 'lancelsm_checkpoint_due'")
+# grants_of FUNCTION: its grants other than its owner's, and how many
+# functions have its name
+grants_of() {
+	psql_q -d grants -A -t -c "SELECT string_agg(CASE a.grantee WHEN 0 THEN 'PUBLIC' ELSE pg_get_userbyid(a.grantee) END || ':' || a.is_grantable, ' ' ORDER BY 1) FROM pg_proc p, aclexplode(p.proacl) a WHERE p.proname = '$1' AND a.grantee <> p.proowner" \
+		-c "SELECT count(*) FROM pg_proc WHERE proname = '$1'"
+}
+grants=$(grants_of lancelsm_checkpoint_due)
+add_grants=$(grants_of lancelsm_add_table)
 psql_q -d postgres -c "DROP DATABASE grants" -c "DROP ROLE regress_upgrade_cron"
 if [ "$grants" != "regress_upgrade_cron:true
 1" ]; then
@@ -118,14 +126,21 @@ if [ "$grants" != "regress_upgrade_cron:true
 	exit 1
 fi
 echo "upgrade: the grants on lancelsm_checkpoint_due() are carried to its 1.4 signature ($(echo $grants))"
+if [ "$add_grants" != "regress_upgrade_cron:false
+1" ]; then
+	echo "upgrade: the grants on lancelsm_add_table were not carried to its 1.5 signature (validate): '$add_grants'" >&2
+	exit 1
+fi
+echo "upgrade: the grants on lancelsm_add_table are carried to its 1.5 signature ($(echo $add_grants))"
 
 # pg_dump round trip of the declared tables
 psql_q -d fresh -o /dev/null <<'SQL'
 CREATE SERVER dump_srv FOREIGN DATA WRAPPER lancelsm
   OPTIONS (database 'mydb', host_override 'http://127.0.0.1:1');
 SELECT lancelsm_add_table('dump_srv', 'events', max_l0_generations => 20,
-                          max_wal_lag => 1000, max_checkpoint_age => '15 minutes');
-SELECT lancelsm_add_table('dump_srv', 'ns$orders', 1, 2, 3, 4, '1 day');
+                          max_wal_lag => 1000, max_checkpoint_age => '15 minutes',
+                          validate => false);
+SELECT lancelsm_add_table('dump_srv', 'ns$orders', 1, 2, 3, 4, '1 day', validate => false);
 UPDATE lancelsm_table SET last_checkpoint_at = '2026-11-30 12:34:56.789+00',
        last_action = 'checkpoint', last_source = 'checkpoint_due', last_ok = true,
        last_started_at = '2026-11-30 12:34:56.789+00',
