@@ -35,7 +35,7 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-say "Installing what the demo needs (PostgreSQL 15, pg_cron, build tools)"
+say "What the demo needs (PostgreSQL 15, pg_cron, build tools): installing what is missing, upgrading nothing"
 "$here/scripts/deps.sh" demo
 
 say "Building lancelsm in $work/src, installed under $work/dest"
