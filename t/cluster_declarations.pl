@@ -6,8 +6,9 @@
 #     nothing is declared (one stats request); validate => false declares
 #     without a request; NULL validate is 22004;
 #   - ALTER SERVER ... RENAME by the server's owner, a role without any
-#     privilege on lancelsm_table, is followed: the rows and
-#     lancelsm_status name the new server, and checkpoints work on it;
+#     privilege on lancelsm_table, is followed: the rows, lancelsm_status
+#     and lancelsm_last_stats (lancelsm preloaded) name the new server,
+#     and checkpoints work on it;
 #   - a rename onto a name that tables are declared on is refused (42710);
 #   - DROP SERVER without CASCADE, once the user mappings are gone, and
 #     DROP OWNED BY its owner, are refused with 2BP01, naming every table,
@@ -33,6 +34,7 @@ emu_table('orders', 1);
 
 my $node = PostgreSQL::Test::Cluster->new('declarations');
 $node->init;
+$node->append_conf('postgresql.conf', "shared_preload_libraries = 'lancelsm'\n");
 $node->start;
 $node->safe_psql('postgres', qq{
 	CREATE EXTENSION lancelsm;
@@ -112,7 +114,9 @@ is(join(',', map { stats_reads($_) } qw(events orders later)),
 is(declared(), "lance|events\nlance|later\nlance|orders\nother|events",
 	'declared: three tables on lance, one on other');
 
-# a rename by the server's owner, who has no privilege on lancelsm_table
+# a rename by the server's owner, who has no privilege on lancelsm_table,
+# after a read of the view that fills lancelsm_last_stats
+$node->safe_psql('postgres', 'SELECT count(*) FROM lancelsm_table_stats');
 $node->safe_psql('postgres', q{
 	SET ROLE regress_decl_owner;
 	ALTER SERVER lance RENAME TO lance_prod;
@@ -126,6 +130,12 @@ is( $node->safe_psql(
 is( $node->safe_psql(
 		'postgres', q{SELECT string_agg(DISTINCT server, ',') FROM lancelsm_status}),
 	'lance_prod,other', 'lancelsm_status shows the new name');
+is( $node->safe_psql(
+		'postgres', q{SELECT server, table_name FROM lancelsm_last_stats
+	       WHERE table_name IN ('events', 'orders')
+	       ORDER BY server COLLATE "C", table_name COLLATE "C"}),
+	"lance_prod|events\nlance_prod|orders\nother|events",
+	'lancelsm_last_stats shows the new name');
 is(checkpoints(),
 	"lance_prod|events|t|\nlance_prod|later|f|HV00R\nlance_prod|orders|t|\nother|events|t|",
 	'the declared tables run on the renamed server');

@@ -34,6 +34,7 @@
 
 #include "task/task.h"
 #include "fmgr.h"
+#include "foreign/foreign.h"
 #include "funcapi.h"
 #include "functions/functions.h"
 #include "miscadmin.h"
@@ -55,6 +56,25 @@ monitoring_text(const char *utf8)
 	return CStringGetTextDatum(lsm_text_from_wire_quiet(utf8, &lossless));
 }
 
+/*
+ * monitoring_server: the name of server serverid of database dbid as a
+ * text datum: its current name when it is a server of this database
+ * (followed through ALTER SERVER ... RENAME), else the name stored in
+ * shared memory when the entry was written (stored, UTF-8).
+ */
+static Datum
+monitoring_server(Oid dbid, Oid serverid, const char *stored)
+{
+	if (dbid == MyDatabaseId)
+	{
+		ForeignServer *server = GetForeignServerExtended(serverid,
+														 FSV_MISSING_OK);
+
+		if (server != NULL)
+			return CStringGetTextDatum(server->servername);
+	}
+	return monitoring_text(stored);
+}
 
 /* What a monitoring function reads, for its "not available" error. */
 typedef enum MonitoringSubject
@@ -421,9 +441,10 @@ static const char *const counted_action_names[LSM_COUNTED_ACTIONS] = {
 };
 
 /*
- * counters_names: the dbid, database, serverid, server and table_name
- * columns of a table counters entry (a copy) into values/nulls from
- * column i on; returns the column after them.
+ * counters_names: the dbid, database, serverid, server (its current name
+ * in this database) and table_name columns of a table counters entry (a
+ * copy) into values/nulls from column i on; returns the column after
+ * them.
  */
 static int
 counters_names(const LsmCountersCopy *e, Datum *values, bool *nulls, int i)
@@ -432,7 +453,7 @@ counters_names(const LsmCountersCopy *e, Datum *values, bool *nulls, int i)
 	values[i] = database_datum(e->dbid, &nulls[i]);
 	i++;
 	values[i++] = ObjectIdGetDatum(e->serverid);
-	values[i++] = monitoring_text(e->server);
+	values[i++] = monitoring_server(e->dbid, e->serverid, e->server);
 	values[i++] = monitoring_text(e->table_name);
 	return i;
 }
