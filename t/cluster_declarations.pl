@@ -17,7 +17,8 @@
 #   - pg_dump then pg_restore --clean --if-exists into the same database,
 #     and into a new one, succeed without an error and keep the
 #     declarations working (checkpoints ok, the event triggers in place:
-#     the restored server cannot be dropped without CASCADE).
+#     the restored server cannot be dropped without CASCADE);
+#   - DROP EXTENSION ... CASCADE with servers and declarations works.
 use strict;
 use warnings FATAL => 'all';
 
@@ -211,6 +212,14 @@ for my $db ('postgres', 'restored')
 	is(sqlstate_of(failing(q{DROP USER MAPPING FOR PUBLIC SERVER lance_prod; DROP SERVER lance_prod}, undef, $db)),
 		'2BP01', "$db: the restored server cannot be dropped without CASCADE");
 }
+
+# DROP EXTENSION ... CASCADE drops the servers, the declarations and the
+# event triggers together
+$node->safe_psql('restored', 'DROP EXTENSION lancelsm CASCADE');
+is( $node->safe_psql(
+		'restored', q{SELECT (SELECT count(*) FROM pg_foreign_server)
+	       + (SELECT count(*) FROM pg_event_trigger)}),
+	'0', 'DROP EXTENSION lancelsm CASCADE drops the servers and the event triggers');
 
 $node->stop;
 done_testing();
