@@ -643,7 +643,8 @@ class Emulator:
 
     def set_lag(self, ms, table=None):
         """The replica lag of one table (None: every table without one of
-        its own); each affected table starts its history from now."""
+        its own); each affected table starts its history from now, the
+        others keep theirs."""
         with self.lock:
             if table is None:
                 self.lag_ms = ms
@@ -652,6 +653,10 @@ class Emulator:
             else:
                 self.table_lag[table] = ms
             for t in self.tables.values():
+                if table is not None and t.name != table:
+                    continue
+                if table is None and t.name in self.table_lag:
+                    continue
                 t.history.clear()
                 t.refreshed = None
                 if self.lag_for(t) > 0:
