@@ -54,7 +54,7 @@ $mon->query_safe("SELECT pg_cancel_backend($pid)");
 my (undef, $err) = finish_query($s, $tok);
 is(sqlstate_of($err), '57014', 'stall: cancel ends it with 57014');
 like($err,
-	qr/DETAIL:  The checkpoint of LanceDB table "events" saw compaction passes end without draining anything, \d+ in a row, with 2 outstanding L0 generations left: compacted generations may stay listed while an index catches up or until garbage collection, or the passes may not have merged them../,
+	qr/DETAIL:  The checkpoint of LanceDB table "events" saw compaction passes end without draining anything, \d+ in a row, with 2 outstanding L0 generations left: compacted generations may stay listed while an index catches up or until garbage collection, or the passes may not have merged them\./,
 	'stall: the detail says what it waited on');
 is(emu_counts()->{flush_lsm}, 1, 'stall: one flush');
 # the pass the cancel left running ends (still draining nothing) first
