@@ -20,6 +20,7 @@ OBJS = \
 	src/net/socket.o \
 	src/net/endpoint.o \
 	src/protocol/fault.o \
+	src/protocol/fresh.o \
 	src/protocol/redact.o \
 	src/task/task.o \
 	src/task/driver.o \

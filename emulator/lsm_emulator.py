@@ -19,6 +19,7 @@ See emulator/README.md for the control API.
 
 import argparse
 import collections
+import datetime
 import json
 import os
 import select
@@ -63,6 +64,17 @@ CODE_NO_ROUTE = 9         # path is no known route
 CODE_SPEC_REFUSED = 10    # write spec refused: key, column, indexes, state
 CODE_CLAIM_OR_DRAIN = 19  # 421 "table not claimed" and 503 "node is draining"
 CODE_INTERNAL = 20        # emulator bug (500)
+CODE_VERSION_AHEAD = 21   # a read asked for a version the table never had
+
+# The freshness headers of the SDK's remote table (freshness.rs): a read
+# carries the highest version its table handle saw, or a time its answer
+# must be no older than; answers carry the version they reflect.
+VERSION_HEADER = "x-lancedb-version"
+MIN_READ_VERSION_HEADER = "x-lancedb-min-read-version"
+MIN_TIMESTAMP_HEADER = "x-lancedb-min-timestamp"
+# The routes a server answers from a query node's cache (a read replica);
+# the others are answered by the node that writes.
+READ_ROUTES = ("get_lsm_stats", "get_lsm_write_spec")
 
 REASONS = {
     200: "OK", 202: "Accepted", 204: "No Content", 301: "Moved Permanently",
@@ -219,6 +231,12 @@ class Table:
         self.writer_last = time.monotonic()
         self.passes_completed = 0
         self.passes_dispatched = 0
+        self.version = 1   # rises on every state change (Emulator.changed)
+        # what a lagging read replica has seen: snapshots, oldest first,
+        # each {"time", "version", "lsm", "spec", "buckets"}; and the
+        # snapshot a freshness header made it load (None: never)
+        self.history = collections.deque()
+        self.refreshed = None
 
     def default_spec(self, buckets):
         """The spec a table created with the LSM path on is taken to have:
@@ -276,6 +294,7 @@ class Table:
             "passes_completed": self.passes_completed,
             "passes_dispatched": self.passes_dispatched,
             "pass_script": list(self.pass_script),
+            "version": self.version,
             "buckets": [b.state() for b in self.buckets],
         }
 
@@ -380,6 +399,11 @@ class Emulator:
             self.keep_compacted = False
             self.stale_reads = 0   # stats reads left before a stale drain
             self.idle_compact_status = 429
+            self.lag_ms = 0            # every table's read replica lag
+            self.table_lag = {}        # per table, over lag_ms
+            self.no_version_header = set()   # routes answered without it
+            self.ahead_status = 0      # refuse a read ahead of the table
+            self.refreshes = 0         # replica loads a header forced
             self.faults = {}
             self.latency = {}
             self.log = collections.deque(maxlen=LOG_MAX)
@@ -402,6 +426,8 @@ class Emulator:
             t = Table(name, buckets, rows_per_second, lsm, indexes,
                       primary_key, shard_ids)
             self.tables[name] = t
+            if self.lag_for(t) > 0:
+                self.remember(t)
             self.writing_stale = True
             self.ensure_writer()
         return t
@@ -431,6 +457,7 @@ class Emulator:
         b.append(rows)
         if b.active()["rows"] >= self.seal_rows:
             b.seal()
+        self.changed(t)
 
     def write(self, t, rows, bucket=None):
         """Append rows: one batch to `bucket`, or spread round-robin."""
@@ -484,9 +511,12 @@ class Emulator:
 
     def flush(self, t):
         with self.lock:
+            sealed = False
             for b in t.buckets:
                 if not b.sealed:
-                    b.seal()
+                    sealed = b.seal() or sealed
+            if sealed:
+                self.changed(t)
 
     def compact(self, t, pass_ms=None):
         """Latch and dispatch; returns the number of buckets latched."""
@@ -501,6 +531,8 @@ class Emulator:
                         ms = t.pass_script.popleft()
                     started.append((b, b.pass_token, ms))
                     t.passes_dispatched += 1
+            if started:
+                self.changed(t)
             pool = self.pool
         for b, token, ms in started:
             self._pass(t, b, token, pool, ms)
@@ -542,6 +574,7 @@ class Emulator:
                     b.manifest_version += 1
                 t.passes_completed += 1
                 b.latched = False
+                self.changed(t)
                 self.pass_log.append({"table": t.name, "shard_id": b.shard_id,
                                       "queued": queued, "started": started,
                                       "ended": time.time()})
@@ -562,6 +595,7 @@ class Emulator:
                     del b.l0[:b.stale]
                     b.stale = 0
                     b.manifest_version += 1
+                    self.changed(t)
 
     def restart_node(self):
         with self.lock:
@@ -576,6 +610,90 @@ class Emulator:
             self.pool = Pool(old.size)
             self.pool.saturated = old.saturated
             self.draining, self.draining_until = False, None
+
+    # ---- versions and lagging read replicas -----------------------------
+
+    def lag_for(self, t):
+        """The read replica lag of table t, in ms (0: reads see the
+        primary).  The caller holds self.lock."""
+        return self.table_lag.get(t.name, self.lag_ms)
+
+    def snapshot(self, t):
+        """What a replica loading table t now would hold."""
+        return {"time": time.time(), "version": t.version, "lsm": t.lsm,
+                "spec": json.loads(json.dumps(t.spec)),
+                "buckets": [b.stats(True) for b in t.buckets]}
+
+    def remember(self, t):
+        """Keep t's state for its lagging replica, and forget what no
+        replica can serve any more.  The caller holds self.lock."""
+        snap = self.snapshot(t)
+        h = t.history
+        h.append(snap)
+        cutoff = snap["time"] - self.lag_for(t) / 1000.0
+        while len(h) > 1 and h[1]["time"] <= cutoff:
+            h.popleft()
+
+    def changed(self, t):
+        """Table t's state changed: a new version.  The caller holds
+        self.lock."""
+        t.version += 1
+        if self.lag_for(t) > 0:
+            self.remember(t)
+
+    def set_lag(self, ms, table=None):
+        """The replica lag of one table (None: every table without one of
+        its own); each affected table starts its history from now, the
+        others keep theirs."""
+        with self.lock:
+            if table is None:
+                self.lag_ms = ms
+            elif ms is None:
+                self.table_lag.pop(table, None)
+            else:
+                self.table_lag[table] = ms
+            for t in self.tables.values():
+                if table is not None and t.name != table:
+                    continue
+                if table is None and t.name in self.table_lag:
+                    continue
+                t.history.clear()
+                t.refreshed = None
+                if self.lag_for(t) > 0:
+                    self.remember(t)
+
+    def replica_view(self, t, min_version, min_time):
+        """Under self.lock: the snapshot a read of t is served from, or
+        None when t has no lag (the primary answers).  The replica holds
+        the state of lag ms ago, or the newer one a header made it load;
+        it loads the primary's state first when min_version is above its
+        version or min_time (unix seconds) after the moment it reflects,
+        as a query node whose cache is behind does (the SDK's
+        freshness.rs)."""
+        lag = self.lag_for(t)
+        if lag <= 0:
+            return None
+        now = time.time()
+        cutoff = now - lag / 1000.0
+        view, as_of = t.history[0], cutoff
+        for snap in t.history:
+            if snap["time"] <= cutoff:
+                view = snap
+        if t.refreshed is not None and t.refreshed["version"] > view["version"]:
+            view, as_of = t.refreshed, t.refreshed["time"]
+        if (min_version is not None and min_version > view["version"]) or \
+                (min_time is not None and min_time > as_of):
+            t.refreshed = view = self.snapshot(t)
+            self.refreshes += 1
+        return view
+
+    def freshness_state(self):
+        with self.lock:
+            return {"ok": True, "lag_ms": self.lag_ms,
+                    "tables": dict(self.table_lag),
+                    "no_version_header": sorted(self.no_version_header),
+                    "ahead_status": self.ahead_status,
+                    "refreshes": self.refreshes}
 
     # ---- faults and latency ---------------------------------------------
 
@@ -797,6 +915,20 @@ def make_ssl_context(cert, key, client_ca=None):
 # --------------------------------------------------------------------------
 # JSON mutation helpers
 # --------------------------------------------------------------------------
+
+def render_bucket(d, include_rows, keys):
+    """A bucket's stats as remembered (Bucket.stats(True)) in the answer's
+    spelling, with generation rows only when asked for."""
+    out = collections.OrderedDict()
+    for k, v in d.items():
+        if k == "generations":
+            k = STATS_KEYS[keys][1]
+            v = [collections.OrderedDict(
+                (gk, gv) for gk, gv in g.items()
+                if include_rows or gk != "rows") for g in v]
+        out[k] = v
+    return out
+
 
 def _split_path(path):
     return [int(p) if p.isdigit() else p for p in path.split(".") if p != ""]
@@ -1094,6 +1226,7 @@ class Handler(BaseHTTPRequestHandler):
         self._status = 0
         self._resp = b""
         self._entry = None
+        self._answer_version = None
         if path.startswith("/_emulator/") or path == "/_emulator":
             body = self._read_body()
             try:
@@ -1131,7 +1264,7 @@ class Handler(BaseHTTPRequestHandler):
                  "route": route, "method": method, "path": raw_path,
                  "query": query, "headers": hdrs,
                  "body": body.decode("utf-8", "replace"), "status": 0,
-                 "answered": None}
+                 "answered": None, "version": None}
         emu.log_entry(entry)
         self._entry = entry
         try:
@@ -1188,7 +1321,7 @@ class Handler(BaseHTTPRequestHandler):
             fault = None
         if fault is None:
             status, obj = self._real(table, route, body)
-            self._send_real(status, obj)
+            self._send_real(status, obj, route)
             return
         self._apply_fault(fault, table, route, body)
 
@@ -1199,7 +1332,7 @@ class Handler(BaseHTTPRequestHandler):
             self._error(404, CODE_TABLE_NOT_FOUND, "table %s not found" % table)
             return
         self._send_json(200, {
-            "table": table, "version": 1,
+            "table": table, "version": t.version,
             "schema": {"fields": [
                 {"name": "id", "type": {"type": "int64"}, "nullable": False},
                 {"name": "vec", "type": {"type": "fixed_size_list", "length": 4,
@@ -1207,11 +1340,21 @@ class Handler(BaseHTTPRequestHandler):
                              "nullable": True}]}, "nullable": True}]},
             "stats": {"num_deleted_rows": 0, "num_fragments": 0}})
 
-    def _send_real(self, status, obj):
+    def _send_real(self, status, obj, route=None):
+        """Send a route's own answer; a 2xx carries x-lancedb-version (the
+        version it reflects) unless that is switched off for the route."""
+        headers = []
+        v = self._answer_version
+        if v is not None and 200 <= status < 300 and \
+                not ({route, "*"} & self.emu.no_version_header):
+            headers.append((VERSION_HEADER, str(v)))
+            if self._entry is not None:
+                self._entry["version"] = v
         if obj is None:
-            self._send(status)
+            self._send(status, headers=headers)
         else:
-            self._send_json(status, obj)
+            self._send(status, _ser(obj).encode(), "application/json",
+                       headers=headers)
 
     # ---- real route semantics -------------------------------------------
 
@@ -1245,7 +1388,12 @@ class Handler(BaseHTTPRequestHandler):
                 return refusal
             if t.replaying:
                 return err(429, CODE_REPLAYING, "node is replaying its WAL")
-            if not t.lsm:
+            view = None
+            if route == "get_lsm_stats":
+                view, refusal = self._read_view(t)
+                if refusal:
+                    return refusal
+            if not (view["lsm"] if view else t.lsm):
                 if route == "get_lsm_stats":
                     return 200, {"lsm_stats": None}
                 return err(400, CODE_LSM_DISABLED,
@@ -1267,22 +1415,67 @@ class Handler(BaseHTTPRequestHandler):
                 t.flush_claims_only = False
                 for b in t.buckets:
                     b.writer_epoch += 1
+                emu.changed(t)
         if route == "flush_lsm":
             emu.flush(t)
+            self._answer_version = t.version
             return 202, None
         if route == "compact_lsm":
             if emu.compact(t) == 0:
                 if emu.idle_compact_status == 202 and \
                         not any(b.compacting for b in t.buckets):
+                    self._answer_version = t.version
                     return 202, None   # nothing to do, said as a success
                 return err(429, CODE_CONTENTION,
                            "no bucket could be latched for compaction")
+            self._answer_version = t.version
             return 202, None
         with emu.lock:
-            answer = {"lsm_stats": {STATS_KEYS[emu.stats_keys][0]: [
-                b.stats(include_rows, emu.stats_keys) for b in t.buckets]}}
+            if view is not None:
+                buckets = [render_bucket(d, include_rows, emu.stats_keys)
+                           for d in view["buckets"]]
+            else:
+                buckets = [b.stats(include_rows, emu.stats_keys)
+                           for b in t.buckets]
+                self._answer_version = t.version
+            answer = {"lsm_stats": {STATS_KEYS[emu.stats_keys][0]: buckets}}
             emu.count_stale_read()
             return 200, answer
+
+    def _read_view(self, t):
+        """Under emu.lock: (view, None) for a read of t, view None when
+        the primary answers (no lag), or (None, (status, body)) when the
+        read asks for a version the table never had and the emulator is
+        set to refuse it (ahead_status).  Sets the answer's version."""
+        emu = self.emu
+        min_version, min_time = self._freshness_headers()
+        if emu.ahead_status and min_version is not None and \
+                min_version > t.version:
+            return None, (emu.ahead_status, {
+                "code": CODE_VERSION_AHEAD,
+                "error": "table %s has no version %d (latest %d)" % (
+                    t.name, min_version, t.version)})
+        view = emu.replica_view(t, min_version, min_time)
+        self._answer_version = view["version"] if view else t.version
+        if self._entry is not None:
+            self._entry["refreshes"] = emu.refreshes
+        return view, None
+
+    def _freshness_headers(self):
+        """The request's x-lancedb-min-read-version (an integer or None)
+        and x-lancedb-min-timestamp (unix seconds or None); a value that
+        does not parse is ignored, as an older server ignores both."""
+        v = self.headers.get(MIN_READ_VERSION_HEADER)
+        min_version = int(v) if v is not None and v.strip().isdigit() else None
+        ts = self.headers.get(MIN_TIMESTAMP_HEADER)
+        min_time = None
+        if ts is not None:
+            try:
+                min_time = datetime.datetime.fromisoformat(
+                    ts.strip().replace("Z", "+00:00")).timestamp()
+            except ValueError:
+                min_time = None
+        return min_version, min_time
 
     def _table_or_refusal(self, name):
         """Under emu.lock: (table, None), or (None, (status, body)) for a
@@ -1321,12 +1514,18 @@ class Handler(BaseHTTPRequestHandler):
             if refusal:
                 return refusal
             if route == "get_lsm_write_spec":
-                return 200, {"lsm_write_spec": json.loads(json.dumps(t.spec))}
+                view, refusal = self._read_view(t)
+                if refusal:
+                    return refusal
+                spec = view["spec"] if view else t.spec
+                return 200, {"lsm_write_spec": json.loads(json.dumps(spec))}
             if route == "unset_lsm_write_spec":
                 if t.spec is None:
                     return err(400, CODE_SPEC_REFUSED,
                                "table %s has no LSM write spec to unset" % name)
                 t.remove_spec()
+                emu.changed(t)
+                self._answer_version = t.version
                 return 200, None
             problem = self._spec_problem(t, spec)
             if problem:
@@ -1334,6 +1533,8 @@ class Handler(BaseHTTPRequestHandler):
             if spec["maintained_indexes"] is None:
                 spec["maintained_indexes"] = list(t.indexes)
             t.install_spec(spec)
+            emu.changed(t)
+            self._answer_version = t.version
             return 200, None
 
     @staticmethod
@@ -1594,6 +1795,10 @@ class Control:
                 return 200, {"ok": True, "keep_compacted": emu.keep_compacted,
                              "stale_reads": emu.stale_reads,
                              "idle_compact_status": emu.idle_compact_status}
+        if parts == ["freshness"]:
+            if method == "POST":
+                self._freshness(req)
+            return 200, emu.freshness_state()
         if parts == ["stats_keys"]:
             if method == "POST":
                 keys = req.get("keys")
@@ -1649,6 +1854,33 @@ class Control:
         if parts == ["connections", "close_idle"] and method == "POST":
             return 200, {"ok": True, "closed": emu.close_idle(self.handler)}
         raise ControlError("no control route %s %s" % (method, path), 404)
+
+    def _freshness(self, req):
+        """POST /_emulator/freshness: replica lag (global or one table's),
+        the routes answered without x-lancedb-version, the refusal of a
+        read for a version the table never had."""
+        emu = self.emu
+        if "lag_ms" in req:
+            table = req.get("table")
+            if table is not None and not isinstance(table, str):
+                raise ControlError("table must be a string")
+            ms = req["lag_ms"]
+            if ms is not None or table is None:
+                ms = _int(ms, "lag_ms")
+            emu.set_lag(ms, table)
+        if "no_version_header" in req:
+            routes = req["no_version_header"]
+            if not isinstance(routes, list) or any(
+                    r not in ALL_ROUTES + ("*",) for r in routes):
+                raise ControlError("no_version_header must list routes or \"*\"")
+            with emu.lock:
+                emu.no_version_header = set(routes)
+        if "ahead_status" in req:
+            st = _int(req["ahead_status"], "ahead_status")
+            if st and not 400 <= st <= 599:
+                raise ControlError("ahead_status must be 0 or a 4xx/5xx status")
+            with emu.lock:
+                emu.ahead_status = st
 
     def _create_table(self, req):
         name = req.get("name")
@@ -1767,6 +1999,7 @@ class Control:
                     for _ in range(count):
                         b.append(rows)
                         b.seal()
+                emu.changed(t)
                 return 200, ok
             if op == "lsm":
                 t.lsm = _bool(req.get("enabled"), "enabled")
@@ -1776,6 +2009,7 @@ class Control:
                     if not t.buckets:
                         t.buckets = [Bucket("b0", t.indexes)]
                     t.spec = t.default_spec(len(t.buckets))
+                emu.changed(t)
                 return 200, ok
             if op == "writer":
                 if "rows_per_second" in req:
@@ -1809,6 +2043,7 @@ class Control:
             if op == "latch":
                 b = t.bucket(req.get("bucket"))
                 b.pinned = _bool(req.get("held"), "held")
+                emu.changed(t)
                 return 200, ok
             if op == "compact":
                 ms = req.get("pass_ms")
@@ -1819,6 +2054,7 @@ class Control:
                 t.claimed = _bool(req.get("claimed"), "claimed")
                 t.replaying = False
                 t.flush_claims_only = False   # no longer just restarted
+                emu.changed(t)
                 return 200, ok
             if op == "bucket":
                 b = t.bucket(req.get("bucket"))
@@ -1832,6 +2068,7 @@ class Control:
                                 ("wal_entry_position_last_seen", "wal_last")):
                     if k in req:
                         setattr(b, attr, _int(req[k], k))
+                emu.changed(t)
                 return 200, ok
         raise ControlError("no control route POST tables/%s/%s" % (name, op), 404)
 
@@ -1845,7 +2082,7 @@ BUCKET_FIELDS = ("shard_id", "status", "writer_epoch", "manifest_version",
                  "indexes", "memtables")
 TABLE_FIELDS = ("name", "lsm", "indexes", "primary_key", "spec",
                 "rows_per_second", "paused", "rr", "passes_completed",
-                "passes_dispatched")
+                "passes_dispatched", "version")
 
 
 class StateFile:
@@ -1909,7 +2146,8 @@ class StateFile:
         t = Table(d["name"], 0, d["rows_per_second"], d["lsm"], d["indexes"],
                   d["primary_key"])
         for k in TABLE_FIELDS:
-            setattr(t, k, d[k])
+            if k in d:   # a file written before versions had none
+                setattr(t, k, d[k])
         for bd in d["buckets"]:
             b = Bucket(bd["shard_id"], bd["indexes"])
             for k in BUCKET_FIELDS:

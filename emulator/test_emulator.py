@@ -172,9 +172,10 @@ class HttpTest(unittest.TestCase):
         return http.client.HTTPConnection("127.0.0.1", self.port, timeout=timeout)
 
     def req(self, route, table="events", body=None, key=KEY, conn=None,
-            path=None):
+            path=None, extra=None):
         c = conn or self.conn()
         headers = {"content-type": "application/json"}
+        headers.update(extra or {})
         if key is not None:
             headers["x-api-key"] = key
         c.request("POST", path or "/v1/table/%s/%s/" % (table, route),
@@ -887,6 +888,123 @@ class HttpTest(unittest.TestCase):
         st, body = self.ctl("tables", {"name": 5})
         self.assertEqual(st, 400)
         self.assertIn("error", body)
+
+
+    # ---- versions and lagging read replicas -----------------------------
+
+    def version_of(self, r):
+        v = r.getheader("x-lancedb-version")
+        return None if v is None else int(v)
+
+    def test_version_rises_on_every_state_change(self):
+        v0 = self.ctl("tables/events")[1]["version"]
+        r, _ = self.req("get_lsm_stats", body=b"{}")
+        self.assertEqual(self.version_of(r), v0)       # a read changes nothing
+        self.ctl("tables/events/write", {"rows": 4})   # two batches: two
+        r, _ = self.req("flush_lsm")                   # a seal: one more
+        self.assertEqual((r.status, self.version_of(r)), (202, v0 + 3))
+        r, _ = self.req("flush_lsm")                   # nothing to seal
+        self.assertEqual(self.version_of(r), v0 + 3)
+        r, _ = self.req("compact_lsm")                 # latches: one more
+        self.assertEqual(self.version_of(r), v0 + 4)
+        self.assertTrue(self.wait(                     # the passes end: two
+            lambda: self.ctl("tables/events")[1]["version"] == v0 + 6))
+        r, _ = self.req("compact_lsm")                 # 429: no header
+        self.assertEqual((r.status, self.version_of(r)), (429, None))
+        r, data = self.req("describe", path="/v1/table/events/describe/")
+        self.assertEqual(json.loads(data)["version"], v0 + 6)
+        log = self.ctl("log?table=events&route=flush_lsm")[1]["requests"]
+        self.assertEqual([e["version"] for e in log], [v0 + 3, v0 + 3])
+
+    def test_no_version_header_per_route(self):
+        self.assertEqual(self.ctl("freshness", {"no_version_header": ["flush_lsm"]})
+                         [1]["no_version_header"], ["flush_lsm"])
+        r, _ = self.req("flush_lsm")
+        self.assertEqual((r.status, self.version_of(r)), (202, None))
+        r, _ = self.req("get_lsm_stats", body=b"{}")
+        self.assertIsNotNone(self.version_of(r))
+        self.ctl("freshness", {"no_version_header": ["*"]})
+        r, _ = self.req("get_lsm_stats", body=b"{}")
+        self.assertIsNone(self.version_of(r))
+        self.assertEqual(self.ctl("freshness", {"no_version_header": ["x"]})[0], 400)
+        self.ctl("reset", {})
+        self.assertEqual(self.ctl("freshness")[1]["no_version_header"], [])
+
+    def test_lagging_replica_serves_the_past_until_a_header_asks(self):
+        self.assertEqual(self.ctl("freshness", {"lag_ms": 400, "table": "events"})
+                         [1]["tables"], {"events": 400})
+        self.ctl("tables/events/write", {"rows": 2, "bucket": "b0"})
+        r, _ = self.req("flush_lsm")
+        flushed = self.version_of(r)
+        # the replica still has the state of before the write and the seal
+        r, data = self.req("get_lsm_stats", body=b"{}")
+        self.assertEqual(self.version_of(r), flushed - 2)
+        self.assertEqual(json.loads(data)["lsm_stats"]["buckets"][0]["generations"], [])
+        # the other table has no lag
+        self.assertEqual(self.ctl("freshness")[1]["lag_ms"], 0)
+        # a read that carries the flush's version makes it load the primary
+        r, data = self.req("get_lsm_stats", body=b"{}",
+                           extra={"x-lancedb-min-read-version": str(flushed)})
+        self.assertEqual(self.version_of(r), flushed)
+        self.assertEqual([g["generation"] for g in json.loads(data)
+                          ["lsm_stats"]["buckets"][0]["generations"]], [1])
+        self.assertEqual(self.ctl("freshness")[1]["refreshes"], 1)
+        # what it loaded stays: a read without the header sees it too
+        r, _ = self.req("get_lsm_stats", body=b"{}")
+        self.assertEqual(self.version_of(r), flushed)
+        # a version it has already, or one that does not parse: no load
+        for v in (str(flushed), "0", "abc", "-3"):
+            self.req("get_lsm_stats", body=b"{}",
+                     extra={"x-lancedb-min-read-version": v})
+        self.assertEqual(self.ctl("freshness")[1]["refreshes"], 1)
+        log = self.ctl("log?table=events&route=get_lsm_stats")[1]["requests"]
+        self.assertEqual([e["headers"].get("x-lancedb-min-read-version")
+                          for e in log],
+                         [None, str(flushed), None, str(flushed), "0", "abc", "-3"])
+        # the write spec is read from the replica too
+        self.ctl("tables/events/lsm", {"enabled": False})
+        r, data = self.req("get_lsm_write_spec", body=b"")
+        self.assertIsNotNone(json.loads(data)["lsm_write_spec"])
+        r, data = self.req("get_lsm_write_spec", body=b"", extra={
+            "x-lancedb-min-timestamp": time.strftime(
+                "%Y-%m-%dT%H:%M:%S+00:00", time.gmtime(time.time() + 1))})
+        self.assertIsNone(json.loads(data)["lsm_write_spec"])
+        # the replica catches up by itself once the lag has passed
+        self.ctl("tables/events/lsm", {"enabled": True})
+        want = self.ctl("tables/events")[1]["version"]
+        self.assertTrue(self.wait(lambda: self.version_of(
+            self.req("get_lsm_stats", body=b"{}")[0]) == want))
+
+    def test_min_timestamp_older_than_the_replica_loads_nothing(self):
+        self.ctl("freshness", {"lag_ms": 200})
+        self.ctl("tables/events/write", {"rows": 1})
+        old = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(time.time() - 60))
+        r, _ = self.req("get_lsm_stats", body=b"{}",
+                        extra={"x-lancedb-min-timestamp": old})
+        self.assertEqual(self.ctl("freshness")[1]["refreshes"], 0)
+        r, _ = self.req("get_lsm_stats", body=b"{}",
+                        extra={"x-lancedb-min-timestamp": "not a time"})
+        self.assertEqual(self.ctl("freshness")[1]["refreshes"], 0)
+
+    def test_read_ahead_of_the_table_refused_when_asked(self):
+        v = self.ctl("tables/events")[1]["version"]
+        # by default the primary serves what it has
+        r, _ = self.req("get_lsm_stats", body=b"{}",
+                        extra={"x-lancedb-min-read-version": str(v + 10)})
+        self.assertEqual((r.status, self.version_of(r)), (200, v))
+        self.ctl("freshness", {"ahead_status": 412})
+        r, data = self.req("get_lsm_stats", body=b"{}",
+                           extra={"x-lancedb-min-read-version": str(v + 10)})
+        self.assertEqual((r.status, json.loads(data)["code"]), (412, 21))
+        r, _ = self.req("get_lsm_write_spec", body=b"",
+                        extra={"x-lancedb-min-read-version": str(v + 10)})
+        self.assertEqual(r.status, 412)
+        # writes are not reads: a flush is served
+        r, _ = self.req("flush_lsm", extra={"x-lancedb-min-read-version": str(v + 10)})
+        self.assertEqual(r.status, 202)
+        self.assertEqual(self.ctl("freshness", {"ahead_status": 200})[0], 400)
+        self.ctl("reset", {})
+        self.assertEqual(self.ctl("freshness")[1]["ahead_status"], 0)
 
 
 class TransportAdditionsTest(unittest.TestCase):

@@ -121,17 +121,27 @@ SELECT emu_fault('ws', 'get_lsm_write_spec', 429, -1);
 SELECT emu_try($$SELECT * FROM lancelsm_write_spec('emu', 'ws')$$);
 SELECT ws_calls('ws');
 SELECT emu('DELETE', '/_emulator/faults');
--- 409, 500, 502, 504: not retried (the server may have acted), exactly one
--- call each; a draining 503 is retried like any 503 (here a budget of 1:
--- two calls), then reported as a draining node
+-- 409 on every write spec route, and 500, 502 and 504 on get, are retried
+-- as the SDK's transport retries them, every attempt with the same
+-- x-request-id; 500, 502 and 504 on set and unset are not (the server may
+-- have acted): exactly one call each; a draining 503 is retried like any
+-- 503 (here a budget of 1: two calls), then reported as a draining node
 SELECT emu('POST', '/_emulator/log/reset');
 SELECT lancelsm_set_write_spec('emu', 'ws', 'unsharded');
-SELECT emu_fault('ws', 'unset_lsm_write_spec', 409);
-SELECT emu_try($$SELECT lancelsm_unset_write_spec('emu', 'ws')$$);
 SELECT emu_fault('ws', 'unset_lsm_write_spec', 500, 1, '{"apply": true}');
 SELECT emu_try($$SELECT lancelsm_unset_write_spec('emu', 'ws')$$);
+SELECT emu_fault('ws', 'get_lsm_write_spec', 409);
+SELECT emu_fault('ws', 'get_lsm_write_spec', 500);
 SELECT emu_fault('ws', 'get_lsm_write_spec', 502);
-SELECT emu_try($$SELECT * FROM lancelsm_write_spec('emu', 'ws')$$);
+SELECT emu_fault('ws', 'get_lsm_write_spec', 504);
+-- the unset that answered 500 had acted: the path is off
+SELECT count(*) FROM lancelsm_write_spec('emu', 'ws');
+SELECT emu_fault('ws', 'set_lsm_write_spec', 409);
+SELECT lancelsm_set_write_spec('emu', 'ws', 'unsharded');
+SELECT emu_fault('ws', 'unset_lsm_write_spec', 409);
+SELECT lancelsm_unset_write_spec('emu', 'ws');
+SELECT emu_fault('ws', 'set_lsm_write_spec', 502);
+SELECT emu_try($$SELECT lancelsm_set_write_spec('emu', 'ws', 'unsharded')$$);
 SELECT emu_fault('ws', 'set_lsm_write_spec', 504);
 SELECT emu_try($$SELECT lancelsm_set_write_spec('emu', 'ws', 'unsharded')$$);
 SELECT emu_fault('ws', 'set_lsm_write_spec', 503, -1, '{"json": {"code": 19, "error": "node is draining"}}');
@@ -140,8 +150,14 @@ SELECT emu_try($$SELECT lancelsm_set_write_spec('emu', 'ws', 'unsharded')$$);
 RESET lancelsm.retry_budget;
 SELECT emu('DELETE', '/_emulator/faults');
 SELECT ws_calls('ws');
--- the unset that answered 500 had acted: the path is off
-SELECT count(*) FROM lancelsm_write_spec('emu', 'ws');
+-- ... calls and distinct request ids per route, in order: one id for the
+-- five attempts of the get, one for the two of a set and of an unset
+SELECT route, status, dense_rank() OVER (ORDER BY first_seq) AS request
+  FROM (SELECT e->>'route' AS route, e->>'status' AS status,
+               (e->>'seq')::int AS seq,
+               min((e->>'seq')::int) OVER (PARTITION BY e->'headers'->>'x-request-id') AS first_seq
+          FROM emu_log() e) l
+ ORDER BY seq;
 -- set and unset go on a fresh connection (libcurl never re-sends them);
 -- get reuses the connection of the request before it
 SELECT emu('POST', '/_emulator/log/reset');
@@ -164,7 +180,7 @@ SELECT emu('POST', '/_emulator/faults', '{"table": "ws", "route": "get_lsm_write
 SELECT emu_try($$SELECT * FROM lancelsm_write_spec('emu', 'ws')$$);
 -- ... but what the SDK's types default is accepted: no lsm_write_spec is
 -- null (no rows), no maintained_indexes / writer_config_defaults are empty;
--- null for either is refused, as serde refuses it
+-- a null writer_config_defaults is refused, as serde refuses it
 SELECT emu('POST', '/_emulator/faults', '{"table": "ws", "route": "get_lsm_write_spec", "mutate": "missing:lsm_write_spec"}');
 SELECT count(*) FROM lancelsm_write_spec('emu', 'ws');
 SELECT emu('POST', '/_emulator/faults', '{"table": "ws", "route": "get_lsm_write_spec", "mutate": "missing:lsm_write_spec.maintained_indexes"}');
@@ -180,9 +196,11 @@ SELECT emu_fault('ws', 'set_lsm_write_spec', 204, 1, '{"apply": true, "body": ""
 SELECT lancelsm_set_write_spec('emu', 'ws', 'unsharded');
 SELECT emu_fault('ws', 'get_lsm_write_spec', 203, 1, '{"json": {"lsm_write_spec": {"sharding": {"mode": "bucket", "column": "id", "num_buckets": 0}}}}');
 SELECT sharding, sharding_column, num_buckets, maintained_indexes, writer_config_defaults FROM lancelsm_write_spec('emu', 'ws');
+-- maintained_indexes null: every index the table has (NULL), as the SDK's
+-- newest code reads it; writer_config_defaults null stays refused (above)
 SELECT emu_fault('ws', 'get_lsm_write_spec', 200, 1,
   '{"json": {"lsm_write_spec": {"sharding": {"mode": "unsharded"}, "maintained_indexes": null, "writer_config_defaults": {}}}}');
-SELECT emu_try($$SELECT * FROM lancelsm_write_spec('emu', 'ws')$$);
+SELECT sharding, maintained_indexes IS NULL AS every_index, writer_config_defaults FROM lancelsm_write_spec('emu', 'ws');
 SELECT emu_fault('ws', 'get_lsm_write_spec', 200, 1,
   '{"json": {"lsm_write_spec": {"sharding": {"mode": "bucket", "column": "id", "num_buckets": "4"}, "maintained_indexes": [], "writer_config_defaults": {}}}}');
 SELECT emu_try($$SELECT * FROM lancelsm_write_spec('emu', 'ws')$$);

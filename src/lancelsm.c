@@ -96,5 +96,6 @@ _PG_init(void)
 	lsm_mapping_init();
 	lsm_record_init();
 	lsm_herd_shmem_init();
+	lsm_fresh_init();
 	MarkGUCPrefixReserved("lancelsm");
 }

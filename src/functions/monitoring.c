@@ -221,7 +221,7 @@ progress_row(ReturnSetInfo *rsinfo, const LsmProgressCopy *e, int shape)
  * waits for, as of its last poll; NULL when there is none.
  * passes_without_drop counts the compaction passes that ended in a row
  * without draining anything; diagnosis says what that suggests (from 3
- * on: the server may keep compacted generations listed), NULL when
+ * on: what may keep compacted generations listed), NULL when
  * nothing is amiss: the checkpoint keeps waiting all the same.  Declared
  * by 1.3 without the last two columns, by 1.1 and 1.2 without database
  * and the waiting columns too: this library serves those declarations.  Each

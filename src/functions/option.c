@@ -307,6 +307,11 @@ option_fill_server(LsmConfig *config, ForeignServer *server)
 	config->read_timeout_s =
 		option_server_seconds(server, "read_timeout", 0,
 							  LSM_MAX_READ_TIMEOUT, LSM_DEFAULT_READ_TIMEOUT);
+	config->read_consistency_interval_ms = (int)
+		option_server_seconds(server, "read_consistency_interval", 0,
+							  LSM_MAX_READ_TIMEOUT, -1) * 1000;
+	if (config->read_consistency_interval_ms < 0)
+		config->read_consistency_interval_ms = -1;
 	config->max_requests_in_flight = (int)
 		option_server_seconds(server, "max_requests_in_flight", 1,
 							  LSM_MAX_REQUESTS_IN_FLIGHT,

@@ -55,6 +55,7 @@ static void option_check_url(DefElem *def);
 static void option_check_delimiter(DefElem *def);
 static void option_check_timeout(DefElem *def);
 static void option_check_read_timeout(DefElem *def);
+static void option_check_consistency(DefElem *def);
 static void option_check_max_requests(DefElem *def);
 static void option_check_headers(DefElem *def);
 static void option_check_http_version(DefElem *def);
@@ -68,6 +69,7 @@ static const LsmOption lsm_options[] = {
 	{"id_delimiter", ForeignServerRelationId, option_check_delimiter, false},
 	{"connect_timeout", ForeignServerRelationId, option_check_timeout, false},
 	{"read_timeout", ForeignServerRelationId, option_check_read_timeout, false},
+	{"read_consistency_interval", ForeignServerRelationId, option_check_consistency, false},
 	{"max_requests_in_flight", ForeignServerRelationId, option_check_max_requests, false},
 	{"ssl_ca_file", ForeignServerRelationId, option_check_nonempty, true},
 	{"ssl_cert_file", ForeignServerRelationId, option_check_nonempty, true},
@@ -353,6 +355,22 @@ option_check_read_timeout(DefElem *def)
 }
 
 /*
+ * option_check_consistency: read_consistency_interval is a whole number of
+ * seconds from 0 (every request asks for the server's state as of its
+ * sending) to 86400.
+ */
+static void
+option_check_consistency(DefElem *def)
+{
+	long		seconds;
+
+	if (!lsm_option_parse_timeout(defGetString(def), 0, LSM_MAX_READ_TIMEOUT,
+								  &seconds))
+		option_reject_value(def,
+							"The read consistency interval must be a whole number of seconds between 0 and 86400.");
+}
+
+/*
  * option_check_max_requests: max_requests_in_flight is a whole number from
  * 1 to LSM_MAX_REQUESTS_IN_FLIGHT (64).
  */
@@ -375,7 +393,8 @@ option_check_max_requests(DefElem *def)
 static const char *const option_reserved_headers[] = {
 	"authorization", "connection", "content-length", "content-type",
 	"expect", "host", "transfer-encoding", "user-agent", "x-api-key",
-	"x-lancedb-database", "x-lancedb-database-prefix", "x-lancedb-user-id",
+	"x-lancedb-database", "x-lancedb-database-prefix",
+	"x-lancedb-min-read-version", "x-lancedb-min-timestamp", "x-lancedb-user-id",
 	"x-request-id", NULL
 };
 

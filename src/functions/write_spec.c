@@ -343,7 +343,8 @@ spec_defaults_jsonb(const LsmWriteSpec *spec)
  * /v1/table/{id}/get_lsm_write_spec/, any 2xx): one row, or none when
  * the LSM write path is off ("lsm_write_spec": null).  sharding_column is
  * NULL for 'unsharded', num_buckets NULL unless 'bucket';
- * maintained_indexes is the concrete list the server resolved.  The
+ * maintained_indexes is the concrete list the server resolved, or NULL
+ * when the server answers null: every index the table has.  The
  * answer is decoded strictly: a missing or mistyped field is 08P01.
  * Retries 429 and 503 within lancelsm.retry_budget.  A string of the
  * answer the database encoding cannot hold is 22P05 naming its column.
@@ -370,8 +371,9 @@ lancelsm_write_spec(PG_FUNCTION_ARGS)
 		(Datum) 0;
 	nulls[i] = (strcmp(spec->mode, "bucket") != 0);
 	values[i++] = Int32GetDatum((int32) spec->num_buckets);
-	values[i++] = lsm_text_array(spec->indexes, spec->nindexes,
-								 "maintained_indexes");
+	nulls[i] = spec->all_indexes;
+	values[i++] = spec->all_indexes ? (Datum) 0 :
+		lsm_text_array(spec->indexes, spec->nindexes, "maintained_indexes");
 	values[i++] = spec_defaults_jsonb(spec);
 	lsm_put_row(rsinfo, values, nulls, i);
 	return (Datum) 0;

@@ -79,6 +79,7 @@ struct LsmRequest
 	struct curl_slist *headers; /* while in flight */
 	char	   *url;
 	char	   *token;			/* copy of the bearer token sent, or NULL */
+	TimestampTz min_timestamp;	/* x-lancedb-min-timestamp; 0: none */
 	MemoryContext cxt;			/* this attempt's memory: URL, body, token */
 	LsmSocketGate gate;			/* its sockets' callbacks (src/net/socket.c) */
 };
@@ -170,8 +171,10 @@ http_forget_attempt(LsmRequest *req)
  * behalf of owner (returned by lsm_http_wait() when it finishes), and
  * return it; req NULL: a new request.
  *
- * config, table_name and body must outlive the request.  Every call draws
- * a fresh x-request-id and clears the previous outcome; the request must
+ * config, table_name and body must outlive the request.  Every call clears
+ * the previous outcome and the freshness headers (lsm_http_set_freshness)
+ * and sends request_id as x-request-id (an earlier attempt's, for a retry
+ * of the same request), or a fresh one when it is NULL; the request must
  * not be in flight.  The request itself is allocated in
  * CurrentMemoryContext, which must outlive it; what one attempt needs
  * (URL, response body, the copy of the bearer token sent) lives in a
@@ -181,7 +184,8 @@ http_forget_attempt(LsmRequest *req)
  */
 LsmRequest *
 lsm_http_prepare(LsmRequest *req, const LsmConfig *config, LsmRoute route,
-				 const char *table_name, const char *body, void *owner)
+				 const char *table_name, const char *body, void *owner,
+				 const char *request_id)
 {
 	MemoryContext oldcxt;
 
@@ -199,7 +203,13 @@ lsm_http_prepare(LsmRequest *req, const LsmConfig *config, LsmRoute route,
 	req->out.route = route;
 	req->table_name = table_name;
 	req->body = body;
-	http_new_request_id(req->out.request_id);
+	if (request_id != NULL)
+		strlcpy(req->out.request_id, request_id, sizeof(req->out.request_id));
+	else
+		http_new_request_id(req->out.request_id);
+	req->out.min_read_version = 0;
+	req->out.version = 0;
+	req->min_timestamp = 0;
 	req->out.transport = LSM_TRANSPORT_PENDING;
 	req->out.status = 0;
 	req->out.sent = false;
@@ -214,6 +224,20 @@ lsm_http_prepare(LsmRequest *req, const LsmConfig *config, LsmRoute route,
 							 table_name, http_route_path(route));
 	MemoryContextSwitchTo(oldcxt);
 	return req;
+}
+
+/*
+ * lsm_http_set_freshness: send req's attempt (prepared, not started) with
+ * x-lancedb-min-read-version (0: none) and x-lancedb-min-timestamp (0:
+ * none), the SDK's freshness headers (docs/protocol.md, "Fresh reads").
+ */
+void
+lsm_http_set_freshness(LsmRequest *req, uint64 min_read_version,
+					   TimestampTz min_timestamp)
+{
+	Assert(req->easy == NULL);
+	req->out.min_read_version = min_read_version;
+	req->min_timestamp = min_timestamp;
 }
 
 /*
@@ -350,22 +374,59 @@ http_headers_within_cap(LsmRequest *req, size_t n)
 }
 
 /*
+ * http_header_version: the value of an x-lancedb-version header line of n
+ * bytes (not NUL-terminated), or 0 when the line is another header, or its
+ * value is not an unsigned 64-bit decimal number (surrounding blanks
+ * allowed), as the SDK parses it (u64).  Never raises.
+ */
+static uint64
+http_header_version(const char *line, size_t n)
+{
+	static const char name[] = "x-lancedb-version:";
+	size_t		i = sizeof(name) - 1;
+	uint64		v = 0;
+	bool		digits = false;
+
+	if (n < i || pg_strncasecmp(line, name, i) != 0)
+		return 0;
+	while (i < n && (line[i] == ' ' || line[i] == '\t'))
+		i++;
+	for (; i < n && line[i] >= '0' && line[i] <= '9'; i++)
+	{
+		if (v > (PG_UINT64_MAX - (line[i] - '0')) / 10)
+			return 0;			/* out of range */
+		v = v * 10 + (line[i] - '0');
+		digits = true;
+	}
+	while (i < n && (line[i] == ' ' || line[i] == '\t' ||
+					 line[i] == '\r' || line[i] == '\n'))
+		i++;
+	return (digits && i == n) ? v : 0;
+}
+
+/*
  * http_header_cb: curl's header callback, called once per complete header
- * line; notes when the blank line that ends the header arrives, and
- * returns 0 (curl then aborts with CURLE_WRITE_ERROR) once the lines pass
- * LSM_HEADERS_MAX.  Never raises.
+ * line; notes when the blank line that ends the header arrives and the
+ * answer's x-lancedb-version (an interim or proxy answer's status line
+ * starts over), and returns 0 (curl then aborts with CURLE_WRITE_ERROR)
+ * once the lines pass LSM_HEADERS_MAX.  Never raises.
  */
 static size_t
 http_header_cb(char *data, size_t size, size_t nmemb, void *userdata)
 {
 	LsmRequest *req = (LsmRequest *) userdata;
 	size_t		n = size * nmemb;
+	uint64		version;
 
 	if (!http_headers_within_cap(req, n))
 		return 0;
 	if ((n == 2 && data[0] == '\r' && data[1] == '\n') ||
 		(n == 1 && data[0] == '\n'))
 		req->header_done = true;
+	else if (n >= 5 && strncmp(data, "HTTP/", 5) == 0)
+		req->out.version = 0;
+	else if ((version = http_header_version(data, n)) != 0)
+		req->out.version = version;
 	return n;
 }
 
@@ -424,6 +485,45 @@ http_client_headers(struct curl_slist *list, const LsmConfig *config,
 }
 
 /*
+ * http_freshness_headers: append req's x-lancedb-min-read-version and
+ * x-lancedb-min-timestamp (RFC 3339, UTC, microseconds, as the SDK's
+ * chrono writes it) to list, when set.  NULL when libcurl runs out of
+ * memory.
+ */
+static struct curl_slist *
+http_freshness_headers(struct curl_slist *list, const LsmRequest *req)
+{
+	char		line[96];
+
+	if (list && req->out.min_read_version != 0)
+	{
+		snprintf(line, sizeof(line), "x-lancedb-min-read-version: " UINT64_FORMAT,
+				 req->out.min_read_version);
+		list = curl_slist_append(list, line);
+	}
+	if (list && req->min_timestamp != 0)
+	{
+		pg_time_t	secs = timestamptz_to_time_t(req->min_timestamp);
+		int			usecs = (int) (req->min_timestamp -
+								   time_t_to_timestamptz(secs));
+		struct pg_tm *tm = pg_gmtime(&secs);
+
+		if (usecs < 0)
+		{
+			secs--;
+			usecs += USECS_PER_SEC;
+			tm = pg_gmtime(&secs);
+		}
+		snprintf(line, sizeof(line),
+				 "x-lancedb-min-timestamp: %04d-%02d-%02dT%02d:%02d:%02d.%06dZ",
+				 tm->tm_year + 1900, tm->tm_mon + 1, tm->tm_mday,
+				 tm->tm_hour, tm->tm_min, tm->tm_sec, usecs);
+		list = curl_slist_append(list, line);
+	}
+	return list;
+}
+
+/*
  * http_header_list: the request headers of req.  The x-api-key line, the
  * bearer token and the user mapping's extra headers hold secrets:
  * http_free_headers() wipes every line.  Returns NULL when libcurl runs
@@ -463,6 +563,8 @@ http_header_list(const LsmRequest *req)
 		explicit_bzero(key, strlen(key));
 		pfree(key);
 	}
+	if (list)
+		list = http_freshness_headers(list, req);
 	return http_client_headers(list, config, token);
 }
 

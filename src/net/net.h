@@ -49,6 +49,8 @@ typedef struct LsmConfig
 	char	   *id_delimiter;	/* "$" unless set */
 	long		connect_timeout_ms; /* 0: libcurl's default */
 	long		read_timeout_s; /* longest silence of the server; 0: none */
+	int			read_consistency_interval_ms;	/* -1: unset (no
+												 * x-lancedb-min-timestamp) */
 	int			max_requests_in_flight; /* per call; 0: the most */
 	LsmHttpVersion http_version;
 	char	   *proxy;			/* http://host:port; NULL: no proxy at all */
@@ -144,6 +146,10 @@ typedef struct LsmOutcome
 								 * at LSM_ERROR_BODY_MAX */
 	const char *bearer_token;	/* the bearer token this attempt was sent
 								 * with, NULL if none; wiped at its end */
+	uint64		min_read_version;	/* the x-lancedb-min-read-version it was
+									 * sent with; 0: none */
+	uint64		version;		/* the x-lancedb-version of the final
+								 * answer; 0: none, 0 or not a number */
 } LsmOutcome;
 
 /* in http.c */
@@ -152,7 +158,10 @@ typedef struct LsmRequest LsmRequest;
 
 extern LsmRequest *lsm_http_prepare(LsmRequest *req, const LsmConfig *config,
 									LsmRoute route, const char *table_name,
-									const char *body, void *owner);
+									const char *body, void *owner,
+									const char *request_id);
+extern void lsm_http_set_freshness(LsmRequest *req, uint64 min_read_version,
+								   TimestampTz min_timestamp);
 extern void lsm_http_start(LsmRequest *req, TimestampTz deadline);
 extern const LsmOutcome *lsm_http_outcome(const LsmRequest *req);
 extern void lsm_http_release(LsmRequest *req);

@@ -99,6 +99,30 @@ fault_is_draining(const LsmOutcome *req)
 }
 
 /*
+ * fault_spec_retried: whether status, answered to a write spec route, is
+ * one the SDK's transport retries there (409, 429, 500, 502, 503, 504,
+ * rust/lancedb/src/remote/client.rs RetryConfig) that lancelsm retries
+ * too beyond 429 and 503: 409 on all three, the 5xx on get only.  set and
+ * unset may have been applied before a 5xx, and their second attempt
+ * would then be refused for the change the first one made.
+ */
+static bool
+fault_spec_retried(LsmRoute route, long status)
+{
+	switch (route)
+	{
+		case LSM_ROUTE_GET_SPEC:
+			return status == 409 || status == 500 || status == 502 ||
+				status == 504;
+		case LSM_ROUTE_SET_SPEC:
+		case LSM_ROUTE_UNSET_SPEC:
+			return status == 409;
+		default:
+			return false;
+	}
+}
+
+/*
  * lsm_fault_verdict: what to do with a finished request, per the fault
  * table.  Any 2xx is a success on every route, whatever its body, as in the
  * SDKs (rust/lancedb/src/remote/client.rs checks only that the status is a
@@ -123,6 +147,11 @@ lsm_fault_verdict(const LsmOutcome *req)
 		return LSM_VERDICT_RETRY;
 	if (req->status == 421)
 		return LSM_VERDICT_REISSUE;
+	if (req->status == 412 && req->min_read_version != 0 &&
+		(req->route == LSM_ROUTE_STATS || req->route == LSM_ROUTE_GET_SPEC))
+		return LSM_VERDICT_FORGET_VERSION;
+	if (fault_spec_retried(req->route, req->status))
+		return LSM_VERDICT_RETRY;
 	return LSM_VERDICT_FAIL;
 }
 

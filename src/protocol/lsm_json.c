@@ -408,8 +408,10 @@ lsm_json_decode_sharding(json_t *sharding, LsmWriteSpec *out,
  * into out; false with errbuf naming the field that is missing or
  * mistyped.  As in the SDK's type (rust/lancedb/src/remote/table.rs,
  * get_lsm_write_spec: #[serde(default)]), an absent maintained_indexes is
- * the empty list and an absent writer_config_defaults the empty map; null
- * is refused for both, as serde refuses it.
+ * the empty list and an absent writer_config_defaults the empty map.  A
+ * null maintained_indexes means every index the table has (all_indexes),
+ * as the SDK's newest code reads it (remote/table/lsm.rs, an Option); a
+ * null writer_config_defaults is refused, as serde refuses it.
  */
 static bool
 lsm_json_decode_spec_object(json_t *spec, LsmWriteSpec *out,
@@ -421,7 +423,8 @@ lsm_json_decode_spec_object(json_t *spec, LsmWriteSpec *out,
 	if (!lsm_json_decode_sharding(json_object_get(spec, "sharding"), out,
 								  errbuf, errlen))
 		return false;
-	if (indexes == NULL)
+	out->all_indexes = json_is_null(indexes);
+	if (indexes == NULL || out->all_indexes)
 		out->indexes = palloc0(sizeof(char *));
 	else if (!lsm_json_string_list(indexes, &out->indexes, &out->nindexes))
 		return lsm_json_fail(errbuf, errlen,

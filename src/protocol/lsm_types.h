@@ -90,7 +90,7 @@ typedef struct LsmWriteSpec
 	const char *mode;			/* "bucket", "identity" or "unsharded" */
 	const char *column;			/* NULL for unsharded */
 	int64_t		num_buckets;	/* bucket only; 0 otherwise */
-	bool		all_indexes;	/* maintained_indexes null (set only) */
+	bool		all_indexes;	/* maintained_indexes null: every index */
 	int			nindexes;
 	char	  **indexes;
 	int			ndefaults;

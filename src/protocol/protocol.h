@@ -30,6 +30,7 @@ typedef enum LsmVerdict
 	LSM_VERDICT_RETRY,			/* 429 or 503 (draining too) */
 	LSM_VERDICT_REISSUE,		/* 421: the node lost its claim */
 	LSM_VERDICT_RESEND,			/* refused before the server acted on it */
+	LSM_VERDICT_FORGET_VERSION, /* 412 to a read that demanded a version */
 	LSM_VERDICT_FAIL			/* anything else */
 } LsmVerdict;
 
@@ -87,5 +88,13 @@ extern LsmFailure *lsm_fault_new(int sqlerrcode, char *detail, char *hint,
 								 LsmFaultMessage what,...);
 extern LsmFailure *lsm_fault_copy(const LsmFailure *failure);
 pg_noreturn extern void lsm_fault_raise(const LsmFailure *failure);
+
+/* in fresh.c: the versions kept for fresh reads */
+extern void lsm_fresh_init(void);
+extern uint64 lsm_fresh_kept(const LsmConfig *config, const char *table);
+extern void lsm_fresh_observe(const LsmConfig *config, const char *table,
+							  uint64 version);
+extern void lsm_fresh_forget(const LsmConfig *config, const char *table);
+extern TimestampTz lsm_fresh_min_timestamp(const LsmConfig *config);
 
 #endif							/* LANCELSM_PROTOCOL_H */

@@ -724,8 +724,9 @@ lsm_progress_available(void)
  * lsm_progress_diagnosis: what lancelsm_progress says a running checkpoint
  * with counters counts waits on, as a sentence (a constant string), or
  * NULL when nothing is amiss: passes that end without draining anything,
- * and from LSM_STALL_SUSPECT_PASSES of them in a row on, that the server
- * may keep compacted generations listed.  The checkpoint keeps waiting
+ * and from LSM_STALL_SUSPECT_PASSES of them in a row on, the possible
+ * causes (retention while an index catches up, garbage collection, passes
+ * that merged nothing).  The checkpoint keeps waiting
  * (statement_timeout, cancel and lancelsm.max_idle_polls are its bounds).
  * Never raises an error.
  */
@@ -733,7 +734,7 @@ const char *
 lsm_progress_diagnosis(const LsmTaskCounters *counts)
 {
 	if (counts->stalled_passes >= LSM_STALL_SUSPECT_PASSES)
-		return "Compaction passes end without draining anything: the server may keep compacted generations listed.";
+		return "Compaction passes end without draining anything: compacted generations may stay listed while an index catches up or until garbage collection, or the passes may not have merged them.";
 	if (counts->stalled_passes > 0)
 		return "Compaction passes end without draining anything.";
 	return NULL;

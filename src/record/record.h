@@ -77,8 +77,9 @@ typedef struct LsmTaskCounters
 /*
  * Passes that end in a row (the latch goes from held to free, or a compact
  * answered 2xx is followed by a poll with the latch free) without the
- * outstanding count dropping, from which the checkpoint's diagnosis says
- * that the server may keep compacted generations listed (docs/protocol.md,
+ * outstanding count dropping, from which the checkpoint's diagnosis names
+ * what may keep them listed: retention while an index catches up, garbage
+ * collection, or passes that merged nothing (docs/protocol.md,
  * "The checkpoint loop").  Three: a pass always merges a non-empty prefix
  * of the oldest generations, so one that ends without a drop is already
  * unexpected; two in a row still allow a pass the server failed and a

@@ -340,6 +340,28 @@ task_gate_of(TaskDriver *d, LsmTask *task)
 }
 
 /*
+ * task_fresh_headers: the freshness headers of the task's prepared
+ * request (docs/protocol.md, "Fresh reads"): the kept version, or the
+ * floor of a checkpoint's reads when higher; the read_consistency_interval's
+ * time, or the time of sending while a checkpoint's reads follow an
+ * unversioned flush.
+ */
+static void
+task_fresh_headers(LsmTask *task)
+{
+	uint64		version = lsm_fresh_kept(task->config, task->wire_table_name);
+	TimestampTz at = lsm_fresh_min_timestamp(task->config);
+	bool		read_after_flush = (task->phase == LSM_PHASE_WATERMARK ||
+									task->phase == LSM_PHASE_POLL);
+
+	if (read_after_flush && version < task->floor_version)
+		version = task->floor_version;
+	if (read_after_flush && task->time_floor)
+		at = GetCurrentTimestamp();
+	lsm_http_set_freshness(task->req, version, at);
+}
+
+/*
  * task_send: send the due request of the task's current phase, on a
  * request no task holds when there is one.
  */
@@ -371,7 +393,12 @@ task_send(TaskDriver *d, LsmTask *task)
 		d->spare = list_delete_last(d->spare);
 	}
 	task->req = lsm_http_prepare(task->req, task->config, route,
-								 task->wire_table_name, body, task);
+								 task->wire_table_name, body, task,
+								 task->phase == LSM_PHASE_SPEC &&
+								 task->retries > 0 ? task->request_id : NULL);
+	strlcpy(task->request_id, lsm_http_outcome(task->req)->request_id,
+			sizeof(task->request_id));
+	task_fresh_headers(task);
 	lsm_http_start(task->req, d->deadline);
 	task->requests++;
 	task->in_flight = true;

@@ -19,13 +19,21 @@
  * is sent again after the same backoff, within the same budget, in every
  * phase.  Everything else fails the task.
  *
- * The write spec routes follow the same per-request policy: 429 and
- * 503 were answered before the server acted, so retrying
- * them is safe even for unset, which is not idempotent.  Unlike the SDKs,
- * lancelsm does not retry 409, 500, 502 or 504 on them: the server may
+ * The write spec routes follow the same per-request policy, with the
+ * statuses the SDK's transport retries (src/protocol/fault.c): 409, 429
+ * and 503 on all three, and 500, 502 and 504 on get.  Unlike the SDK,
+ * lancelsm does not retry 500, 502 or 504 on set and unset: the server may
  * have acted before failing, and a second unset would then report
- * "nothing set" for the one that worked.  src/net/http.c sends set and unset
- * on a fresh connection so that libcurl never re-sends them either.
+ * "nothing set" for the one that worked.  Every attempt of one write spec
+ * request carries the same x-request-id, as the SDK's do
+ * (src/task/driver.c).  src/net/http.c sends set and unset on a fresh
+ * connection so that libcurl never re-sends them either.
+ *
+ * Fresh reads (docs/protocol.md, "Fresh reads"): the version a 2xx answer
+ * carries is kept for the table (src/protocol/fresh.c); a checkpoint's
+ * flush answer fixes the floor of its reads (src/task/driver.c sends it).
+ * A read refused (412) for the version it demanded forgets the kept
+ * version and is sent once more.
  *
  *-------------------------------------------------------------------------
  */
@@ -156,12 +164,60 @@ task_on_lost_claim(LsmTask *task)
 }
 
 /*
+ * task_fresh_note: keep the version a 2xx answer of the task's request
+ * carried; a checkpoint's flush answer fixes the floor of its reads, and
+ * the first read after an unversioned flush that answers a version
+ * replaces its time floor.
+ */
+static void
+task_fresh_note(LsmTask *task)
+{
+	const LsmOutcome *out = lsm_http_outcome(task->req);
+
+	if (lsm_fault_verdict(out) != LSM_VERDICT_OK)
+		return;
+	lsm_fresh_observe(task->config, task->wire_table_name, out->version);
+	if (task->kind != LSM_TASK_CHECKPOINT)
+		return;
+	if (task->phase == LSM_PHASE_FLUSH)
+	{
+		task->floor_version = out->version;
+		task->time_floor = (out->version == 0);
+	}
+	else if (task->time_floor && out->version != 0 &&
+			 (task->phase == LSM_PHASE_WATERMARK ||
+			  task->phase == LSM_PHASE_POLL))
+	{
+		task->floor_version = out->version;
+		task->time_floor = false;
+	}
+}
+
+/*
+ * task_on_stale_version: a read was refused for the version it demanded:
+ * forget the kept version and send it once more; refused again, fail.
+ */
+static void
+task_on_stale_version(LsmTask *task)
+{
+	if (task->version_forgotten)
+	{
+		task_fail_request(task);
+		return;
+	}
+	lsm_fresh_forget(task->config, task->wire_table_name);
+	task->version_forgotten = true;
+	task_issue(task);
+}
+
+/*
  * task_on_answer: the task's request finished; apply the fault table.
  */
 void
 task_on_answer(LsmTask *task)
 {
 	task->in_flight = false;
+	task_fresh_note(task);
 	switch (lsm_fault_verdict(lsm_http_outcome(task->req)))
 	{
 		case LSM_VERDICT_OK:
@@ -175,6 +231,9 @@ task_on_answer(LsmTask *task)
 			break;
 		case LSM_VERDICT_RESEND:
 			task_retry_or_fail(task);
+			break;
+		case LSM_VERDICT_FORGET_VERSION:
+			task_on_stale_version(task);
 			break;
 		case LSM_VERDICT_FAIL:
 			task_fail_request(task);

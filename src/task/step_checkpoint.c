@@ -47,8 +47,10 @@ static MemoryContext task_poll_cxt = NULL;
  * task_stall_sentence: what a checkpoint saw of passes ending without
  * draining anything, as a sentence naming its table (palloc'd), or NULL
  * when its last pass drained something or none has ended.  From
- * LSM_STALL_SUSPECT_PASSES passes in a row on, it says that the server
- * may keep compacted generations listed.
+ * LSM_STALL_SUSPECT_PASSES passes in a row on, it names the possible
+ * causes: compacted generations kept listed while an index catches up
+ * (lance's retention) or until garbage collection, or passes that merged
+ * nothing.
  */
 static char *
 task_stall_sentence(const LsmTask *task)
@@ -61,7 +63,7 @@ task_stall_sentence(const LsmTask *task)
 					task->table_name, wm->stalled_passes,
 					(unsigned long long) wm->last_outstanding,
 					lsm_watermark_stall_suspected(wm) ?
-					": the server may keep compacted generations listed." :
+					": compacted generations may stay listed while an index catches up or until garbage collection, or the passes may not have merged them." :
 					".");
 }
 
@@ -95,8 +97,8 @@ task_diagnosis(const LsmTask *task)
  * statement_timeout and cancel are the bound).  Fails the checkpoint with
  * 53400 after N polls in a row without progress and without a pass
  * running, or after N passes in a row that ended without draining
- * anything (the detail then says the server may keep compacted
- * generations listed).  Returns false after failing the task.
+ * anything (the detail then names the possible causes,
+ * task_stall_sentence).  Returns false after failing the task.
  */
 static bool
 task_check_bound(LsmTask *task)

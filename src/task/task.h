@@ -69,6 +69,18 @@ typedef struct LsmTask
 	int			progress_slot;	/* shared progress entry; -1: none */
 	double		rate_tokens;	/* checkpoint request budget (task.c) */
 	TimestampTz rate_at;		/* when rate_tokens was last refilled */
+	char		request_id[LSM_REQUEST_ID_LEN + 1]; /* of its last request:
+													 * a write spec retry
+													 * sends it again */
+
+	/* fresh reads (docs/protocol.md, "Fresh reads") */
+	uint64		floor_version;	/* a checkpoint's reads demand at least
+								 * this: its flush's answer's version */
+	bool		time_floor;		/* its flush answered no version: its reads
+								 * carry x-lancedb-min-timestamp until one
+								 * answers a version */
+	bool		version_forgotten;	/* a read was refused for its kept
+									 * version, forgotten, and sent again */
 
 	/* the driver's bookkeeping (task.c), so that no event scans the call */
 	int			run_index;		/* position in the driver's array */

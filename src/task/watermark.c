@@ -148,8 +148,9 @@ watermark_count_stall(LsmWatermark *wm, bool progressed, bool pass_running)
 
 /*
  * lsm_watermark_stall_suspected: whether LSM_STALL_SUSPECT_PASSES passes in
- * a row ended with no drop in the outstanding count: the server may keep
- * compacted generations listed (a diagnosis, not a failure).
+ * a row ended with no drop in the outstanding count: compacted generations
+ * may be kept listed, or the passes merged nothing (a diagnosis, not a
+ * failure).
  */
 bool
 lsm_watermark_stall_suspected(const LsmWatermark *wm)

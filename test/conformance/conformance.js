@@ -364,7 +364,43 @@ const scenarios = [
     assert.deepEqual(unsets.map((r) => r.body), ['', '']);
   }],
 
-  ['write spec routes: the SDK retries 429 and 500 (lancelsm does not retry 500)', async () => {
+  ['freshness: x-lancedb-min-read-version on every LSM route, the highest version answered before', async () => {
+    const t = await newTable('c_fresh_routes', { lsm: false });
+    await t.setLsmWriteSpec({ specType: 'unsharded' });
+    await t.getLsmWriteSpec();
+    await ctl('POST', 'tables/c_fresh_routes/generations', { count: 1 });
+    await t.flushLsm();
+    await t.getLsmStats();
+    await t.compactLsm();
+    await t.unsetLsmWriteSpec();
+    const reqs = (await log('c_fresh_routes')).requests;
+    // openTable's describe seeds the version from its body
+    let highest = reqs[0].route === null ? JSON.parse(reqs[0].response).version : 0;
+    const routes = new Set();
+    for (const r of reqs.slice(1)) {
+      assert.equal(r.headers['x-lancedb-min-read-version'], String(highest), r.route);
+      assert.equal(r.headers['x-lancedb-min-timestamp'], undefined, r.route);
+      routes.add(r.route);
+      highest = Math.max(highest, r.version || 0);
+    }
+    assert.deepEqual([...routes].sort(), ['compact_lsm', 'flush_lsm', 'get_lsm_stats',
+      'get_lsm_write_spec', 'set_lsm_write_spec', 'unset_lsm_write_spec']);
+  }],
+
+  ['freshness: readConsistencyInterval 0 sends x-lancedb-min-timestamp, now', async () => {
+    await ctl('POST', 'tables', { name: 'c_fresh_interval', buckets: 1 });
+    const db = await lancedb.connect('db://mydb', { apiKey: KEY, hostOverride: BASE,
+      readConsistencyInterval: 0 });
+    const t = await db.openTable('c_fresh_interval');
+    const before = Date.now();
+    await t.getLsmStats();
+    const after = Date.now();
+    const r = (await log('c_fresh_interval')).requests.filter((x) => x.route === 'get_lsm_stats')[0];
+    const at = Date.parse(r.headers['x-lancedb-min-timestamp']);
+    assert.ok(at >= before - 1 && at <= after + 1, r.headers['x-lancedb-min-timestamp']);
+  }],
+
+  ['write spec routes: the SDK retries 429 and 500 (lancelsm retries 500 on get only)', async () => {
     const t = await newTable('c_spec_retry', { lsm: false });
     await ctl('POST', 'faults', { table: 'c_spec_retry', route: 'set_lsm_write_spec',
       status: 429, count: 2 });

@@ -14,6 +14,10 @@
 //    flush and compact counts, the same final L0, and no more stats reads
 //    by lancelsm than by the SDK.
 //
+// 3. Freshness level: the lagged read replicas of t/engine_fresh_reads.pl,
+//    a checkpoint per side and scenario; both must converge with nothing
+//    their flush sealed left in L0 (freshnessLevel).
+//
 // Disagreements are printed one per line; those matching EXCEPTIONS are
 // counted apart.  Exit status 1 when any other disagreement is left.
 // Environment: EMU_PORT, EMU_KEY (the emulator), PSQL and the libpq
@@ -387,6 +391,91 @@ async function loopVariant([name, setup, opts = {}], i) {
   return { name, sdk: s, lancelsm: l, problems, excepted, why: ex && ex.why };
 }
 
+// ---- freshness level ------------------------------------------------------
+
+// The lagged scenarios of t/engine_fresh_reads.pl on both sides: per
+// scenario a table per side whose reads a replica answers LAG ms behind,
+// with rows in the memtable (quiet) or also two L0 generations (backlog),
+// the flush answered with or without x-lancedb-version (the emulator's
+// no_version_header holds for every table, so the two halves run one after
+// the other).  Without a version on the flush the SDK runs with
+// readConsistencyInterval 0: its code reads fresh then only.  Asserted per
+// side: ok, and no generation up to the one its own flush sealed left in
+// L0 (read from the emulator's primary).
+const FRESH_LAGS = [0, 5, 100, 200, 1000];
+
+async function freshSide(t, sealed, run) {
+  const t0 = Date.now();
+  const outcome = await run();
+  const st = await ctl('GET', 'tables/' + encodeURIComponent(t));
+  const left = st.buckets[0].generations.map((g) => g.generation).filter((g) => g <= sealed);
+  const c = await ctl('GET', 'counts?table=' + encodeURIComponent(t));
+  return { outcome, left, sealed, ms: Date.now() - t0, flush: c.flush_lsm, compact: c.compact_lsm,
+    stats: c.get_lsm_stats };
+}
+
+async function freshScenario(lag, kase, flushVersion, dbs) {
+  const tag = `fr_${lag}_${kase}_${flushVersion ? 'v' : 'nv'}`;
+  const names = { sdk: `${tag}_sdk`, lancelsm: `${tag}_pg` };
+  const sealed = {};
+  for (const t of Object.values(names)) {
+    await ctl('POST', 'tables', { name: t, buckets: 1, rows_per_second: 0 });
+    if (kase === 'backlog') await ctl('POST', `tables/${t}/generations`, { count: 2 });
+    await ctl('POST', `tables/${t}/pass_script`, { pass_ms: Array(16).fill(20) });
+  }
+  const handle = await (flushVersion ? dbs.plain : dbs.fresh).openTable(names.sdk);
+  for (const t of Object.values(names)) {
+    await ctl('POST', 'freshness', { lag_ms: lag, table: t });
+    await ctl('POST', `tables/${t}/write`, { rows: 5 });
+    sealed[t] = (await ctl('GET', `tables/${t}`)).buckets[0].current_generation;
+  }
+  const [s, l] = await Promise.all([
+    freshSide(names.sdk, sealed[names.sdk], async () => {
+      let timer;
+      const limit = new Promise((resolve) => { timer = setTimeout(() => resolve('timeout'), LOOP_BOUND_MS); });
+      try {
+        const r = await Promise.race([handle.checkpointLsm(), limit]);
+        clearTimeout(timer);
+        return r === 'timeout' ? 'timeout' : 'ok';
+      } catch (e) {
+        clearTimeout(timer);
+        return `failed (${String(e.message).split('\n')[0].slice(0, 120)})`;
+      }
+    }),
+    freshSide(names.lancelsm, sealed[names.lancelsm], async () => {
+      const r = JSON.parse(await psql(`SELECT conf.checkpoint(${sqlText(names.lancelsm)})`, LOOP_BOUND_MS));
+      return r.ok ? 'ok' : `failed (${r.error}: ${r.message})`;
+    }),
+  ]);
+  const problems = [];
+  for (const [who, o] of [['sdk', s], ['lancelsm', l]]) {
+    if (o.outcome !== 'ok') problems.push(`${who} ${o.outcome}`);
+    if (o.left.length) problems.push(`${who} left generations ${o.left.join(', ')} in L0`);
+  }
+  return { name: `lag ${lag} ms, ${kase}, flush ${flushVersion ? 'with' : 'without'} a version`
+    + (flushVersion ? '' : ' (SDK: readConsistencyInterval 0)'), sdk: s, lancelsm: l, problems };
+}
+
+async function freshnessLevel() {
+  const plain = await lancedb.connect('db://mydb', { apiKey: KEY, hostOverride: BASE });
+  const fresh = await lancedb.connect('db://mydb', { apiKey: KEY, hostOverride: BASE,
+    readConsistencyInterval: 0 });
+  const results = [];
+  for (const flushVersion of [true, false]) {
+    await ctl('POST', 'freshness', { no_version_header: flushVersion ? [] : ['flush_lsm'] });
+    const half = [];
+    for (const lag of FRESH_LAGS) {
+      for (const kase of ['quiet', 'backlog']) half.push(freshScenario(lag, kase, flushVersion, { plain, fresh }));
+    }
+    results.push(...await Promise.all(half));
+  }
+  await ctl('POST', 'freshness', { no_version_header: [] });
+  return results;
+}
+
+const freshSideText = (o) => `${o.outcome}, flush ${o.flush}, compact ${o.compact}, stats ${o.stats}, ` +
+  `sealed ${o.sealed}, left [${o.left}], ${o.ms} ms`;
+
 const side = (o) => `${o.class}${o.message ? ` (${o.message.slice(0, 140)})` : ''}, flush ${o.flush}, ` +
   `compact ${o.compact}, stats ${o.stats}, L0 ${o.l0}, ${o.ms} ms`;
 
@@ -397,7 +486,7 @@ const side = (o) => `${o.class}${o.message ? ` (${o.message.slice(0, 140)})` : '
   }
   const only = process.env.DIFFERENTIAL_ONLY || '';
   let bad = 0;
-  if (only !== 'loop') {
+  if (only === '' || only === 'decoder') {
     const d = await decoderLevel();
     for (const x of d.disagreements) {
       console.log(`DISAGREE decoder: ${x.label}\n  body:     ${x.body.slice(0, 200)}\n` +
@@ -408,7 +497,18 @@ const side = (o) => `${o.class}${o.message ? ` (${o.message.slice(0, 140)})` : '
       `${d.disagreements.length} disagreements`);
     bad += d.disagreements.length;
   }
-  if (only !== 'decoder') {
+  if (only === '' || only === 'fresh') {
+    const results = await freshnessLevel();
+    for (const r of results) {
+      console.log(`${r.problems.length ? 'DISAGREE' : 'agree   '} fresh: ${r.name}` +
+        `${r.problems.length ? ' [' + r.problems.join('; ') + ']' : ''}\n` +
+        `  sdk:      ${freshSideText(r.sdk)}\n  lancelsm: ${freshSideText(r.lancelsm)}`);
+    }
+    const n = results.filter((r) => r.problems.length).length;
+    console.log(`freshness level: ${results.length} scenarios: ${results.length - n} both converged, ${n} did not`);
+    bad += n;
+  }
+  if (only !== 'decoder' && only !== 'fresh') {
     const indexed = LOOP_VARIANTS.map((v, i) => [v, i]);
     const alone = (v) => Boolean(v[2] && (v[2].node || v[2].alone));
     const results = await Promise.all(indexed.filter(([v]) => !alone(v))

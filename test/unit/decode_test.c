@@ -1317,6 +1317,55 @@ call_write_spec_body(void)
 }
 
 /*
+ * The write spec answer's lists as the SDK's types read them: a null
+ * maintained_indexes is every index (the newest code's Option), absent is
+ * none (serde's default), [] is none; a null writer_config_defaults is
+ * refused, absent is empty.
+ */
+static void
+test_write_spec_lists(void)
+{
+	/* name, the spec's members after sharding, all_indexes, error or "" */
+	static const char *const cases[][4] = {
+		{"maintained_indexes null", ", \"maintained_indexes\": null", "1", ""},
+		{"maintained_indexes absent", "", "0", ""},
+		{"maintained_indexes empty", ", \"maintained_indexes\": []", "0", ""},
+		{"maintained_indexes a list", ", \"maintained_indexes\": [\"a\"]", "0", ""},
+		{"maintained_indexes a string", ", \"maintained_indexes\": \"a\"", "0",
+		"\"maintained_indexes\" is not an array of strings"},
+		{"writer_config_defaults null", ", \"writer_config_defaults\": null", "0",
+		"\"writer_config_defaults\" is not an object of strings"},
+		{"both null", ", \"maintained_indexes\": null, \"writer_config_defaults\": null",
+			"1", "\"writer_config_defaults\" is not an object of strings"},
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+	{
+		const char *name = cases[i][0];
+		char		body[512];
+		LsmWriteSpec spec = {0};
+		char		errbuf[LSM_JSON_ERRBUF_SIZE] = "";
+		int			ok;
+
+		snprintf(body, sizeof(body),
+				 "{\"lsm_write_spec\": {\"sharding\": {\"mode\": \"unsharded\"}%s}}",
+				 cases[i][1]);
+		ok = lsm_json_decode_write_spec(body, strlen(body), &spec, errbuf,
+										sizeof(errbuf));
+		check(ok == (cases[i][3][0] == '\0') && strcmp(errbuf, cases[i][3]) == 0,
+			  name, "decoded %d, \"%s\", expected \"%s\"", ok, errbuf,
+			  cases[i][3]);
+		check(!ok || spec.all_indexes == (cases[i][2][0] == '1'), name,
+			  "all_indexes %d", spec.all_indexes);
+		check(!ok || spec.all_indexes || spec.indexes != NULL, name,
+			  "no index list");
+		check(!ok || !spec.all_indexes || spec.nindexes == 0, name,
+			  "%d indexes with every index", spec.nindexes);
+		end_case(name);
+	}
+}
+
+/*
  * jansson mallocs its trees outside every memory context: palloc raising
  * out of memory while lsm_json.c holds one must not leak it.
  */
@@ -1341,6 +1390,7 @@ main(void)
 	test_renamed_keys();
 	test_error_bodies();
 	test_request_body();
+	test_write_spec_lists();
 	test_performance();
 	return harness_check_summary();
 }
