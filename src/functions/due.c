@@ -16,7 +16,7 @@
  *				trigger when the flush left L0 generations
  *
  * No action waits for compaction to drain (trigger-only tasks, see
- * src/task/task.c): a per-minute job with a short statement_timeout must not
+ * src/task/step_checkpoint.c and src/task/step_compact.c): a per-minute job with a short statement_timeout must not
  * fail forever on a table whose drain takes longer.  The next run's stats
  * observe the drain: a table whose L0 is still over its threshold is due
  * again.  A checkpoint action that succeeded sets the table's

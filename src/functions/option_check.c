@@ -4,7 +4,10 @@
  *		The pure part of the lancelsm foreign-data wrapper's options: which
  *		options exist where, the check of each value and of a whole list,
  *		the headers of extra_headers, and the base URL of a server.  No
- *		fmgr and no catalog access, so that fuzz/ links it alone.
+ *		fmgr, and no catalog access but superuser() (the role's row, for
+ *		the options only a superuser may set), so that fuzz/ links it
+ *		alone with stand-ins for superuser() and the few server functions
+ *		it calls.
  *
  * The validator itself (lancelsm_fdw_validator) and the resolution of a
  * server and user mapping into an LsmConfig are in option.c.  No message

@@ -12,7 +12,8 @@
  * error that costs no round trip.  The request body is built by
  * src/protocol/lsm_json.c (jansson), the answer of a read decoded strictly there;
  * this file sees only the plain C LsmWriteSpec.  Requests run as tasks
- * (src/task/task.c) under the per-request retry policy stated there.
+ * (src/task/step_spec.c) under the per-request retry policy of
+ * src/task/retry.c.
  *
  * Strings cross the wire in UTF-8 and are converted from and to the
  * server encoding here.

@@ -71,7 +71,7 @@ typedef struct LsmConfig
 
 /*
  * The most requests one call keeps in flight on one server as one role
- * (src/task/task.c), and the highest value of the server option
+ * (src/task/driver.c), and the highest value of the server option
  * max_requests_in_flight, which lowers it.
  */
 #define LSM_MAX_REQUESTS_IN_FLIGHT 64

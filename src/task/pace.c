@@ -56,7 +56,8 @@
  * Everything here is a pure function of its arguments (times in
  * milliseconds), unit-tested by test/unit/pace_test.c; the clock,
  * the requests and the shared memory that keeps the bracket between
- * checkpoints are the callers' (src/task/task.c, src/record/progress.c).
+ * checkpoints are the callers' (src/task/task.c, src/task/step_checkpoint.c,
+ * src/record/progress.c).
  *
  *-------------------------------------------------------------------------
  */

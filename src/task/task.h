@@ -82,7 +82,7 @@ typedef struct LsmTask
 	bool		version_forgotten;	/* a read was refused for its kept
 									 * version, forgotten, and sent again */
 
-	/* the driver's bookkeeping (task.c), so that no event scans the call */
+	/* the driver's bookkeeping (driver.c), so that no event scans the call */
 	int			run_index;		/* position in the driver's array */
 	bool		ready;			/* its request is due, not yet sent */
 	bool		asleep;			/* in the driver's heap of timers */
@@ -125,6 +125,8 @@ extern void lsm_task_set_source(LsmTask *task, LsmRunSource source,
 								bool declared);
 extern void lsm_task_set_failure(LsmTask *task, LsmFailure *failure);
 extern void lsm_task_snapshot(const LsmTask *task, LsmTaskSnapshot *snap);
+
+/* in driver.c */
 /*
  * The most herd entries and progress entries one call claims: a call over
  * more tables runs the rest unshared and unlisted, so that no call fills

@@ -25,7 +25,7 @@
  * (lsm_watermark_rewake).
  *
  * The I/O (issuing flush, stats and compact, retries, re-issues) lives in
- * src/task/task.c.  Protocol: docs/protocol.md, "The
+ * src/task/step_checkpoint.c and src/task/retry.c.  Protocol: docs/protocol.md, "The
  * checkpoint loop".
  *
  *-------------------------------------------------------------------------

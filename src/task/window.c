@@ -2,7 +2,7 @@
  *
  * window.c
  *		The window of requests in flight of one call on one server and
- *		role (src/task/task.c's gate): it follows the round trip and
+ *		role (src/task/driver.c's gate): it follows the round trip and
  *		never floods the server.
  *
  * A call can only send about window / round trip requests a second, so at
@@ -17,7 +17,7 @@
  * ceiling: the server's max_requests_in_flight, at most
  * LSM_MAX_REQUESTS_IN_FLIGHT.
  *
- * The retry policy is task.c's and unchanged: a request answered 429 or
+ * The retry policy is retry.c's and unchanged: a request answered 429 or
  * 503 is retried after its backoff; the window only decides how many of
  * the call's requests are out at once.
  *
