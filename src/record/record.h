@@ -103,7 +103,10 @@ typedef struct LsmTaskSnapshot
 	const char *wire_table_name;	/* table_name in UTF-8, as sent */
 	const char *phase;			/* as lancelsm_progress shows it */
 	const char *waiting_bucket; /* a bucket that is not Active holding
-								 * outstanding L0, UTF-8; "": none */
+								 * outstanding L0, else once a pass ended
+								 * without a drop one holding outstanding
+								 * L0 (lsm_watermark_waiting), UTF-8; "":
+								 * none */
 	const char *waiting_status; /* its status, as the server sent it */
 	bool		finished;		/* its phase is done */
 	const LsmFailure *failure;	/* once finished: NULL on success */

@@ -194,8 +194,8 @@ lsm_task_snapshot(const LsmTask *task, LsmTaskSnapshot *snap)
 	snap->table_name = task->table_name;
 	snap->wire_table_name = task->wire_table_name;
 	snap->phase = task_phase_name(task);
-	snap->waiting_bucket = task->watermark.waiting_shard;
-	snap->waiting_status = task->watermark.waiting_status;
+	snap->waiting_bucket = lsm_watermark_waiting(&task->watermark,
+												 &snap->waiting_status);
 	snap->finished = (task->phase == LSM_PHASE_DONE);
 	snap->failure = task->failure;
 	snap->answered = task->answered;

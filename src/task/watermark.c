@@ -40,13 +40,20 @@
 /*
  * watermark_note_waiting: remember, for progress and a timeout's detail,
  * the first bucket of this poll that holds outstanding L0 and whose status
- * is not "Active" (a Sealed bucket: a drop in flight).  The status decides
+ * is not "Active" (a Sealed bucket: a drop in flight); and, for progress
+ * once passes end without a drop, the first bucket of this poll that
+ * holds outstanding L0 whatever its status.  The status decides
  * nothing: such a bucket is targeted and waited for like any other, as the
  * SDK's checkpoint does (rust/lancedb/src/table/checkpoint.rs).
  */
 static void
 watermark_note_waiting(LsmWatermark *wm, const LsmBucket *b)
 {
+	if (wm->holding_shard[0] == '\0')
+	{
+		strlcpy(wm->holding_shard, b->shard_id, sizeof(wm->holding_shard));
+		strlcpy(wm->holding_status, b->status, sizeof(wm->holding_status));
+	}
 	if (wm->waiting_shard[0] != '\0' || pg_strcasecmp(b->status, "Active") == 0)
 		return;
 	strlcpy(wm->waiting_shard, b->shard_id, sizeof(wm->waiting_shard));
@@ -72,6 +79,8 @@ lsm_watermark_set(LsmWatermark *wm, const LsmStats *stats)
 	wm->stalled_passes = 0;
 	wm->waiting_shard[0] = '\0';
 	wm->waiting_status[0] = '\0';
+	wm->holding_shard[0] = '\0';
+	wm->holding_status[0] = '\0';
 	wm->interval_ms = lsm_poll_interval_min_ms;
 	lsm_watermark_release(wm);
 	wm->pass_at = 0;
@@ -159,6 +168,27 @@ lsm_watermark_stall_suspected(const LsmWatermark *wm)
 }
 
 /*
+ * lsm_watermark_waiting: the bucket that lancelsm_progress names as the
+ * one a checkpoint waits on, with its status into *status: a bucket that
+ * is not Active holding outstanding L0; else, once a pass has ended
+ * without a drop in the outstanding count, the first bucket still holding
+ * outstanding L0 (its passes drain nothing: every outstanding bucket
+ * waits alike, so the first in the server's order stands for them); ""
+ * when neither.  Never raises an error.
+ */
+const char *
+lsm_watermark_waiting(const LsmWatermark *wm, const char **status)
+{
+	if (wm->waiting_shard[0] != '\0' || wm->stalled_passes == 0)
+	{
+		*status = wm->waiting_status;
+		return wm->waiting_shard;
+	}
+	*status = wm->holding_status;
+	return wm->holding_shard;
+}
+
+/*
  * lsm_watermark_evaluate: read one poll's stats against the targets.
  *
  * Returns DONE when nothing at or below a target remains (a bucket that
@@ -181,6 +211,8 @@ lsm_watermark_evaluate(LsmWatermark *wm, const LsmStats *stats,
 	*pass_running = false;
 	wm->waiting_shard[0] = '\0';
 	wm->waiting_status[0] = '\0';
+	wm->holding_shard[0] = '\0';
+	wm->holding_status[0] = '\0';
 	if (!stats->enabled)
 		return LSM_STEP_DONE;
 	for (int i = 0; i < wm->ntargets; i++)

@@ -61,6 +61,13 @@ typedef struct LsmWatermark
 														 * outstanding L0; "":
 														 * none */
 	char		waiting_status[LSM_WATERMARK_NAME_LEN]; /* its status */
+	char		holding_shard[LSM_WATERMARK_NAME_LEN];	/* the first bucket
+														 * of the last poll
+														 * holding
+														 * outstanding L0,
+														 * whatever its
+														 * status; "": none */
+	char		holding_status[LSM_WATERMARK_NAME_LEN]; /* its status */
 } LsmWatermark;
 
 /* What the loop does after reading stats. */
@@ -77,6 +84,8 @@ extern LsmNextStep lsm_watermark_evaluate(LsmWatermark *wm,
 										  bool *progressed, bool *pass_running);
 extern void lsm_watermark_release(LsmWatermark *wm);
 extern bool lsm_watermark_stall_suspected(const LsmWatermark *wm);
+extern const char *lsm_watermark_waiting(const LsmWatermark *wm,
+										 const char **status);
 extern TimestampTz lsm_watermark_rewake(LsmWatermark *wm, TimestampTz now,
 										TimestampTz wake_at);
 extern bool lsm_watermark_follows_drain(const LsmWatermark *wm);
