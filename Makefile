@@ -39,6 +39,7 @@ OBJS = \
 	src/record/shared_array.o \
 	src/record/run.o \
 	src/record/counters.o \
+	src/record/forget.o \
 	src/functions/stats.o \
 	src/functions/shape.o \
 	src/functions/declared.o \
@@ -50,6 +51,7 @@ OBJS = \
 	src/functions/due.o \
 	src/functions/threshold.o \
 	src/functions/outcome.o \
+	src/functions/recording.o \
 	src/protocol/lsm_stats_json.o \
 	src/protocol/lsm_json.o
 

@@ -135,7 +135,7 @@ SELECT table_name, last_action, last_source, last_ok, last_sqlstate,
        split_part(last_message, ': ', 1) AS last_message,
        last_started_at <= last_finished_at AS ordered,
        last_finished_at BETWEEN now() - interval '1 minute' AND now() AS recent
-  FROM lancelsm_table ORDER BY table_name COLLATE "C";
+  FROM lancelsm_status ORDER BY table_name COLLATE "C";
 -- a checkpoint's outcome starts when last_checkpoint_at says
 SELECT table_name, last_started_at = last_checkpoint_at AS same_start
   FROM lancelsm_table WHERE last_action = 'checkpoint'
@@ -180,7 +180,7 @@ SELECT table_name, ok, sqlstate, split_part(message, ': ', 1) AS message,
 SELECT table_name, last_action, last_source, last_ok, last_sqlstate,
        split_part(last_message, ': ', 1) AS last_message,
        last_message LIKE '%HTTP status 500%' AS detail
-  FROM lancelsm_table WHERE table_name = 'du_wal';
+  FROM lancelsm_status WHERE table_name = 'du_wal';
 
 -- the recorded time: not written by a read-only transaction (a WARNING,
 -- the rows all the same), lost when the transaction rolls back, written
@@ -220,8 +220,9 @@ SELECT server, table_name, ok, sqlstate, due, reason, action, elapsed
   FROM lancelsm_checkpoint_due() WHERE NOT ok;
 
 -- permissions: reading and acting are public (the server is the gate),
--- changing thresholds is not; a role without UPDATE on lancelsm_table
--- acts but cannot record (a WARNING)
+-- changing thresholds is not; a role that may not record (no UPDATE on
+-- lancelsm_table.last_checkpoint_at) gets an ERROR from the due job
+-- before any request, and reads no server message
 CREATE ROLE regress_du_reader;
 GRANT USAGE ON FOREIGN SERVER emu TO regress_du_reader;
 UPDATE lancelsm_table SET last_checkpoint_at = NULL WHERE table_name = 'du_age';
@@ -233,12 +234,16 @@ SELECT f, has_function_privilege('regress_du_reader', f, 'EXECUTE') AS execute
 SET ROLE regress_du_reader;
 SELECT dt_try($$SELECT lancelsm_alter_table('emu', 'du_l0', 1)$$);
 SELECT dt_try($$UPDATE lancelsm_table SET max_l0_generations = 1$$);
-\set VERBOSITY terse
 SELECT table_name, ok, action FROM lancelsm_checkpoint_due()
  WHERE action = 'checkpoint';
-\set VERBOSITY default
+SELECT dt_try($$SELECT * FROM lancelsm_checkpoint_all()$$);
+SELECT dt_try($$SELECT * FROM lancelsm_table_message$$);
+SELECT count(*) AS tables, count(last_message) AS messages_shown
+  FROM lancelsm_status;
 RESET ROLE;
--- with UPDATE on the one column, a delegate records
+SELECT count(last_message) > 0 AS messages_shown FROM lancelsm_status;
+-- with UPDATE on the one column, a delegate records: the outcome columns
+-- and the message too, written as the owner of lancelsm_table
 GRANT UPDATE (last_checkpoint_at) ON lancelsm_table TO regress_du_reader;
 SELECT last_checkpoint_at IS NULL AS not_recorded
   FROM lancelsm_table WHERE table_name = 'du_age';
@@ -246,7 +251,8 @@ SET ROLE regress_du_reader;
 SELECT table_name, ok, action FROM lancelsm_checkpoint_due()
  WHERE action = 'checkpoint';
 RESET ROLE;
-SELECT last_checkpoint_at IS NOT NULL AS recorded
+SELECT last_checkpoint_at IS NOT NULL AS recorded, last_action, last_source,
+       last_ok, last_finished_at > now() - interval '1 minute' AS recent
   FROM lancelsm_table WHERE table_name = 'du_age';
 
 -- outcomes over time: du_born is declared before it exists (its failed
@@ -258,7 +264,7 @@ SELECT table_name, ok, sqlstate, action FROM lancelsm_checkpoint_due()
  WHERE table_name = 'du_born';
 SELECT table_name, last_action, last_source, last_ok, last_sqlstate,
        split_part(last_message, ': ', 1) AS last_message
-  FROM lancelsm_table WHERE table_name = 'du_born';
+  FROM lancelsm_status WHERE table_name = 'du_born';
 SELECT emu('POST', '/_emulator/tables', '{"name": "du_born", "buckets": 1}');
 UPDATE lancelsm_table SET last_finished_at = '2026-01-01 00:00:00+00'
  WHERE table_name = 'du_age';
@@ -266,7 +272,7 @@ SELECT table_name, ok, action FROM lancelsm_checkpoint_due()
  WHERE table_name IN ('du_age', 'du_born');
 SELECT table_name, last_action, last_source, last_ok, last_sqlstate,
        last_message, last_finished_at = '2026-01-01 00:00:00+00' AS unchanged
-  FROM lancelsm_table WHERE table_name IN ('du_age', 'du_born')
+  FROM lancelsm_status WHERE table_name IN ('du_age', 'du_born')
  ORDER BY table_name COLLATE "C";
 -- a direct call on a declared table records its outcome as direct (a
 -- success; a failure raises, and the rollback takes any record back); a
@@ -288,7 +294,7 @@ SELECT table_name, ok, sqlstate
   FROM lancelsm_checkpoint('emu', ARRAY['du_born', 'du_nothere']);
 SELECT table_name, last_action, last_source, last_ok, last_sqlstate,
        split_part(last_message, ': ', 1) AS last_message
-  FROM lancelsm_table WHERE table_name = 'du_born';
+  FROM lancelsm_status WHERE table_name = 'du_born';
 SELECT count(*) AS undeclared FROM lancelsm_table WHERE table_name = 'du_nothere';
 -- in a read-only transaction a direct call records nothing, silently
 BEGIN READ ONLY;

@@ -150,18 +150,148 @@ COMMENT ON FUNCTION @extschema@.lancelsm_add_table IS
 -- END strict runs
 
 -- BEGIN no stale rows
--- lancelsm_remove_table takes the table out of every view; its history
--- rows stay, marked as removed.
+-- lancelsm_remove_table takes the table out of lancelsm_last_stats,
+-- lancelsm_table_counters and lancelsm_status when its transaction
+-- commits; the table's rows in the two histories stay, with the time of
+-- the removal in a new last column, removed_at (NULL for a table still
+-- declared, or never declared), so that an alert can leave them out
+-- (docs/monitoring.md).  A function's result columns cannot be altered:
+-- the functions and their views are dropped and created again, with the
+-- grants of 1.3 and 1.4: EXECUTE and SELECT to pg_read_all_stats, not
+-- PUBLIC.
+DROP VIEW @extschema@.lancelsm_checkpoint_history;
+DROP FUNCTION @extschema@.lancelsm_checkpoint_history();
+DROP VIEW @extschema@.lancelsm_run_history;
+DROP FUNCTION @extschema@.lancelsm_run_history();
+
+CREATE FUNCTION @extschema@.lancelsm_checkpoint_history()
+RETURNS TABLE (
+    database pg_catalog.text,
+    server pg_catalog.text,
+    table_name pg_catalog.text,
+    finished_at pg_catalog.timestamptz,
+    ok pg_catalog.bool,
+    sqlstate pg_catalog.text,
+    message pg_catalog.text,
+    elapsed pg_catalog.interval,
+    passes pg_catalog.int4,
+    removed_at pg_catalog.timestamptz)
+AS 'MODULE_PATHNAME', 'lancelsm_checkpoint_history'
+LANGUAGE C STRICT VOLATILE PARALLEL SAFE ROWS 100;
+
+CREATE VIEW @extschema@.lancelsm_checkpoint_history AS
+  SELECT * FROM @extschema@.lancelsm_checkpoint_history();
+
+CREATE FUNCTION @extschema@.lancelsm_run_history()
+RETURNS TABLE (
+    database pg_catalog.text,
+    server pg_catalog.text,
+    table_name pg_catalog.text,
+    action pg_catalog.text,
+    source pg_catalog.text,
+    started_at pg_catalog.timestamptz,
+    finished_at pg_catalog.timestamptz,
+    ok pg_catalog.bool,
+    sqlstate pg_catalog.text,
+    message pg_catalog.text,
+    passes pg_catalog.int4,
+    polls pg_catalog.int4,
+    requests pg_catalog.int4,
+    removed_at pg_catalog.timestamptz)
+AS 'MODULE_PATHNAME', 'lancelsm_run_history'
+LANGUAGE C STRICT VOLATILE PARALLEL SAFE ROWS 1000;
+
+CREATE VIEW @extschema@.lancelsm_run_history AS
+  SELECT * FROM @extschema@.lancelsm_run_history();
+
+REVOKE EXECUTE ON FUNCTION @extschema@.lancelsm_checkpoint_history() FROM PUBLIC;
+REVOKE EXECUTE ON FUNCTION @extschema@.lancelsm_run_history() FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION @extschema@.lancelsm_checkpoint_history() TO pg_read_all_stats;
+GRANT EXECUTE ON FUNCTION @extschema@.lancelsm_run_history() TO pg_read_all_stats;
+GRANT SELECT ON @extschema@.lancelsm_checkpoint_history TO pg_read_all_stats;
+GRANT SELECT ON @extschema@.lancelsm_run_history TO pg_read_all_stats;
+
+COMMENT ON FUNCTION @extschema@.lancelsm_checkpoint_history() IS
+  'The rows of the view lancelsm_checkpoint_history, read from shared memory; no network request; 55000 unless lancelsm is in shared_preload_libraries; EXECUTE granted to pg_read_all_stats';
+COMMENT ON VIEW @extschema@.lancelsm_checkpoint_history IS
+  'The last checkpoint outcome of each table, cluster-wide (finished_at, ok, sqlstate, message, elapsed, passes; removed_at once lancelsm_remove_table removed it), at most lancelsm.max_history_entries tables, kept across clean restarts; reads shared memory only; needs lancelsm preloaded';
+COMMENT ON FUNCTION @extschema@.lancelsm_run_history() IS
+  'The rows of the view lancelsm_run_history, read from shared memory in the order the runs ended; no network request; 55000 unless lancelsm is in shared_preload_libraries; EXECUTE granted to pg_read_all_stats';
+COMMENT ON VIEW @extschema@.lancelsm_run_history IS
+  'One row per flush, compact or checkpoint lancelsm ran on a table, cluster-wide (action, source, started_at, finished_at, ok, sqlstate, message, passes, polls, requests; removed_at once lancelsm_remove_table removed it), at most lancelsm.max_run_history, lost at restart; reads shared memory only; needs lancelsm preloaded';
 -- END no stale rows
 
 -- BEGIN the message relation
--- The server's message is readable only by the roles that may read the
--- histories: it moves out of lancelsm_table into a relation of its own.
+-- The server's message of each declared table's last outcome (the errmsg
+-- and errdetail of a failure: a 403's body, say) was in
+-- lancelsm_table.last_message, readable by PUBLIC; the same text in the
+-- histories is readable by pg_read_all_stats only.  A column REVOKE does
+-- nothing while PUBLIC may SELECT the table, and column grants would
+-- break SELECT * for everyone, so the message moves to a relation of its
+-- own, gated as the histories are: SELECT for pg_read_all_stats, not
+-- PUBLIC.  Its rows follow their table's (renamed, removed) and are
+-- written, as the other outcome columns, by the roles that may record
+-- (docs/security.md).  lancelsm_status keeps its last_message column,
+-- NULL for a role that may not read the relation, as pg_stat_activity
+-- shows another role's query.  The messages are not dumped by pg_dump.
+CREATE TABLE @extschema@.lancelsm_table_message (
+    server pg_catalog.text NOT NULL,
+    table_name pg_catalog.text NOT NULL,
+    last_message pg_catalog.text,
+    PRIMARY KEY (server, table_name),
+    FOREIGN KEY (server, table_name)
+      REFERENCES @extschema@.lancelsm_table (server, table_name)
+      ON UPDATE CASCADE ON DELETE CASCADE);
+INSERT INTO @extschema@.lancelsm_table_message (server, table_name, last_message)
+  SELECT server, table_name, last_message FROM @extschema@.lancelsm_table
+   WHERE last_message IS NOT NULL;
+REVOKE ALL ON @extschema@.lancelsm_table_message FROM PUBLIC;
+GRANT SELECT ON @extschema@.lancelsm_table_message TO pg_read_all_stats;
+
+CREATE OR REPLACE VIEW @extschema@.lancelsm_status AS
+  SELECT t.server, t.table_name, t.max_l0_generations, t.max_l0_bytes,
+         t.max_wal_lag, t.max_memtable_rows, t.max_checkpoint_age,
+         t.last_action, t.last_source, t.last_ok, t.last_sqlstate,
+         CASE WHEN pg_catalog.has_table_privilege(
+                     '@extschema@.lancelsm_table_message', 'SELECT')
+              THEN m.last_message END AS last_message,
+         t.last_started_at, t.last_finished_at,
+         t.last_checkpoint_at, r.phase AS running_phase,
+         r.pid AS running_pid, r.started_at AS running_since
+    FROM @extschema@.lancelsm_table t
+    LEFT JOIN @extschema@.lancelsm_table_message m
+      ON m.server OPERATOR(pg_catalog.=) t.server
+     AND m.table_name OPERATOR(pg_catalog.=) t.table_name
+    LEFT JOIN (SELECT DISTINCT ON (server, table_name)
+                      server, table_name, pid, phase, started_at
+                 FROM @extschema@.lancelsm_running()
+                ORDER BY server, table_name, started_at, pid) r
+      ON r.server OPERATOR(pg_catalog.=) t.server
+     AND r.table_name OPERATOR(pg_catalog.=) t.table_name;
+
+ALTER TABLE @extschema@.lancelsm_table DROP COLUMN last_message;
+
+COMMENT ON TABLE @extschema@.lancelsm_table_message IS
+  'The message of each declared table''s last outcome (errmsg: errdetail of a failure, without secrets; a note on a success), one row per table that has one; written by the roles that may record; readable by pg_read_all_stats, not PUBLIC';
+COMMENT ON COLUMN @extschema@.lancelsm_table_message.last_message IS
+  'The message of the last action''s failure (errmsg: errdetail, without secrets), or a note on a success (a joined checkpoint); NULL otherwise';
+COMMENT ON VIEW @extschema@.lancelsm_status IS
+  'One row per declared table: thresholds, the last action and its outcome, the last checkpoint, and the checkpoint running now; last_message only for roles that may read lancelsm_table_message (pg_read_all_stats), NULL for the others; reads no LanceDB server';
 -- END the message relation
 
 -- BEGIN upgrades keep recording
 -- A job role set up as the 1.3 and 1.4 docs said keeps recording after
--- the update, with no extra grant.
+-- the update, with no extra grant: from 1.5 a role records when it may
+-- UPDATE lancelsm_table.last_checkpoint_at (the grant the 1.3 docs gave
+-- the job role; the 1.4 docs' grant includes it), and the library writes
+-- the outcome columns and the message relation as the owner of
+-- lancelsm_table.  The column grants the 1.4 docs added are no longer
+-- needed; they stay, harmless, but last_message's went with its column.
+-- lancelsm_checkpoint_due() and lancelsm_checkpoint_all() by a role that
+-- may not record raise 42501 before any request instead of a WARNING
+-- after (docs/upgrading.md).  Nothing in the catalog changes.
+COMMENT ON COLUMN @extschema@.lancelsm_table.last_checkpoint_at IS
+  'Start of the table''s last successful checkpoint by lancelsm_checkpoint_due(), lancelsm_checkpoint_all() or lancelsm_checkpoint on the declared table; never moves back; NULL before the first; UPDATE on this column is what lets a role record the outcomes of declared tables';
 -- END upgrades keep recording
 
 -- BEGIN end of script

@@ -94,6 +94,7 @@ _PG_init(void)
 							&lsm_log_min_duration_ms, -1, -1, INT_MAX,
 							PGC_SUSET, GUC_UNIT_MS, NULL, NULL, NULL);
 	lsm_mapping_init();
+	lsm_recording_init();
 	lsm_record_init();
 	lsm_herd_shmem_init();
 	lsm_fresh_init();

@@ -34,6 +34,7 @@
 #include "executor/spi.h"
 #include "funcapi.h"
 #include "functions/entry.h"
+#include "functions/recording.h"
 #include "mb/pg_wchar.h"
 #include "task/task.h"
 #include "settings.h"
@@ -385,16 +386,24 @@ lancelsm_alter_table(PG_FUNCTION_ARGS)
  * lancelsm_remove_table(server text, table_name text) RETURNS boolean
  *
  * Removes a declared table; true if it was declared, false otherwise.
- * The server need not exist any more.  Errors: 42501 without DELETE on
- * lancelsm_table (EXECUTE is revoked from PUBLIC).
+ * Its row goes from lancelsm_table (and so from lancelsm_status), with
+ * its message (1.5); when the transaction commits, its table counters
+ * and last stats go too, and its entries in the checkpoint and run
+ * histories are marked removed_at (src/record/forget.c).  The server need
+ * not exist any more.  Errors: 42501 without DELETE on lancelsm_table
+ * (EXECUTE is revoked from PUBLIC).
  */
 PG_FUNCTION_INFO_V1(lancelsm_remove_table);
 Datum
 lancelsm_remove_table(PG_FUNCTION_ARGS)
 {
-	PG_RETURN_BOOL(declared_modify(fcinfo,
-								   "DELETE FROM %s WHERE server = $1 AND table_name = $2",
-								   2) > 0);
+	if (declared_modify(fcinfo,
+						"DELETE FROM %s WHERE server = $1 AND table_name = $2",
+						2) == 0)
+		PG_RETURN_BOOL(false);
+	lsm_record_forget_removed(text_to_cstring(PG_GETARG_TEXT_PP(0)),
+							  text_to_cstring(PG_GETARG_TEXT_PP(1)));
+	PG_RETURN_BOOL(true);
 }
 
 /*
@@ -600,6 +609,7 @@ lsm_declared_resolve(FunctionCallInfo fcinfo, bool with_limits, int32 slice,
 	int			n;
 
 	declared_read(fcinfo, with_limits, slice, slices, set);
+	set->records = lsm_role_records(fcinfo);
 	n = Max(set->ntables, 1);
 	set->tasks = NULL;
 	set->summaries = NULL;
@@ -625,7 +635,8 @@ lsm_declared_resolve(FunctionCallInfo fcinfo, bool with_limits, int32 slice,
  * lsm_declared_task_init: initialise task as one task of the given kind
  * on table t of a resolved set (lsm_declared_resolve), declared and
  * started by lancelsm_checkpoint_all() (the run history's source of its
- * actions); a table whose server or name was refused gets a task already
+ * actions), counting for the table as the calling role may record; a
+ * table whose server or name was refused gets a task already
  * finished with that failure.  What the task allocates goes to CurrentMemoryContext.
  */
 void
@@ -635,6 +646,7 @@ lsm_declared_task_init(const DeclaredSet *set, int t, LsmTaskKind kind,
 	lsm_task_init(task, kind, set->table_configs[t], set->names[t], false);
 	/* of the calls over the declared set, only checkpoint_all acts here */
 	lsm_task_set_source(task, LSM_RUN_CHECKPOINT_ALL, true);
+	lsm_task_set_records(task, set->records);
 	if (set->refusals[t] != NULL)
 		lsm_task_set_failure(task, set->refusals[t]);
 }
@@ -974,10 +986,11 @@ typedef enum DeclaredWrite
 /*
  * declared_update_safely: run an UPDATE of lancelsm_table (template:
  * %s is the table) with nargs parameters of the given types, never NULL,
- * in a subtransaction.  An error (a read-only transaction: 25006, no
- * UPDATE privilege: 42501, ...) becomes a WARNING with its SQLSTATE,
- * saying what was not recorded (what); cancel and statement_timeout
- * (57014) still raise.
+ * in a subtransaction, as the table's owner (src/functions/recording.c:
+ * the caller checked that the current role may record).  An error (a
+ * read-only transaction: 25006, ...) becomes a WARNING with its
+ * SQLSTATE, saying what was not recorded (what); cancel and
+ * statement_timeout (57014) still raise.
  */
 static void
 declared_update_safely(FunctionCallInfo fcinfo, const char *template,
@@ -993,10 +1006,15 @@ declared_update_safely(FunctionCallInfo fcinfo, const char *template,
 	PG_TRY();
 	{
 		int			nestlevel = declared_spi_connect();
+		LsmRecordUser caller;
+		int			rc;
 
-		if (SPI_execute_with_args(query, nargs, argtypes, args, NULL, false,
-								  0) != SPI_OK_UPDATE)
+		lsm_record_as_owner(fcinfo, &caller);
+		rc = SPI_execute_with_args(query, nargs, argtypes, args, NULL, false,
+								   0);
+		if (rc != SPI_OK_UPDATE && rc != SPI_OK_INSERT)
 			elog(ERROR, "SPI_execute_with_args did not update");
+		lsm_record_as_caller(&caller);
 		declared_spi_finish(nestlevel);
 		ReleaseCurrentSubTransaction();
 		MemoryContextSwitchTo(outer);
@@ -1034,10 +1052,10 @@ declared_update_safely(FunctionCallInfo fcinfo, const char *template,
  * lsm_declared_record: set last_checkpoint_at in lancelsm_table to the
  * start of each checkpoint among tasks (one per table of the set, NULL
  * where none ran) that succeeded, never moving it back.  Runs in the
- * calling transaction with the caller's rights: it is lost if that
- * transaction rolls back, and where it cannot be written (a read-only
- * transaction, no UPDATE on lancelsm_table) a WARNING says so and nothing
- * raises.  Does nothing before the 1.2 catalog.
+ * calling transaction as the table's owner, for a caller that may record
+ * (lsm_role_require_record): it is lost if that transaction rolls back,
+ * and where it cannot be written (a read-only transaction) a WARNING says
+ * so and nothing raises.  Does nothing before the 1.2 catalog.
  */
 void
 lsm_declared_record(FunctionCallInfo fcinfo, const DeclaredSet *set,
@@ -1080,10 +1098,11 @@ lsm_declared_record(FunctionCallInfo fcinfo, const DeclaredSet *set,
 
 /*
  * lsm_declared_record_outcomes: record the outcomes of a call in
- * lancelsm_table (src/functions/outcome.c says which), in the calling
- * transaction with the caller's rights: where that fails, a WARNING says
- * so and nothing raises (as lsm_declared_record).  Does nothing before
- * the 1.4 catalog, and for a direct call that may not write.
+ * lancelsm_table and, from 1.5, the messages in lancelsm_table_message
+ * (src/functions/outcome.c says which), in the calling transaction as the
+ * table's owner: where that fails, a WARNING says so and nothing raises
+ * (as lsm_declared_record).  Does nothing before the 1.4 catalog, and for
+ * a direct call by a role that may not record.
  */
 void
 lsm_declared_record_outcomes(FunctionCallInfo fcinfo,
@@ -1124,7 +1143,9 @@ lsm_declared_record_outcomes(FunctionCallInfo fcinfo,
  * row is logged at LOG, naming its server and table (at most
  * LSM_LOG_FAILED_ROWS per call), and one WARNING counts them; the other
  * checkpoints are logged as lancelsm.log_min_duration says.  Raises only
- * on cancel, or statement_timeout before the rows are out (57014).
+ * on cancel, or statement_timeout before the rows are out (57014), and
+ * 42501, before any request, for a role that may not record
+ * (src/functions/recording.c).
  */
 PG_FUNCTION_INFO_V1(lancelsm_checkpoint_all);
 Datum
@@ -1134,6 +1155,7 @@ lancelsm_checkpoint_all(PG_FUNCTION_ARGS)
 	DeclaredSet set;
 	LsmFailedRows log = {0};
 
+	lsm_role_require_record(fcinfo);
 	declared_collect(fcinfo, LSM_TASK_CHECKPOINT, false, &set);
 	lsm_declared_record(fcinfo, &set, set.tasks);
 	lsm_declared_record_outcomes(fcinfo, &(LsmOutcomeCall) {

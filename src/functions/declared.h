@@ -32,6 +32,7 @@ typedef struct DeclaredSet
 	LsmFailure **refusals;		/* why its server or name is refused, or NULL */
 	int			nconfigs;
 	LsmConfig **configs;		/* the resolved servers: wipe when done */
+	bool		records;		/* the calling role may record */
 	/* only when read with thresholds (NULL otherwise), per table: */
 	LsmLimits  *limits;			/* its thresholds */
 	Datum	   *limit_values;	/* LSM_LIMIT_COLS columns of each table */

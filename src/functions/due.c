@@ -28,6 +28,7 @@
 #include "postgres.h"
 
 #include "functions/declared.h"
+#include "functions/recording.h"
 #include "funcapi.h"
 #include "functions/entry.h"
 #include "task/task.h"
@@ -121,6 +122,7 @@ due_decide(const DeclaredSet *set, DuePlan *plan, int t, LsmTask *stats,
 		lsm_task_set_trigger_only(act);
 		lsm_task_set_row_deadline(act);
 		lsm_task_set_source(act, LSM_RUN_CHECKPOINT_DUE, true);
+		lsm_task_set_records(act, set->records);
 		plan->acts[t] = act;
 		plan->run[plan->nrun++] = act;
 	}
@@ -301,8 +303,9 @@ due_slice_args(FunctionCallInfo fcinfo, int32 *slice, int32 *slices)
  * logged at LOG, naming its server and table (at most LSM_LOG_FAILED_ROWS
  * per call), and one WARNING counts them; the other actions are logged as
  * lancelsm.log_min_duration says.  Raises only on cancel or
- * statement_timeout (57014), which end every action, and 22023 for
- * slices below 1 or a slice outside 0 .. slices - 1.
+ * statement_timeout (57014), which end every action, 22023 for slices
+ * below 1 or a slice outside 0 .. slices - 1, and 42501, before any
+ * request, for a role that may not record (src/functions/recording.c).
  */
 PG_FUNCTION_INFO_V1(lancelsm_checkpoint_due);
 Datum
@@ -316,6 +319,7 @@ lancelsm_checkpoint_due(PG_FUNCTION_ARGS)
 	TimestampTz started = GetCurrentTimestamp();
 
 	due_slice_args(fcinfo, &slice, &slices);
+	lsm_role_require_record(fcinfo);
 	rsinfo = lsm_materialize(fcinfo, LSM_DUE_COLS);
 	lsm_declared_resolve(fcinfo, true, slice, slices, &set);
 	due_plan_alloc(&set, &plan);

@@ -19,7 +19,8 @@
 
 /* entry.c: resolve a server and run one task, raising its failure */
 extern LsmTask *lsm_run_on_table(LsmTaskKind kind, text *server,
-								 text *table, bool include_generation_rows);
+								 text *table, bool include_generation_rows,
+								 bool records);
 extern LsmTask *lsm_run_with_body(LsmTaskKind kind, text *server,
 								  text *table, const char *body);
 

@@ -48,17 +48,19 @@
 #define LSM_PROGRESS_COLS_V1_3 14
 #define LSM_PROGRESS_COLS_V1_4 16
 /* lancelsm_checkpoint_history: one row per kept outcome; 1.3 adds
- * database */
+ * database, 1.5 removed_at */
 #define LSM_HISTORY_COLS_V1_2 8
 #define LSM_HISTORY_COLS_V1_3 9
+#define LSM_HISTORY_COLS_V1_5 10
 /* lancelsm_running: one row per checkpoint running in this database */
 #define LSM_RUNNING_COLS 5
 /* lancelsm_write_spec: one row, or none */
 #define LSM_WRITE_SPEC_COLS 5
 /* lancelsm_info (1.4) */
 #define LSM_INFO_COLS 18
-/* lancelsm_run_history (1.4) */
+/* lancelsm_run_history (1.4); 1.5 adds removed_at */
 #define LSM_RUN_HISTORY_COLS 13
+#define LSM_RUN_HISTORY_COLS_V1_5 14
 /* lancelsm_table_counters (1.4): one row per table and action */
 #define LSM_TABLE_COUNTERS_COLS 14
 /* lancelsm_last_stats (1.4): one row per table whose stats were read */
@@ -167,5 +169,11 @@ extern char *lsm_option_base_url(const char *host_override,
  * server with server-level credentials (an object access hook)
  */
 extern void lsm_mapping_init(void);
+
+/*
+ * in recording.c: the record forgets a database's entries when its
+ * lancelsm extension is dropped (an object access hook)
+ */
+extern void lsm_recording_init(void);
 
 #endif							/* LANCELSM_FUNCTIONS_H */

@@ -19,6 +19,7 @@
 #include "functions/option.h"
 #include "functions/functions.h"
 #include "functions/declared.h"
+#include "functions/recording.h"
 #include "miscadmin.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
@@ -48,7 +49,8 @@ static void
 maintenance_run(FunctionCallInfo fcinfo, LsmTaskKind kind)
 {
 	LsmTask    *task = lsm_run_on_table(kind, PG_GETARG_TEXT_PP(0),
-										PG_GETARG_TEXT_PP(1), false);
+										PG_GETARG_TEXT_PP(1), false,
+										lsm_role_records(fcinfo));
 
 	maintenance_record(fcinfo, &task, 1);
 }
@@ -200,6 +202,7 @@ lancelsm_checkpoint_many(PG_FUNCTION_ARGS)
 	LsmConfig  *config;
 	LsmTask   **tasks;
 	int			ntasks;
+	bool		records = lsm_role_records(fcinfo);
 
 	ntasks = checkpoint_many_tasks(PG_GETARG_ARRAYTYPE_P(1), &tasks);
 	config = lsm_config_resolve(text_to_cstring(PG_GETARG_TEXT_PP(0)));
@@ -207,6 +210,7 @@ lancelsm_checkpoint_many(PG_FUNCTION_ARGS)
 	{
 		lsm_task_set_config(tasks[i], config);
 		lsm_task_set_row_deadline(tasks[i]);
+		lsm_task_set_records(tasks[i], records);
 	}
 	PG_TRY();
 	{

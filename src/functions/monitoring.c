@@ -267,19 +267,45 @@ lancelsm_progress_skipped(PG_FUNCTION_ARGS)
 }
 
 /*
- * history_row: the lancelsm_checkpoint_history row of one entry:
- * LSM_HISTORY_COLS_V1_3 columns, or without database (the first) the
- * LSM_HISTORY_COLS_V1_2 of a catalog not updated yet; sqlstate and
+ * monitoring_removed_at: the removed_at column of a history or run
+ * history row (NULL: its table was not removed) into values/nulls at
+ * column i; returns the column after it.
+ */
+static int
+monitoring_removed_at(const LsmHistoryCopy *h, Datum *values, bool *nulls,
+					  int i)
+{
+	values[i] = TimestampTzGetDatum(h->removed_at);
+	nulls[i] = (h->removed_at == 0);
+	return i + 1;
+}
+
+/* The shapes of lancelsm_checkpoint_history, oldest first. */
+enum
+{
+	HISTORY_SHAPE_V1_2, HISTORY_SHAPE_V1_3, HISTORY_SHAPE_V1_5
+};
+
+static const int history_shapes[] = {
+	LSM_HISTORY_COLS_V1_2, LSM_HISTORY_COLS_V1_3, LSM_HISTORY_COLS_V1_5
+};
+
+/*
+ * history_row: the lancelsm_checkpoint_history row of one entry in the
+ * shape the catalog declares (an index of history_shapes):
+ * LSM_HISTORY_COLS_V1_5 columns; without removed_at (the last) the
+ * LSM_HISTORY_COLS_V1_3 of a 1.3 or 1.4 catalog; without database (the
+ * first) too the LSM_HISTORY_COLS_V1_2 of 1.1 and 1.2.  sqlstate and
  * message are NULL for a success.
  */
 static void
-history_row(ReturnSetInfo *rsinfo, const LsmHistoryCopy *h, bool with_db)
+history_row(ReturnSetInfo *rsinfo, const LsmHistoryCopy *h, int shape)
 {
-	Datum		values[LSM_HISTORY_COLS_V1_3];
-	bool		nulls[LSM_HISTORY_COLS_V1_3] = {0};
+	Datum		values[LSM_HISTORY_COLS_V1_5];
+	bool		nulls[LSM_HISTORY_COLS_V1_5] = {0};
 	int			i = 0;
 
-	if (with_db)
+	if (shape >= HISTORY_SHAPE_V1_3)
 	{
 		values[i] = database_datum(h->dbid, &nulls[i]);
 		i++;
@@ -296,6 +322,8 @@ history_row(ReturnSetInfo *rsinfo, const LsmHistoryCopy *h, bool with_db)
 									  TimestampTzGetDatum(h->finished_at),
 									  TimestampTzGetDatum(h->started_at));
 	values[i++] = Int32GetDatum(h->passes);
+	if (shape >= HISTORY_SHAPE_V1_5)
+		i = monitoring_removed_at(h, values, nulls, i);
 	lsm_put_row(rsinfo, values, nulls, i);
 }
 
@@ -303,14 +331,15 @@ history_row(ReturnSetInfo *rsinfo, const LsmHistoryCopy *h, bool with_db)
  * lancelsm_checkpoint_history()
  * RETURNS TABLE (database text, server text, table_name text,
  *   finished_at timestamptz, ok boolean, sqlstate text, message text,
- *   elapsed interval, passes integer)
+ *   elapsed interval, passes integer, removed_at timestamptz)
  *
  * No arguments.  The last checkpoint outcome of each (database, server, table_name) kept
  * in shared memory, of every database (database: its name, NULL once
- * dropped), copied under a shared lock.  Declared by 1.1 and 1.2 without
- * database: this library serves those declarations too.  Needs
- * shared_preload_libraries (55000 otherwise); 0A000 when declared with
- * another number of columns.
+ * dropped), copied under a shared lock; removed_at: when
+ * lancelsm_remove_table removed the table (NULL otherwise).  Declared by
+ * 1.1 and 1.2 without database, by 1.3 and 1.4 without removed_at: this
+ * library serves those declarations too.  Needs shared_preload_libraries
+ * (55000 otherwise); 0A000 when declared with another number of columns.
  */
 PG_FUNCTION_INFO_V1(lancelsm_checkpoint_history);
 Datum
@@ -319,14 +348,14 @@ lancelsm_checkpoint_history(PG_FUNCTION_ARGS)
 	ReturnSetInfo *rsinfo;
 	LsmHistoryCopy *copy;
 	int			n;
-	bool		with_db;
+	int			shape;
 
 	monitoring_require_shmem(MONITORING_HISTORY);
-	rsinfo = lsm_materialize_versions(fcinfo, LSM_HISTORY_COLS_V1_2,
-									  LSM_HISTORY_COLS_V1_3, &with_db);
+	rsinfo = lsm_materialize_shapes(fcinfo, history_shapes,
+									lengthof(history_shapes), &shape);
 	copy = lsm_history_copy(&n);
 	for (int i = 0; i < n; i++)
-		history_row(rsinfo, &copy[i], with_db);
+		history_row(rsinfo, &copy[i], shape);
 	pfree(copy);
 	return (Datum) 0;
 }
@@ -372,14 +401,15 @@ run_source_name(LsmRunSource source)
 
 /*
  * run_row: the lancelsm_run_history row of one run (a copy); sqlstate
- * and message are NULL for a success.
+ * and message are NULL for a success; removed_at last unless the catalog
+ * is 1.4's (with_removed false).
  */
 static void
-run_row(ReturnSetInfo *rsinfo, const LsmRunCopy *run)
+run_row(ReturnSetInfo *rsinfo, const LsmRunCopy *run, bool with_removed)
 {
 	const LsmHistoryCopy *r = &run->outcome;
-	Datum		values[LSM_RUN_HISTORY_COLS];
-	bool		nulls[LSM_RUN_HISTORY_COLS] = {0};
+	Datum		values[LSM_RUN_HISTORY_COLS_V1_5];
+	bool		nulls[LSM_RUN_HISTORY_COLS_V1_5] = {0};
 	int			i = 0;
 
 	values[i] = database_datum(r->dbid, &nulls[i]);
@@ -398,6 +428,8 @@ run_row(ReturnSetInfo *rsinfo, const LsmRunCopy *run)
 	values[i++] = Int32GetDatum(r->passes);
 	values[i++] = Int32GetDatum(run->polls);
 	values[i++] = Int32GetDatum(run->requests);
+	if (with_removed)
+		i = monitoring_removed_at(r, values, nulls, i);
 	lsm_put_row(rsinfo, values, nulls, i);
 }
 
@@ -406,7 +438,8 @@ run_row(ReturnSetInfo *rsinfo, const LsmRunCopy *run)
  * RETURNS TABLE (database text, server text, table_name text,
  *   action text, source text, started_at timestamptz,
  *   finished_at timestamptz, ok boolean, sqlstate text, message text,
- *   passes integer, polls integer, requests integer)
+ *   passes integer, polls integer, requests integer,
+ *   removed_at timestamptz)
  *
  * No arguments.  One row per flush, compact or checkpoint that lancelsm
  * ran on a table, kept in shared memory (src/record/run.c: at most
@@ -415,8 +448,10 @@ run_row(ReturnSetInfo *rsinfo, const LsmRunCopy *run)
  * copied under a shared lock.  action: flush, compact or checkpoint;
  * source: direct, checkpoint_all or checkpoint_due; sqlstate and message
  * NULL for a success; requests counts every request sent, retries
- * included.  Needs shared_preload_libraries (55000 otherwise); 0A000
- * when declared with another number of columns.
+ * included; removed_at: when lancelsm_remove_table removed the table
+ * (NULL otherwise; not in a 1.4 catalog, which this library serves too).
+ * Needs shared_preload_libraries (55000 otherwise); 0A000 when declared
+ * with another number of columns.
  */
 PG_FUNCTION_INFO_V1(lancelsm_run_history);
 Datum
@@ -425,12 +460,15 @@ lancelsm_run_history(PG_FUNCTION_ARGS)
 	ReturnSetInfo *rsinfo;
 	LsmRunCopy *copy;
 	int			n;
+	bool		with_removed;
 
 	monitoring_require_shmem(MONITORING_RUNS);
-	rsinfo = lsm_materialize(fcinfo, LSM_RUN_HISTORY_COLS);
+	rsinfo = lsm_materialize_versions(fcinfo, LSM_RUN_HISTORY_COLS,
+									  LSM_RUN_HISTORY_COLS_V1_5,
+									  &with_removed);
 	copy = lsm_run_copy(&n);
 	for (int i = 0; i < n; i++)
-		run_row(rsinfo, &copy[i]);
+		run_row(rsinfo, &copy[i], with_removed);
 	pfree(copy);
 	return (Datum) 0;
 }

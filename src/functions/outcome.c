@@ -26,14 +26,18 @@
  *	   that recovered stops reading as failing.  A quiet table whose last
  *	   outcome is ok writes nothing.
  *
- * The writes are the caller's, in the caller's transaction: a rollback
- * takes them back, and a direct call that fails raises its error, so that
- * only its successes are recorded.  Where the write fails (a read-only
- * transaction, no UPDATE on the columns) lancelsm_checkpoint_due() and
- * lancelsm_checkpoint_all() say so in a WARNING; a direct call records
- * nothing and says nothing in a read-only transaction or without UPDATE
- * on lancelsm_table.last_ok.  Before ALTER EXTENSION UPDATE to 1.4 (no
- * last_ok column) nothing is written.
+ * The writes are in the caller's transaction, as the owner of
+ * lancelsm_table for a role that may record (src/functions/recording.c):
+ * a rollback takes them back, and a direct call that fails raises its
+ * error, so that only its successes are recorded.  Where the write fails
+ * (a read-only transaction) lancelsm_checkpoint_due() and
+ * lancelsm_checkpoint_all() say so in a WARNING (a role that may not
+ * record gets their ERROR before anything runs); a direct call records
+ * nothing and says nothing in a read-only transaction or for a role that
+ * may not record.  Before ALTER EXTENSION UPDATE to 1.4 (no last_ok
+ * column) nothing is written; from 1.5 the message goes to
+ * lancelsm_table_message, readable only by the roles that may read the
+ * histories.
  *
  *-------------------------------------------------------------------------
  */
@@ -43,8 +47,8 @@
 #include "catalog/pg_type.h"
 #include "functions/entry.h"
 #include "functions/outcome.h"
+#include "functions/recording.h"
 #include "miscadmin.h"
-#include "utils/acl.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
@@ -186,11 +190,46 @@ outcome_put_task(OutcomeRows *rows, const char *server, const LsmTask *task)
 }
 
 /*
- * outcome_finish: the UPDATE of the rows, by source, into *update;
- * false when there is no row.
+ * The 1.4 catalog's UPDATE: the message in lancelsm_table.last_message.
+ */
+static const char outcome_update_v1_4[] =
+"UPDATE %s t SET last_action = u.action, last_source = $11, "
+"last_ok = u.ok, last_sqlstate = u.sqlstate, last_message = u.message, "
+"last_started_at = u.started_at, last_finished_at = u.finished_at, "
+"last_checkpoint_at = greatest(t.last_checkpoint_at, u.checkpoint_at) "
+"FROM unnest($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) "
+"u(server, table_name, action, ok, sqlstate, message, started_at, finished_at, checkpoint_at, only_if_failing) "
+"WHERE t.server = u.server AND t.table_name = u.table_name "
+"AND (NOT u.only_if_failing OR NOT t.last_ok)";
+
+/*
+ * From 1.5 the message of each row written goes to its own relation,
+ * lancelsm_table_message, readable as the histories are: the same UPDATE
+ * without it, then the messages of the rows it updated, upserted.  %1$s is
+ * lancelsm_table, schema-qualified, whose name the message relation's
+ * extends.
+ */
+static const char outcome_update_v1_5[] =
+"WITH w AS (UPDATE %1$s t SET last_action = u.action, last_source = $11, "
+"last_ok = u.ok, last_sqlstate = u.sqlstate, "
+"last_started_at = u.started_at, last_finished_at = u.finished_at, "
+"last_checkpoint_at = greatest(t.last_checkpoint_at, u.checkpoint_at) "
+"FROM unnest($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) "
+"u(server, table_name, action, ok, sqlstate, message, started_at, finished_at, checkpoint_at, only_if_failing) "
+"WHERE t.server = u.server AND t.table_name = u.table_name "
+"AND (NOT u.only_if_failing OR NOT t.last_ok) "
+"RETURNING t.server, t.table_name, u.message) "
+"INSERT INTO %1$s_message AS m (server, table_name, last_message) "
+"SELECT server, table_name, message FROM w "
+"ON CONFLICT (server, table_name) DO UPDATE SET last_message = excluded.last_message";
+
+/*
+ * outcome_finish: the UPDATE of the rows, by source, into *update, for
+ * lancelsm_table relid (its message column, or from 1.5 its message
+ * relation); false when there is no row.
  */
 static bool
-outcome_finish(OutcomeRows *rows, LsmOutcomeSource source,
+outcome_finish(OutcomeRows *rows, LsmOutcomeSource source, Oid relid,
 			   LsmOutcomeUpdate *update)
 {
 	if (rows->nrows == 0)
@@ -203,32 +242,22 @@ outcome_finish(OutcomeRows *rows, LsmOutcomeSource source,
 	}
 	update->argtypes[OC_COLS] = TEXTOID;
 	update->args[OC_COLS] = CStringGetTextDatum(outcome_source_name(source));
-	update->template =
-		"UPDATE %s t SET last_action = u.action, last_source = $11, "
-		"last_ok = u.ok, last_sqlstate = u.sqlstate, last_message = u.message, "
-		"last_started_at = u.started_at, last_finished_at = u.finished_at, "
-		"last_checkpoint_at = greatest(t.last_checkpoint_at, u.checkpoint_at) "
-		"FROM unnest($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) "
-		"u(server, table_name, action, ok, sqlstate, message, started_at, finished_at, checkpoint_at, only_if_failing) "
-		"WHERE t.server = u.server AND t.table_name = u.table_name "
-		"AND (NOT u.only_if_failing OR NOT t.last_ok)";
+	update->template = get_attnum(relid, "last_message") != InvalidAttrNumber ?
+		outcome_update_v1_4 : outcome_update_v1_5;
 	return true;
 }
 
 /*
  * outcome_may_write_direct: whether a direct call records: the
- * transaction can write and the current role may UPDATE lancelsm_table
- * (relid), or its column last_ok (attnum).  A direct call that cannot
- * records nothing, silently: its caller has its result.
+ * transaction can write and the current role may record
+ * (src/functions/recording.c).  A direct call that cannot records
+ * nothing, silently: its caller has its result, and a role that may not
+ * record changes none of the record.
  */
 static bool
-outcome_may_write_direct(Oid relid, AttrNumber attnum)
+outcome_may_write_direct(FunctionCallInfo fcinfo)
 {
-	if (XactReadOnly)
-		return false;
-	return pg_class_aclcheck(relid, GetUserId(), ACL_UPDATE) == ACLCHECK_OK ||
-		pg_attribute_aclcheck(relid, attnum, GetUserId(),
-							  ACL_UPDATE) == ACLCHECK_OK;
+	return !XactReadOnly && lsm_role_records(fcinfo);
 }
 
 /*
@@ -249,7 +278,7 @@ lsm_outcome_update(FunctionCallInfo fcinfo, const LsmOutcomeCall *call,
 
 	if (!OidIsValid(relid) ||
 		(call->source == LSM_OUTCOME_DIRECT &&
-		 !outcome_may_write_direct(relid, attnum)))
+		 !outcome_may_write_direct(fcinfo)))
 		return false;
 	rows.now = GetCurrentTimestamp();
 	for (int t = 0; t < call->ntables; t++)
@@ -268,5 +297,5 @@ lsm_outcome_update(FunctionCallInfo fcinfo, const LsmOutcomeCall *call,
 		outcome_put(&rows, server, call->names[t], "stats", failure, NULL,
 					call->stats_started, 0, false, failure == NULL);
 	}
-	return outcome_finish(&rows, call->source, update);
+	return outcome_finish(&rows, call->source, relid, update);
 }

@@ -20,7 +20,11 @@
  * tables (src/functions/declared.c: lancelsm_table_stats,
  * lancelsm_bucket_stats, lancelsm_checkpoint_due()) read, or its failure,
  * kept by lsm_counters_record_stats, so that monitoring reads them
- * without a request.
+ * without a request.  What they show of a declared table comes only from
+ * the runs and reads of roles that may record (the DBA's job:
+ * src/functions/recording.c); a role that may not changes none of it
+ * (1.5), and a declared table's entry is never evicted for a table that
+ * is not declared.
  *
  * The entries are at most lancelsm.max_table_counters, one per table,
  * under one LWLock, found through a shared hash table
@@ -60,6 +64,8 @@ typedef struct CounterEntry
 	TimestampTz since;			/* when the entry was created */
 	LsmActionCounts actions[LSM_COUNTED_ACTIONS];
 	LsmStatsRead last_stats;	/* read_at 0: none read */
+	bool		foreign;		/* a role that may not record counted in
+								 * it (never once its table is declared) */
 } CounterEntry;
 
 /* The shared header; the entries follow it. */
@@ -111,18 +117,37 @@ counters_action(LsmTaskKind kind)
  * counters_entry: the entry of key (in use, held by the current role),
  * found or created at time now (evicting by the fair rule when all are
  * in use, counted), with server (UTF-8, NAMEDATALEN bytes) as its
- * server's name and now as its age; NULL only if none could be claimed
- * (src/record/shared_array.c).  Found through the counters' index,
- * so a lookup costs the same whatever lancelsm.max_table_counters is.
- * The caller holds the lock exclusively.  Never raises an error.
+ * server's name and now as its age; NULL when none could be claimed
+ * (src/record/shared_array.c), and for a role that may not record
+ * (records false) when the table is declared, by key or by the entry: a
+ * declared table's counters and last stats are the DBA's job's alone.
+ * An entry that such a role counted in before its table was known to be
+ * declared starts again, empty, when a role that may record counts in it
+ * as declared.  Found through the counters' index, so a lookup costs the
+ * same whatever lancelsm.max_table_counters is.  The caller holds the
+ * lock exclusively.  Never raises an error.
  */
 static CounterEntry *
-counters_entry(const SharedKey *key, const char *server, TimestampTz now)
+counters_entry(const SharedKey *key, bool records, const char *server,
+			   TimestampTz now)
 {
 	bool		evicts;
 	int			i = shared_array_find(&counter_array, key);
 	CounterEntry *e;
 
+	if (!records &&
+		(key->declared || (i >= 0 && counter_entries[i].key.declared)))
+		return NULL;
+	if (i >= 0 && key->declared && !counter_entries[i].key.declared &&
+		counter_entries[i].foreign)
+	{
+		e = &counter_entries[i];
+		memset(e->actions, 0, sizeof(e->actions));
+		memset(&e->last_stats, 0, sizeof(e->last_stats));
+		e->key.roleid = key->roleid;
+		e->since = now;
+		e->foreign = false;
+	}
 	if (i < 0)
 	{
 		i = shared_array_claim(&counter_array, key, &evicts);
@@ -136,7 +161,8 @@ counters_entry(const SharedKey *key, const char *server, TimestampTz now)
 	}
 	e = &counter_entries[i];
 	e->key.age = now;
-	e->key.declared = key->declared;
+	e->key.declared |= key->declared;	/* until the table is removed */
+	e->foreign |= !records;
 	memcpy(e->server, server, sizeof(e->server));
 	return e;
 }
@@ -164,7 +190,8 @@ lsm_counters_record(const LsmTaskSnapshot *snap, int interrupted_by)
 	shared_outcome_fill(&key, &outcome, snap, interrupted_by);
 
 	LWLockAcquire(counter_shared->array.lock, LW_EXCLUSIVE);
-	e = counters_entry(&key, outcome.server, outcome.finished_at);
+	e = counters_entry(&key, snap->records, outcome.server,
+					   outcome.finished_at);
 	if (e == NULL)
 	{
 		LWLockRelease(counter_shared->array.lock);
@@ -206,7 +233,7 @@ lsm_counters_record_stats(const LsmTaskSnapshot *snap,
 	shared_key_clip_copy(server, snap->server_name, sizeof(server));
 
 	LWLockAcquire(counter_shared->array.lock, LW_EXCLUSIVE);
-	e = counters_entry(&key, server, read->read_at);
+	e = counters_entry(&key, snap->records, server, read->read_at);
 	if (e != NULL)
 		e->last_stats = *read;
 	LWLockRelease(counter_shared->array.lock);
@@ -270,11 +297,8 @@ lsm_counters_reset(Oid dbid, Oid serverid, const char *table_name)
 	{
 		CounterEntry *e = &counter_entries[i];
 
-		if (!e->key.in_use ||
-			(OidIsValid(dbid) && e->key.dbid != dbid) ||
-			(OidIsValid(serverid) && e->key.serverid != serverid) ||
-			(table_name && (e->key.name_hash != named.name_hash ||
-							strcmp(e->key.table_name, named.table_name) != 0)))
+		if (!shared_key_of(&e->key, dbid, serverid,
+						   table_name ? &named : NULL))
 			continue;
 		shared_array_release(&counter_array, i);
 		removed++;

@@ -80,8 +80,10 @@
 /* The history file, written at shutdown and read (then removed) at start. */
 #define HISTORY_FILE PGSTAT_STAT_PERMANENT_DIRECTORY "/lancelsm_history.stat"
 #define HISTORY_FILE_MAGIC 0x4C534D48	/* "LSMH" */
-#define HISTORY_FILE_VERSION 4
-/* Written by lancelsm 1.3: the same entries, without role nor declared. */
+#define HISTORY_FILE_VERSION 5
+/* Written by lancelsm 1.4: the same entries, without removed_at. */
+#define HISTORY_FILE_VERSION_NO_REMOVED 4
+/* Written by lancelsm 1.3: those of 1.4, without role nor declared. */
 #define HISTORY_FILE_VERSION_NO_ROLE 3
 /* Written by lancelsm 1.1 and 1.2: entries keyed by server name. */
 #define HISTORY_FILE_VERSION_NAMES 2
@@ -114,7 +116,11 @@ typedef struct HistoryEntry
 {
 	SharedKey	key;			/* age: finished_at */
 	SharedOutcome outcome;
+	TimestampTz removed_at;		/* its table removed; 0: not (1.5) */
 } HistoryEntry;
+
+/* The size of an entry in history files of formats 3 and 4. */
+#define HISTORY_ENTRY_SIZE_NO_REMOVED offsetof(HistoryEntry, removed_at)
 
 /*
  * What a table's last checkpoint learnt of its passes, and the poll
@@ -346,9 +352,9 @@ typedef enum HistoryRead
  * history_read_file: read the entries of an open history file into
  * shared memory.  A file of lancelsm 1.2 or older (keyed by server name,
  * no database) is not read: its entries cannot be given to a database.
- * One of lancelsm 1.3 (format 3: no role, no declared flag, the same
- * size) is read with its entries held by no role (InvalidOid), which
- * the fair rule treats as one more holder.
+ * One of lancelsm 1.3 (format 3: no role, no declared flag) is read with
+ * its entries held by no role (InvalidOid), which the fair rule treats as
+ * one more holder; one of 1.3 or 1.4 (format 4) with no entry removed.
  */
 static HistoryRead
 history_read_file(FILE *file)
@@ -361,13 +367,16 @@ history_read_file(FILE *file)
 		return HISTORY_READ_BAD;
 	if (header.version == HISTORY_FILE_VERSION_NAMES)
 		return HISTORY_READ_OLD;
-	if ((header.version != HISTORY_FILE_VERSION &&
-		 header.version != HISTORY_FILE_VERSION_NO_ROLE) ||
-		header.entry_size != sizeof(HistoryEntry))
+	if (header.version == HISTORY_FILE_VERSION ?
+		header.entry_size != sizeof(HistoryEntry) :
+		((header.version != HISTORY_FILE_VERSION_NO_REMOVED &&
+		  header.version != HISTORY_FILE_VERSION_NO_ROLE) ||
+		 header.entry_size != HISTORY_ENTRY_SIZE_NO_REMOVED))
 		return HISTORY_READ_BAD;
 	for (int i = 0; i < header.count; i++)
 	{
-		if (fread(&entry, sizeof(entry), 1, file) != 1)
+		memset(&entry, 0, sizeof(entry));
+		if (fread(&entry, header.entry_size, 1, file) != 1)
 			return HISTORY_READ_BAD;
 		/* never trust a terminator from disk */
 		entry.outcome.sqlstate[sizeof(entry.outcome.sqlstate) - 1] = '\0';
@@ -702,6 +711,7 @@ lsm_progress_end(const LsmTaskSnapshot *snap, int interrupted_by)
 	if (snap->started_at == 0 || snap->server_name == NULL)
 		return;					/* refused before any request */
 	shared_outcome_fill(&entry.key, &entry.outcome, snap, interrupted_by);
+	entry.removed_at = 0;
 	LWLockAcquire(progress_shared->lock, LW_EXCLUSIVE);
 	history_store(&entry, !snap->answered);
 	LWLockRelease(progress_shared->lock);
@@ -838,9 +848,47 @@ lsm_history_copy(int *n)
 			continue;
 		row = &rows[(*n)++];
 		shared_outcome_copy(&h->key, &h->outcome, row);
+		row->removed_at = h->removed_at;
 	}
 	LWLockRelease(progress_shared->lock);
 	return rows;
+}
+
+/*
+ * lsm_history_forget: a table was removed (named, a key of shared_key_set
+ * on serverid, in this database; NULL with serverid InvalidOid: every
+ * table of the database), at time removed_at; 0: the database's
+ * extension was dropped.  A removed table's history entry stays, marked
+ * with removed_at and no longer declared (evicted as any other), and its
+ * pace entry is no longer declared either; when the extension was
+ * dropped, the database's entries and pace go.  A no-op when lancelsm is
+ * not preloaded.  Never raises an error.
+ */
+void
+lsm_history_forget(Oid serverid, const SharedKey *named,
+				   TimestampTz removed_at)
+{
+	if (progress_shared == NULL)
+		return;
+	LWLockAcquire(progress_shared->lock, LW_EXCLUSIVE);
+	for (int i = 0; i < progress_shared->nhistory; i++)
+	{
+		HistoryEntry *h = &history_entries[i];
+		PaceEntry  *p = pace_entries ? &pace_entries[i] : NULL;
+
+		if (shared_key_of(&h->key, MyDatabaseId, serverid, named))
+		{
+			h->removed_at = removed_at;
+			h->key.declared = false;
+			h->key.in_use = (removed_at != 0);
+		}
+		if (p != NULL && shared_key_of(&p->key, MyDatabaseId, serverid, named))
+		{
+			p->key.declared = false;
+			p->key.in_use = (removed_at != 0);
+		}
+	}
+	LWLockRelease(progress_shared->lock);
 }
 
 /*

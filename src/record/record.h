@@ -113,6 +113,8 @@ typedef struct LsmTaskSnapshot
 	bool		answered;		/* the server knew the table (a 2xx) */
 	LsmRunSource source;		/* who started it */
 	bool		declared;		/* its table is declared */
+	bool		records;		/* its caller may record (a declared
+								 * table's counters and last stats) */
 	int32		requests;		/* requests sent, retries included */
 	LsmTaskCounters counters;
 	TimestampTz started_at;		/* 0: never started */
@@ -162,6 +164,8 @@ typedef struct LsmHistoryCopy
 	TimestampTz started_at;
 	TimestampTz finished_at;
 	int32		passes;
+	TimestampTz removed_at;		/* when lancelsm_remove_table removed its
+								 * table; 0: not removed */
 } LsmHistoryCopy;
 
 /*
@@ -274,6 +278,11 @@ extern void lsm_run_record(const LsmTaskSnapshot *snap, int interrupted_by);
 /* in counters.c */
 extern void lsm_counters_record(const LsmTaskSnapshot *snap,
 								int interrupted_by);
+
+/* in forget.c: removals applied when the transaction commits */
+extern void lsm_record_forget_table(Oid serverid,
+									const char *wire_table_name);
+extern void lsm_record_forget_database(void);
 
 /* in shmem.c */
 extern void lsm_record_init(void);

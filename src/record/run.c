@@ -56,6 +56,7 @@ typedef struct RunEntry
 	uint8		source;			/* LsmRunSource */
 	int32		polls;
 	int32		requests;
+	TimestampTz removed_at;		/* its table removed; 0: not (1.5) */
 } RunEntry;
 
 /* The shared header; the entries follow it. */
@@ -143,8 +144,11 @@ lsm_run_record(const LsmTaskSnapshot *snap, int interrupted_by)
 							&entry.key, &evicts);
 	if (evicts)
 		pg_atomic_fetch_add_u64(&run_shared->array.evicted, 1);
-	entry.seq = run_shared->next_seq++;
-	run_entries[i] = entry;
+	if (i >= 0)
+	{
+		entry.seq = run_shared->next_seq++;
+		run_entries[i] = entry;
+	}
 	LWLockRelease(run_shared->array.lock);
 }
 
@@ -191,10 +195,39 @@ lsm_run_copy(int *n)
 		row->source = (LsmRunSource) e->source;
 		row->polls = e->polls;
 		row->requests = e->requests;
+		row->outcome.removed_at = e->removed_at;
 	}
 	LWLockRelease(run_shared->array.lock);
 	qsort(rows, *n, sizeof(LsmRunCopy), run_seq_cmp);
 	return rows;
+}
+
+/*
+ * lsm_run_forget: a table was removed (named, a key of shared_key_set on
+ * serverid, in this database; NULL with serverid InvalidOid: every table
+ * of the database), at time removed_at; 0: the database's extension was
+ * dropped.  A removed table's runs stay, marked with removed_at and no
+ * longer declared; when the extension was dropped, the database's runs
+ * go.  A no-op when lancelsm is not preloaded.  Never raises an error.
+ */
+void
+lsm_run_forget(Oid serverid, const SharedKey *named, TimestampTz removed_at)
+{
+	if (run_shared == NULL)
+		return;
+	LWLockAcquire(run_shared->array.lock, LW_EXCLUSIVE);
+	for (int i = 0; i < run_shared->array.n; i++)
+	{
+		RunEntry   *e = &run_entries[i];
+
+		if (!shared_key_of(&e->key, MyDatabaseId, serverid, named))
+			continue;
+		e->removed_at = removed_at;
+		e->key.declared = false;
+		if (removed_at == 0)
+			shared_array_release(&run_array, i);
+	}
+	LWLockRelease(run_shared->array.lock);
 }
 
 /*

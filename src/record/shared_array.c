@@ -263,8 +263,9 @@ shared_array_free_slot(const SharedArrayDesc *desc, SharedArray *array)
  * false otherwise, and counted).  For an indexed array the key is
  * entered in the index, the evicted entry's taken out.  The caller holds
  * the lock exclusively and then fills the entry, its key in use.
- * Returns -1 (nothing claimed) only if the index has no room, which its
- * sizing rules out.  Never raises an error.
+ * Returns -1 (nothing claimed) when the fair rule keeps every entry (a
+ * table not declared, the array full of declared ones), or if the index
+ * has no room, which its sizing rules out.  Never raises an error.
  */
 int
 shared_array_claim(const SharedArrayDesc *desc, const SharedKey *key,
@@ -285,7 +286,8 @@ shared_array_claim(const SharedArrayDesc *desc, const SharedKey *key,
 	{
 		slot = shared_key_slot_new(*desc->entries, desc->entry_size, array->n,
 								   key, evicts);
-		shared_array_release(desc, slot);
+		if (slot >= 0)
+			shared_array_release(desc, slot);
 	}
 	if (*evicts)
 		pg_atomic_fetch_add_u64(&array->evicted, 1);

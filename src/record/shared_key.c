@@ -17,7 +17,10 @@
  * over: once it holds the largest share, it evicts only its own.  Within
  * the chosen holder, the oldest entry of a table not declared in
  * lancelsm_table goes first, and its declared tables' entries only when
- * it holds no other.
+ * it holds no other.  A declared table's entry is never evicted for a
+ * table that is not declared, whichever role sends it: such a new entry
+ * evicts from the largest holder that holds an undeclared table's entry,
+ * and is not kept when every entry is a declared table's (1.5).
  *
  * Text in shared memory (names, messages) is UTF-8, whatever the encoding
  * of the database that wrote it; each reader converts it to its own
@@ -128,6 +131,23 @@ shared_key_same(const SharedKey *a, const SharedKey *b)
 }
 
 /*
+ * shared_key_of: whether the entry key k is in use and of database dbid,
+ * foreign server serverid and the table of named (a key made by
+ * shared_key_set); InvalidOid or NULL matches any.  Never raises an
+ * error.
+ */
+bool
+shared_key_of(const SharedKey *k, Oid dbid, Oid serverid,
+			  const SharedKey *named)
+{
+	return k->in_use &&
+		(!OidIsValid(dbid) || k->dbid == dbid) &&
+		(!OidIsValid(serverid) || k->serverid == serverid) &&
+		(named == NULL || (k->name_hash == named->name_hash &&
+						   strcmp(k->table_name, named->table_name) == 0));
+}
+
+/*
  * shared_same_holder: whether two keys were written by the same
  * (database, role).
  */
@@ -151,9 +171,10 @@ shared_before(const SharedKey *a, const SharedKey *b)
 
 /*
  * shared_victim: the entry a new key evicts from a full array of n
- * entries, as the head of this file says.  Holders past the first
- * SHARED_MAX_HOLDERS distinct ones are not counted.  Never raises an
- * error; n > 0.
+ * entries, as the head of this file says; -1 when the new key is of a
+ * table not declared and every entry is a declared table's.  Holders past
+ * the first SHARED_MAX_HOLDERS distinct ones are not counted.  Never
+ * raises an error; n > 0.
  */
 static int
 shared_victim(void *base, Size stride, int n, const SharedKey *key)
@@ -179,15 +200,20 @@ shared_victim(void *base, Size stride, int n, const SharedKey *key)
 				continue;
 			holder_of[nholders] = i;
 			count[nholders] = 0;
-			first[nholders] = i;
+			first[nholders] = -1;
 			nholders++;
 		}
 		count[h]++;
-		if (shared_before(k, shared_key_at(base, stride, first[h])))
+		if (k->declared && !key->declared)
+			continue;			/* never evicted for an undeclared name */
+		if (first[h] < 0 ||
+			shared_before(k, shared_key_at(base, stride, first[h])))
 			first[h] = i;
 	}
 	for (int h = 0; h < nholders; h++)
 	{
+		if (first[h] < 0)
+			continue;			/* holds nothing the key may evict */
 		if (shared_same_holder(shared_key_at(base, stride, holder_of[h]), key))
 			own = h;
 		else if (best < 0 || count[h] > count[best])
@@ -195,27 +221,32 @@ shared_victim(void *base, Size stride, int n, const SharedKey *key)
 	}
 	if (own >= 0 && (best < 0 || count[own] >= count[best]))
 		return first[own];
-	return first[best >= 0 ? best : 0];
+	return best >= 0 ? first[best] : -1;
 }
 
 /*
  * shared_key_slot_new: the slot of a new entry of key in an array of n
  * entries of stride bytes: a free one, else the one the fair rule evicts
- * (*evicts set true then, false otherwise); -1 when n is 0.  The caller
- * holds the array's lock exclusively.  Never raises an error.
+ * (*evicts set true then, false otherwise); -1 when n is 0, or when the
+ * array holds declared tables' entries only and key's table is not
+ * declared (the new entry is then not kept).  The caller holds the
+ * array's lock exclusively.  Never raises an error.
  */
 int
 shared_key_slot_new(void *base, Size stride, int n, const SharedKey *key,
 					bool *evicts)
 {
+	int			i;
+
 	*evicts = false;
-	for (int i = 0; i < n; i++)
+	for (i = 0; i < n; i++)
 		if (!shared_key_at(base, stride, i)->in_use)
 			return i;
 	if (n == 0)
 		return -1;
-	*evicts = true;
-	return shared_victim(base, stride, n, key);
+	i = shared_victim(base, stride, n, key);
+	*evicts = (i >= 0);
+	return i;
 }
 
 /*

@@ -58,6 +58,8 @@ extern void shared_outcome_fill(SharedKey *key, SharedOutcome *outcome,
 extern void shared_outcome_copy(const SharedKey *key,
 								const SharedOutcome *outcome,
 								LsmHistoryCopy *copy);
+extern bool shared_key_of(const SharedKey *k, Oid dbid, Oid serverid,
+						  const SharedKey *named);
 extern int	shared_key_find(void *base, Size stride, int n,
 							const SharedKey *key, bool for_store,
 							bool *evicts);

@@ -127,6 +127,18 @@ lsm_task_set_source(LsmTask *task, LsmRunSource source, bool declared)
 }
 
 /*
+ * lsm_task_set_records: whether the role that starts a task not yet run
+ * may record (src/functions/recording.c): only then does the task count
+ * in the table counters and last stats of a declared table
+ * (src/record/counters.c).  False unless set.  Never raises an error.
+ */
+void
+lsm_task_set_records(LsmTask *task, bool records)
+{
+	task->records = records;
+}
+
+/*
  * lsm_task_set_row_deadline: make a task not yet run one of many tables
  * of a call that returns a row per table: the driver stops waiting for it
  * at lsm_statement_row_deadline (shortly before statement_timeout) and
@@ -201,6 +213,7 @@ lsm_task_snapshot(const LsmTask *task, LsmTaskSnapshot *snap)
 	snap->answered = task->answered;
 	snap->source = task->source;
 	snap->declared = task->declared;
+	snap->records = task->records;
 	snap->requests = task->requests;
 	snap->counters.target = set ? (int64) wm->initial_outstanding : -1;
 	snap->counters.outstanding =

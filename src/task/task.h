@@ -55,6 +55,9 @@ typedef struct LsmTask
 	LsmRunSource source;		/* who started it (the run history) */
 	bool		declared;		/* its table is declared in lancelsm_table:
 								 * its shared entries are evicted last */
+	bool		records;		/* its caller may record: it counts in a
+								 * declared table's counters and last
+								 * stats */
 
 	/* where it stands */
 	LsmPhase	phase;
@@ -123,6 +126,7 @@ extern void lsm_task_set_trigger_only(LsmTask *task);
 extern void lsm_task_set_row_deadline(LsmTask *task);
 extern void lsm_task_set_source(LsmTask *task, LsmRunSource source,
 								bool declared);
+extern void lsm_task_set_records(LsmTask *task, bool records);
 extern void lsm_task_set_failure(LsmTask *task, LsmFailure *failure);
 extern void lsm_task_snapshot(const LsmTask *task, LsmTaskSnapshot *snap);
 
