@@ -14,8 +14,9 @@
 # free entries and evicts only its own (224 evictions).  Then lakeb
 # checkpoints 4 new names: 3 evict the flooder's (the largest holder), the
 # 4th lakeb's own oldest undeclared entry, not its older declared ones.
-# Last, the history file written at shutdown is of format 4, and a format
-# 3 file (lancelsm 1.3) is read at startup.
+# Last, the history file written at shutdown is of format 5 (1.5: with
+# removed_at), and format 3 (lancelsm 1.3) and format 4 (1.4) files are
+# read at startup, their entries not removed.
 use strict;
 use warnings FATAL => 'all';
 
@@ -141,8 +142,9 @@ is(held('postgres', 'victim_'), both(join(' ', @victim)),
 is($node->safe_psql('postgres', 'SELECT history_evicted, run_evicted FROM lancelsm_info'),
 	'228|228', 'lakeb: 4 more evictions of each counted');
 
-# the history file: lancelsm 1.4 writes format 4 (896-byte entries); a
-# format 3 file of lancelsm 1.3 (the same entries, no role) is read
+# the history file: lancelsm 1.5 writes format 5 (904-byte entries: those
+# of 1.4, then removed_at); a format 3 file of lancelsm 1.3 (896-byte
+# entries, no role) and a format 4 file of 1.4 are read
 my $dbid = $node->safe_psql('postgres', q{SELECT oid FROM pg_database WHERE datname = 'postgres'});
 my $srvid = $node->safe_psql('postgres', q{SELECT oid FROM pg_foreign_server WHERE srvname = 'emu'});
 $node->stop;
@@ -151,23 +153,37 @@ open(my $fh, '<', $file) or die "$file: $!";
 binmode $fh;
 read($fh, my $header, 16);
 close $fh;
-is(join(' ', unpack('LLLl', $header)), join(' ', 0x4C534D48, 4, 896, 20),
-	'history file: format 4, 896-byte entries, all 20 written at shutdown');
-# one entry of 1.3: its key (in use; database, server, the role's padding,
-# name hash, name, age), then its outcome (ok, sqlstate, server, message,
-# started_at, finished_at, passes)
-my $ts = 850_000_000_000_000;    # microseconds since 2000
-open($fh, '>', $file) or die "$file: $!";
-binmode $fh;
-print $fh pack('LLLl', 0x4C534D48, 3, 896, 1),
-  pack('CCx2LLLQa256q', 1, 0, $dbid, $srvid, 0, 0, 'from_13', $ts),
-  pack('Ca6a64a512xqqlx4', 1, '', 'emu', '', $ts, $ts, 3);
-close $fh;
-$node->start;
-is($node->safe_psql('postgres', q{
-		SELECT string_agg(database || ':' || server || ':' || table_name || ':' || ok || ':' || passes, ' ')
-		  FROM lancelsm_checkpoint_history}),
-	'postgres:emu:from_13:true:3', 'history file: a format 3 file of 1.3 is read');
+is(join(' ', unpack('LLLl', $header)), join(' ', 0x4C534D48, 5, 904, 20),
+	'history file: format 5, 904-byte entries, all 20 written at shutdown');
+# old_file: with the node stopped, a history file of format $format (896-byte
+# entries) holding one entry: its key (in use; declared; database, server,
+# role (1.3: padding), name hash, name, age), then its outcome (ok,
+# sqlstate, server, message, started_at, finished_at, passes); then start
+# the node and return what the history shows
+sub old_file
+{
+	my ($format, $declared, $role, $name, $passes) = @_;
+	my $ts = 850_000_000_000_000;    # microseconds since 2000
+
+	open(my $out, '>', $file) or die "$file: $!";
+	binmode $out;
+	print $out pack('LLLl', 0x4C534D48, $format, 896, 1),
+	  pack('CCx2LLLQa256q', 1, $declared, $dbid, $srvid, $role, 0, $name, $ts),
+	  pack('Ca6a64a512xqqlx4', 1, '', 'emu', '', $ts, $ts, $passes);
+	close $out;
+	$node->start;
+	return $node->safe_psql('postgres', q{
+		SELECT string_agg(database || ':' || server || ':' || table_name || ':' || ok
+		                  || ':' || passes || ':' || (removed_at IS NULL), ' ')
+		  FROM lancelsm_checkpoint_history});
+}
+
+is(old_file(3, 0, 0, 'from_13', 3), 'postgres:emu:from_13:true:3:true',
+	'history file: a format 3 file of 1.3 is read');
+# 1.4: the same, with the role (10, the bootstrap superuser) and declared
+$node->stop;
+is(old_file(4, 1, 10, 'from_14', 4), 'postgres:emu:from_14:true:4:true',
+	'history file: a format 4 file of 1.4 is read, nothing removed');
 
 $node->stop;
 done_testing();
