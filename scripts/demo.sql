@@ -37,8 +37,7 @@ CREATE USER MAPPING FOR CURRENT_USER SERVER lance OPTIONS (api_key :'key');
 CREATE ROLE lsm_job LOGIN;
 CREATE USER MAPPING FOR lsm_job SERVER lance OPTIONS (api_key :'key');
 GRANT USAGE ON FOREIGN SERVER lance TO lsm_job;
-GRANT UPDATE (last_checkpoint_at, last_action, last_source, last_ok, last_sqlstate,
-                last_message, last_started_at, last_finished_at) ON lancelsm_table TO lsm_job;
+GRANT UPDATE (last_checkpoint_at) ON lancelsm_table TO lsm_job;
 SELECT name, setting FROM pg_settings
  WHERE name IN ('shared_preload_libraries', 'cron.database_name') ORDER BY name;
 

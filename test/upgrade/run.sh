@@ -147,12 +147,12 @@ UPDATE lancelsm_table SET last_checkpoint_at = '2026-11-30 12:34:56.789+00',
        last_finished_at = '2026-11-30 12:35:01.5+00'
  WHERE table_name = 'events';
 UPDATE lancelsm_table SET last_action = 'flush', last_source = 'direct', last_ok = false,
-       last_sqlstate = 'HV000', last_message = 'could not flush LanceDB table "ns$orders": it''s down',
+       last_sqlstate = 'HV000',
        last_started_at = '2026-12-01 00:00:00+00', last_finished_at = '2026-12-01 00:00:01+00'
  WHERE table_name = 'ns$orders';
 SQL
 rows() {
-	psql_q -d "$1" -A -t -c "SELECT concat_ws(' ', server, table_name, added_at, max_l0_generations, max_l0_bytes, max_wal_lag, max_memtable_rows, max_checkpoint_age, coalesce(last_checkpoint_at::text, 'never'), last_action, last_source, last_ok, last_sqlstate, last_message, last_started_at, last_finished_at) FROM lancelsm_table ORDER BY server COLLATE \"C\", table_name COLLATE \"C\""
+	psql_q -d "$1" -A -t -c "SELECT concat_ws(' ', server, table_name, added_at, max_l0_generations, max_l0_bytes, max_wal_lag, max_memtable_rows, max_checkpoint_age, coalesce(last_checkpoint_at::text, 'never'), last_action, last_source, last_ok, last_sqlstate, last_started_at, last_finished_at) FROM lancelsm_table ORDER BY server COLLATE \"C\", table_name COLLATE \"C\""
 }
 pg_dump fresh >"$tmp/dump.sql"
 createdb restored
