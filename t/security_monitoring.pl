@@ -20,6 +20,8 @@
 # 3. The server's message is in lancelsm_table_message, readable by
 #    watcher, not by peer nor dba (42501); lancelsm_status shows it to
 #    watcher only; lancelsm_table has no last_message any more.
+# 4. A declared table whose counters were reset: peer's direct flush of it
+#    is not counted (the call knows the table is declared), dba's is.
 use strict;
 use warnings FATAL => 'all';
 
@@ -149,6 +151,17 @@ is((as('peer', q{SELECT count(*), count(last_message), count(*) FILTER (WHERE NO
 	'15|0|1', 'message: peer sees t15 failing in lancelsm_status, without the message');
 is((as('peer', 'SELECT last_message FROM lancelsm_table'))[1], '42703',
 	'message: lancelsm_table has no last_message column');
+
+# 4. a declared table not counted yet (its counters reset) is not counted
+#    by peer's direct flush, and is by dba's
+$node->safe_psql('postgres', q{SELECT lancelsm_table_counters_reset(NULL, NULL, 't01')});
+as('peer', "SELECT lancelsm_flush('emu', 't01')");
+is($node->safe_psql('postgres', q{SELECT count(*) FROM lancelsm_table_counters WHERE table_name = 't01'}),
+	'0', 'direct: peer\'s flush of a declared table not counted yet is not counted');
+as('dba', "SELECT lancelsm_flush('emu', 't01')");
+is($node->safe_psql('postgres', q{
+		SELECT action || ':' || runs || ':' || failures FROM lancelsm_table_counters WHERE table_name = 't01'}),
+	'flush:1:0', 'direct: dba\'s flush of it is');
 
 $node->stop;
 done_testing();

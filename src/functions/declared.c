@@ -407,6 +407,55 @@ lancelsm_remove_table(PG_FUNCTION_ARGS)
 }
 
 /*
+ * lsm_declared_among: which of names[0 .. n) (a NULL name: none) are
+ * declared tables of the server named server, read from lancelsm_table
+ * of the calling function's schema as its owner (the caller need not
+ * SELECT it), as a palloc'd array of n flags; all false before the 1.1
+ * catalog.  So that a direct call's runs count as a declared table's
+ * (src/record/counters.c: then only for a role that may record).  Raises
+ * only PostgreSQL's own errors.
+ */
+bool *
+lsm_declared_among(FunctionCallInfo fcinfo, const char *server,
+				   char **names, int n)
+{
+	bool	   *declared = palloc0(Max(n, 1) * sizeof(bool));
+	Oid			nspid = get_func_namespace(fcinfo->flinfo->fn_oid);
+	Oid			argtypes[2] = {TEXTOID, TEXTARRAYOID};
+	Datum	   *elems = palloc(Max(n, 1) * sizeof(Datum));
+	Datum		args[2];
+	LsmRecordUser caller;
+	int			m = 0;
+	int			nestlevel;
+
+	if (!OidIsValid(get_relname_relid("lancelsm_table", nspid)))
+		return declared;
+	for (int i = 0; i < n; i++)
+		if (names[i] != NULL)
+			elems[m++] = CStringGetTextDatum(names[i]);
+	args[0] = CStringGetTextDatum(server);
+	args[1] = PointerGetDatum(construct_array(elems, m, TEXTOID, -1, false,
+											  TYPALIGN_INT));
+	nestlevel = declared_spi_connect();
+	lsm_record_as_owner(fcinfo, &caller);
+	if (SPI_execute_with_args(psprintf("SELECT table_name FROM %s WHERE server = $1 AND table_name = ANY ($2)",
+									   declared_relation(fcinfo)),
+							  2, argtypes, args, NULL, true, 0) != SPI_OK_SELECT)
+		elog(ERROR, "SPI_execute_with_args did not select");
+	lsm_record_as_caller(&caller);
+	for (uint64 r = 0; r < SPI_processed; r++)
+	{
+		char	   *name = SPI_getvalue(SPI_tuptable->vals[r],
+										SPI_tuptable->tupdesc, 1);
+
+		for (int i = 0; i < n; i++)
+			declared[i] |= (names[i] != NULL && strcmp(names[i], name) == 0);
+	}
+	declared_spi_finish(nestlevel);
+	return declared;
+}
+
+/*
  * declared_read_limits: the thresholds of row r of the SPI result of
  * declared_read's query with limits (columns 3..11) into table i of the
  * set, allocated in outer.

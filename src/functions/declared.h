@@ -51,6 +51,8 @@ extern void lsm_declared_task_init(const DeclaredSet *set, int t,
 extern void lsm_declared_prepare(FunctionCallInfo fcinfo, LsmTaskKind kind,
 								 bool with_limits, DeclaredSet *set);
 extern void lsm_declared_wipe(DeclaredSet *set);
+extern bool *lsm_declared_among(FunctionCallInfo fcinfo, const char *server,
+								char **names, int n);
 extern void lsm_declared_summarize_task(LsmTask *task,
 										LsmTableSummary *summary);
 extern void lsm_declared_summarize(DeclaredSet *set);

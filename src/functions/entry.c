@@ -58,22 +58,23 @@ lsm_table_name_arg(text *arg)
 }
 
 static LsmTask *lsm_run_task(LsmTaskKind kind, text *server, text *table,
-							 bool include_generation_rows, bool records,
-							 const char *body);
+							 bool include_generation_rows,
+							 const LsmRunRole *role, const char *body);
 
 /*
  * lsm_run_on_table: resolve the server, run one task of the given kind on
  * the table and raise its failure, wiping the API key on every path;
- * records: the calling role may record (src/functions/recording.c: its
- * run then counts for a declared table).  Returns the finished task (its
- * stats for LSM_TASK_STATS).
+ * role: whether the table is declared and the calling role may record
+ * (src/functions/recording.c: its run then counts for a declared table;
+ * NULL: neither).  Returns the finished task (its stats for
+ * LSM_TASK_STATS).
  */
 LsmTask *
 lsm_run_on_table(LsmTaskKind kind, text *server, text *table,
-				 bool include_generation_rows, bool records)
+				 bool include_generation_rows, const LsmRunRole *role)
 {
 	return lsm_run_task(kind, server, table, include_generation_rows,
-						records, NULL);
+						role, NULL);
 }
 
 /*
@@ -84,7 +85,7 @@ LsmTask *
 lsm_run_with_body(LsmTaskKind kind, text *server, text *table,
 				  const char *body)
 {
-	return lsm_run_task(kind, server, table, false, false, body);
+	return lsm_run_task(kind, server, table, false, NULL, body);
 }
 
 /*
@@ -92,7 +93,8 @@ lsm_run_with_body(LsmTaskKind kind, text *server, text *table,
  */
 static LsmTask *
 lsm_run_task(LsmTaskKind kind, text *server, text *table,
-			 bool include_generation_rows, bool records, const char *body)
+			 bool include_generation_rows, const LsmRunRole *role,
+			 const char *body)
 {
 	char	   *table_name = lsm_table_name_arg(table);
 	LsmConfig  *config = lsm_config_resolve(text_to_cstring(server));
@@ -102,7 +104,11 @@ lsm_run_task(LsmTaskKind kind, text *server, text *table,
 	{
 		lsm_task_init(task, kind, config, table_name, include_generation_rows);
 		lsm_task_set_body(task, body);
-		lsm_task_set_records(task, records);
+		if (role != NULL)
+		{
+			lsm_task_set_source(task, LSM_RUN_DIRECT, role->declared);
+			lsm_task_set_records(task, role->records);
+		}
 		lsm_herd_run_all(&task, 1, LSM_HERD_JOIN);
 		lsm_log_action(config->server_name, task);
 		if (task->failure)

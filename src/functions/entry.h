@@ -17,10 +17,17 @@
 #include "fmgr.h"
 #include "task/task.h"
 
+/* What a direct call's run counts as in the record (src/record/). */
+typedef struct LsmRunRole
+{
+	bool		declared;		/* its table is declared */
+	bool		records;		/* its role may record */
+} LsmRunRole;
+
 /* entry.c: resolve a server and run one task, raising its failure */
 extern LsmTask *lsm_run_on_table(LsmTaskKind kind, text *server,
 								 text *table, bool include_generation_rows,
-								 bool records);
+								 const LsmRunRole *role);
 extern LsmTask *lsm_run_with_body(LsmTaskKind kind, text *server,
 								  text *table, const char *body);
 

@@ -48,9 +48,16 @@ maintenance_record(FunctionCallInfo fcinfo, LsmTask **tasks, int ntasks)
 static void
 maintenance_run(FunctionCallInfo fcinfo, LsmTaskKind kind)
 {
-	LsmTask    *task = lsm_run_on_table(kind, PG_GETARG_TEXT_PP(0),
-										PG_GETARG_TEXT_PP(1), false,
-										lsm_role_records(fcinfo));
+	char	   *name = text_to_cstring(PG_GETARG_TEXT_PP(1));
+	LsmRunRole	role;
+	LsmTask    *task;
+
+	role.declared = lsm_declared_among(fcinfo,
+									   text_to_cstring(PG_GETARG_TEXT_PP(0)),
+									   &name, 1)[0];
+	role.records = lsm_role_records(fcinfo);
+	task = lsm_run_on_table(kind, PG_GETARG_TEXT_PP(0), PG_GETARG_TEXT_PP(1),
+							false, &role);
 
 	maintenance_record(fcinfo, &task, 1);
 }
@@ -203,13 +210,22 @@ lancelsm_checkpoint_many(PG_FUNCTION_ARGS)
 	LsmTask   **tasks;
 	int			ntasks;
 	bool		records = lsm_role_records(fcinfo);
+	bool	   *declared;
+	char	  **names;
 
 	ntasks = checkpoint_many_tasks(PG_GETARG_ARRAYTYPE_P(1), &tasks);
+	names = palloc(Max(ntasks, 1) * sizeof(char *));
+	for (int i = 0; i < ntasks; i++)
+		names[i] = (char *) tasks[i]->table_name;
+	declared = lsm_declared_among(fcinfo,
+								  text_to_cstring(PG_GETARG_TEXT_PP(0)),
+								  names, ntasks);
 	config = lsm_config_resolve(text_to_cstring(PG_GETARG_TEXT_PP(0)));
 	for (int i = 0; i < ntasks; i++)
 	{
 		lsm_task_set_config(tasks[i], config);
 		lsm_task_set_row_deadline(tasks[i]);
+		lsm_task_set_source(tasks[i], LSM_RUN_DIRECT, declared[i]);
 		lsm_task_set_records(tasks[i], records);
 	}
 	PG_TRY();

@@ -35,7 +35,7 @@ stats_read(FunctionCallInfo fcinfo, bool include_generation_rows)
 {
 	return lsm_run_on_table(LSM_TASK_STATS, PG_GETARG_TEXT_PP(0),
 							PG_GETARG_TEXT_PP(1),
-							include_generation_rows, false)->stats;
+							include_generation_rows, NULL)->stats;
 }
 
 /*
