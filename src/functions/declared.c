@@ -267,7 +267,7 @@ declared_validate(FunctionCallInfo fcinfo, const char *server,
 	callback.previous = error_context_stack;
 	error_context_stack = &callback;
 	(void) lsm_run_on_table(LSM_TASK_STATS, PG_GETARG_TEXT_PP(0),
-							PG_GETARG_TEXT_PP(1), false);
+							PG_GETARG_TEXT_PP(1), false, NULL);
 	error_context_stack = callback.previous;
 }
 
