@@ -93,6 +93,11 @@ _PG_init(void)
 							"Zero logs every action; -1 logs none.",
 							&lsm_log_min_duration_ms, -1, -1, INT_MAX,
 							PGC_SUSET, GUC_UNIT_MS, NULL, NULL, NULL);
+	DefineCustomIntVariable("lancelsm.max_name_lookups",
+							"Sets the most host name lookups one backend may have pending, those a canceled statement left behind included.",
+							"Each pending lookup is a thread and up to three file descriptors; at the bound a new connection waits for a slot.",
+							&lsm_max_name_lookups, 16, 1, 1024,
+							PGC_SUSET, 0, NULL, NULL, NULL);
 	lsm_mapping_init();
 	lsm_record_init();
 	lsm_herd_shmem_init();

@@ -1,0 +1,201 @@
+# net_lookup_bound.pl: a backend never has more than
+# lancelsm.max_name_lookups (16) name lookups pending, those that a
+# canceled statement left behind included, however many statements time
+# out while a DNS server stays silent (src/net/lookup.c).
+#
+# Needs the resolver of scripts/with-names.sh: its silent.lancelsm.test
+# zone is never answered.  Skipped without it, unless
+# LANCELSM_REQUIRE_NAMES is set (the test command sets it): then it bails
+# out.  The backends' resolver waits 20 s for a silent server
+# (RES_OPTIONS), so a lookup left behind stays pending for the whole test:
+# the bound is met and kept.
+#
+#  1. at the bound: 16 statements with a 30 ms statement_timeout, each
+#     to another silent name, leave exactly 16 lookups: 17 threads in the
+#     backend, at most 3 descriptors more per lookup; a 17th name without
+#     statement_timeout waits connect_timeout (1 s) for a slot and fails
+#     with HV00N naming the host and the bound; a name pending already is
+#     waited for, not looked up again (57014, no new thread); an address
+#     needs no lookup (the flush succeeds at once); a name that resolves
+#     gets the 17th slot once lancelsm.max_name_lookups allows 17;
+#  2. 200 statements with a 30 ms statement_timeout over 20 silent names,
+#     from one session: each is 57014; the backend never holds more than
+#     17 threads nor 48 descriptors more than before;
+#  3. the same from 4 sessions at once, 200 statements each;
+#  4. a new session still connects and flushes.
+use strict;
+use warnings FATAL => 'all';
+
+use FindBin;
+use lib $FindBin::RealBin;
+use LsmTap;
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+use Time::HiRes qw(time);
+
+for my $var (qw(LANCELSM_TEST_DNS LANCELSM_TEST_DNS_FAULTS_LOG))
+{
+	next if $ENV{$var};
+	my $why = "$var is not set: run the suite under scripts/with-names.sh";
+	BAIL_OUT($why) if $ENV{LANCELSM_REQUIRE_NAMES};
+	plan skip_all => $why;
+}
+
+my $BOUND = 16;
+my $NAMES = 20;
+
+$ENV{RES_OPTIONS} = 'timeout:20 attempts:1';
+my $port = start_emulator();
+my $node = setup_node_conf('lookup_bound', $port);
+my $sql = '';
+for my $i (1 .. $NAMES + 1)
+{
+	$sql .= qq{
+		CREATE SERVER silent$i FOREIGN DATA WRAPPER lancelsm
+		  OPTIONS (database 'mydb', connect_timeout '1',
+			host_override 'http://h$i.silent.lancelsm.test:$port');
+		CREATE USER MAPPING FOR PUBLIC SERVER silent$i
+		  OPTIONS (api_key '$API_KEY');};
+}
+$sql .= qq{
+	CREATE SERVER byname FOREIGN DATA WRAPPER lancelsm
+	  OPTIONS (database 'mydb', host_override 'http://emulator.lancelsm.test:$port');
+	CREATE USER MAPPING FOR PUBLIC SERVER byname OPTIONS (api_key '$API_KEY');};
+$node->safe_psql('postgres', $sql);
+is($node->safe_psql('postgres', 'LOAD \'lancelsm\'; SHOW lancelsm.max_name_lookups'),
+	$BOUND, "lancelsm.max_name_lookups is $BOUND by default");
+
+my $FLUSH = "SELECT lancelsm_flush('%s', 'events')";
+
+# proc_count: the entries of /proc/$pid/$dir: tasks (the threads) or fd
+# (the open descriptors) of backend $pid
+sub proc_count
+{
+	my ($pid, $dir) = @_;
+	opendir(my $dh, "/proc/$pid/$dir") or die "cannot read /proc/$pid/$dir: $!";
+	my $n = grep { /^\d+$/ } readdir($dh);
+	closedir($dh);
+	return $n;
+}
+
+sub tasks { return proc_count($_[0], 'task'); }
+sub fds { return proc_count($_[0], 'fd'); }
+
+# session: a new session with statement_timeout $timeout, which has
+# flushed once through the emulator's address (its pool open); returns
+# ($session, $pid, its descriptors then)
+sub session
+{
+	my ($timeout) = @_;
+	my ($s, $pid) = open_session($node);
+
+	$s->query_safe(sprintf($FLUSH, 'emu'));
+	$s->query_safe("SET statement_timeout = '$timeout'");
+	return ($s, $pid, fds($pid));
+}
+
+#
+# 1. at the bound
+#
+my ($s, $pid, $fds0) = session('30ms');
+is(tasks($pid), 1, 'a backend starts with one thread');
+my @states;
+for my $i (1 .. $BOUND)
+{
+	my ($ms, $out, $err) = timed_query($s, sprintf($FLUSH, "silent$i"));
+	push @states, sqlstate_of($err);
+}
+is(join(',', @states), join(',', ('57014') x $BOUND),
+	"$BOUND statements to $BOUND silent names: each is 57014");
+is(tasks($pid), 1 + $BOUND, "$BOUND lookups left pending: 1 + $BOUND threads");
+cmp_ok(fds($pid) - $fds0, '<=', 3 * $BOUND,
+	'at most 3 more descriptors per pending lookup');
+
+$s->query_safe("SET statement_timeout = 0");
+my $t0 = time();
+my ($ms, $out, $err) = timed_query($s, sprintf($FLUSH, 'silent' . ($NAMES + 1)));
+is(sqlstate_of($err), 'HV00N', 'a name at the bound: HV00N after connect_timeout');
+like($err,
+	qr/DETAIL:  Could not reach the server: Could not resolve host: h21\.silent\.lancelsm\.test \(16 name lookups of this backend are pending, as many as lancelsm\.max_name_lookups allows\)\./,
+	'a name at the bound: the detail names the host and the bound');
+cmp_ok($ms, '>=', 900, sprintf('it waited connect_timeout for a slot (%.0f ms)', $ms));
+is(tasks($pid), 1 + $BOUND, 'a name at the bound starts no thread');
+
+$s->query_safe("SET statement_timeout = '30ms'");
+($ms, $out, $err) = timed_query($s, sprintf($FLUSH, 'silent1'));
+is(sqlstate_of($err), '57014', 'a name pending already: waited for, 57014');
+is(tasks($pid), 1 + $BOUND, 'a name pending already is not looked up again');
+$s->query_safe("SET statement_timeout = '60s'");
+($ms, $out, $err) = timed_query($s, sprintf($FLUSH, 'emu'));
+is(sqlstate_of($err), '', 'an address literal needs no lookup: the flush succeeds')
+  or diag($err);
+$s->query_safe('SET lancelsm.max_name_lookups = ' . ($BOUND + 1));
+($ms, $out, $err) = timed_query($s, sprintf($FLUSH, 'byname'));
+is(sqlstate_of($err), '', 'a 17th slot allowed: a name that resolves gets it')
+  or diag($err);
+$s->quit;
+
+#
+# 2. and 3. 200 statements of 30 ms over the silent names, from one
+#    session, then from 4 at once
+#
+# storm: 200 statements per session of @sessions, sent in turn, each to
+# the next silent name; returns (their SQLSTATEs joined, the most threads
+# and the most descriptors over baseline any backend showed)
+sub storm
+{
+	my (@sessions) = @_;
+	my (%states, $max_tasks, $max_fds);
+
+	($max_tasks, $max_fds) = (0, 0);
+	for my $k (0 .. 199)
+	{
+		my @banners = map {
+			send_query($_->{s},
+				sprintf($FLUSH, 'silent' . (1 + ($k + $_->{n}) % $NAMES)))
+		} @sessions;
+		for my $i (0 .. $#sessions)
+		{
+			my $x = $sessions[$i];
+			my ($o, $e) = finish_query($x->{s}, $banners[$i]);
+			$states{ sqlstate_of($e) }++;
+			my $t = tasks($x->{pid});
+			my $f = fds($x->{pid}) - $x->{fds0};
+			$max_tasks = $t if $t > $max_tasks;
+			$max_fds = $f if $f > $max_fds;
+		}
+	}
+	return (join(',', map { "$_=$states{$_}" } sort keys %states),
+		$max_tasks, $max_fds);
+}
+
+for my $n (1, 4)
+{
+	my @sessions;
+	for my $i (1 .. $n)
+	{
+		my ($x, $p, $f) = session('30ms');
+		push @sessions, { s => $x, pid => $p, fds0 => $f, n => 5 * $i };
+	}
+	my ($states, $max_tasks, $max_fds) = storm(@sessions);
+	is($states, '57014=' . (200 * $n),
+		"$n session(s), 200 statements each: every one is 57014");
+	is($max_tasks, 1 + $BOUND,
+		"$n session(s): a backend holds at most 1 + $BOUND threads, and reached it");
+	cmp_ok($max_fds, '<=', 3 * $BOUND,
+		"$n session(s): a backend holds at most " . (3 * $BOUND)
+		  . " descriptors more than before ($max_fds)");
+	$_->{s}->quit for @sessions;
+}
+
+#
+# 4. a new session still connects and flushes
+#
+($s, $pid) = open_session($node);
+($ms, $out, $err) = timed_query($s, sprintf($FLUSH, 'emu'));
+is(sqlstate_of($err), '', 'afterwards a new session connects and flushes')
+  or diag($err);
+$s->quit;
+
+done_testing();
