@@ -34,6 +34,7 @@ OBJS = \
 	src/task/watermark.o \
 	src/task/pace.o \
 	src/task/window.o \
+	src/task/window_kept.o \
 	src/task/herd.o \
 	src/record/progress.o \
 	src/record/shared_key.o \

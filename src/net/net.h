@@ -191,6 +191,14 @@ typedef struct LsmPoolInfo
 extern LsmPoolInfo *lsm_pool_list(int *n);
 extern int	lsm_pool_disconnect(Oid serverid, Oid *busy_server);
 
+/*
+ * A function called when the pool of (serverid, umid) closes, so that
+ * what a caller keeps per pool goes with it; it must neither allocate
+ * nor raise.
+ */
+typedef void (*LsmPoolCloseHook) (Oid serverid, Oid umid);
+extern void lsm_pool_on_close(LsmPoolCloseHook hook);
+
 /* in token.c: the bearer token of a bearer_token_file, re-read when it changes */
 extern const char *lsm_bearer_token(const char *path);
 extern const char *lsm_bearer_token_try(const char *path, char **problem);
