@@ -28,3 +28,4 @@ bool		lsm_share_checkpoints = true;
 char	   *lsm_allowed_endpoints = NULL;
 int			lsm_log_min_duration_ms = -1;
 int			lsm_max_name_lookups = 16;
+int			lsm_max_cluster_name_lookups = 256;

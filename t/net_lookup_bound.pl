@@ -18,11 +18,20 @@
 #     waited for, not looked up again (57014, no new thread); an address
 #     needs no lookup (the flush succeeds at once); a name that resolves
 #     gets the 17th slot once lancelsm.max_name_lookups allows 17;
+#     with lancelsm.max_cluster_name_lookups lowered to 20, a second
+#     session gets 4 lookups and its 5th name fails naming that bound; once
+#     the first session's backend is gone, its slots are free again;
 #  2. 200 statements with a 30 ms statement_timeout over 20 silent names,
 #     from one session: each is 57014; the backend never holds more than
 #     17 threads nor 48 descriptors more than before;
 #  3. the same from 4 sessions at once, 200 statements each;
-#  4. a new session still connects and flushes.
+#  4. through a proxy, the proxy's name is looked up (bounded alike),
+#     never the server's, which the proxy resolves: a proxy at an address
+#     needs no lookup (HV00N, the proxy refusing, no thread), a proxy by a
+#     silent name leaves one lookup of that name; the DNS servers never
+#     hear of either server's name; without statement_timeout, a silent
+#     name fails at connect_timeout with HV00N saying so;
+#  5. a new session still connects and flushes.
 use strict;
 use warnings FATAL => 'all';
 
@@ -32,7 +41,7 @@ use LsmTap;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
-use Time::HiRes qw(time);
+use Time::HiRes qw(time sleep);
 
 for my $var (qw(LANCELSM_TEST_DNS LANCELSM_TEST_DNS_FAULTS_LOG))
 {
@@ -134,7 +143,40 @@ $s->query_safe('SET lancelsm.max_name_lookups = ' . ($BOUND + 1));
 ($ms, $out, $err) = timed_query($s, sprintf($FLUSH, 'byname'));
 is(sqlstate_of($err), '', 'a 17th slot allowed: a name that resolves gets it')
   or diag($err);
+
+# the cluster's bound, lowered to 20: 16 pending in the first session, 4
+# more in a second, whose 5th name waits connect_timeout and fails; once
+# the first session's backend is gone, its 16 slots are free again
+$node->safe_psql('postgres',
+	'ALTER SYSTEM SET lancelsm.max_cluster_name_lookups = 20; SELECT pg_reload_conf()');
+my ($s2, $pid2) = session('30ms');
+is(query_until($s2, 'SHOW lancelsm.max_cluster_name_lookups', '20'), '20',
+	'the cluster bound is 20');
+@states = ();
+for my $i ($BOUND + 1 .. $NAMES)
+{
+	($ms, $out, $err) = timed_query($s2, sprintf($FLUSH, "silent$i"));
+	push @states, sqlstate_of($err);
+}
+is(join(',', @states), '57014,57014,57014,57014',
+	'a second session: 4 more lookups left pending');
+$s2->query_safe("SET statement_timeout = 0");
+($ms, $out, $err) = timed_query($s2, sprintf($FLUSH, 'silent' . ($NAMES + 1)));
+like($err,
+	qr/ERROR:  HV00N: .*\nDETAIL:  Could not reach the server: Could not resolve host: h21\.silent\.lancelsm\.test \(20 name lookups are pending in the cluster, as many as lancelsm\.max_cluster_name_lookups allows\)\./,
+	"at the cluster's bound: HV00N naming the host and the bound");
+is(tasks($pid2), 1 + 4, "at the cluster's bound: no thread started");
 $s->quit;
+is(query_until($s2,
+		"SELECT count(*) FROM pg_stat_activity WHERE pid = $pid", '0'),
+	'0', 'the first session has ended');
+$s2->query_safe("SET statement_timeout = '30ms'");
+($ms, $out, $err) = timed_query($s2, sprintf($FLUSH, 'silent1'));
+is(sqlstate_of($err), '57014', 'an ended backend gives its slots back: 57014');
+is(tasks($pid2), 1 + 5, 'an ended backend gives its slots back: a new lookup');
+$s2->quit;
+$node->safe_psql('postgres',
+	'ALTER SYSTEM RESET lancelsm.max_cluster_name_lookups; SELECT pg_reload_conf()');
 
 #
 # 2. and 3. 200 statements of 30 ms over the silent names, from one
@@ -190,7 +232,47 @@ for my $n (1, 4)
 }
 
 #
-# 4. a new session still connects and flushes
+# 4. through a proxy, only the proxy's name is looked up
+#
+my $faults_log = $ENV{LANCELSM_TEST_DNS_FAULTS_LOG};
+$node->safe_psql('postgres', qq{
+	CREATE SERVER viaproxy FOREIGN DATA WRAPPER lancelsm
+	  OPTIONS (database 'mydb', host_override 'https://target1.silent.lancelsm.test',
+		proxy 'http://127.0.0.1:1');
+	CREATE USER MAPPING FOR PUBLIC SERVER viaproxy OPTIONS (api_key '$API_KEY');
+	CREATE SERVER namedproxy FOREIGN DATA WRAPPER lancelsm
+	  OPTIONS (database 'mydb', host_override 'https://target2.silent.lancelsm.test',
+		proxy 'http://proxy.silent.lancelsm.test:3128');
+	CREATE USER MAPPING FOR PUBLIC SERVER namedproxy OPTIONS (api_key '$API_KEY');
+});
+($s, $pid) = open_session($node);
+$s->query_safe("SET statement_timeout = '10s'");
+($ms, $out, $err) = timed_query($s, sprintf($FLUSH, 'viaproxy'));
+is(sqlstate_of($err), 'HV00N', 'a proxy at an address that refuses: HV00N');
+is(tasks($pid), 1, 'a proxy at an address: no lookup');
+$s->query_safe("SET statement_timeout = '30ms'");
+($ms, $out, $err) = timed_query($s, sprintf($FLUSH, 'namedproxy'));
+is(sqlstate_of($err), '57014', 'a proxy by a silent name: 57014');
+is(tasks($pid), 2, "a proxy by a silent name: one lookup pending, the proxy's");
+my $until = time() + 10;
+sleep(0.01)
+  while slurp_file($faults_log) !~ /^silent proxy\.silent\.lancelsm\.test$/m
+  && time() < $until;
+like(slurp_file($faults_log), qr/^silent proxy\.silent\.lancelsm\.test$/m,
+	"the proxy's name was looked up");
+unlike(slurp_file($faults_log), qr/target[12]\.silent/,
+	"no server's name behind a proxy was looked up");
+
+# without statement_timeout, connect_timeout (1 s) bounds the lookup
+$s->query_safe("SET statement_timeout = 0");
+($ms, $out, $err) = timed_query($s, sprintf($FLUSH, 'silent1'));
+like($err,
+	qr/ERROR:  HV00N: .*\nDETAIL:  Could not reach the server: Could not resolve host: h1\.silent\.lancelsm\.test \(no answer within 1000 milliseconds\)\./,
+	'a silent name without statement_timeout: HV00N after connect_timeout');
+$s->quit;
+
+#
+# 5. a new session still connects and flushes
 #
 ($s, $pid) = open_session($node);
 ($ms, $out, $err) = timed_query($s, sprintf($FLUSH, 'emu'));

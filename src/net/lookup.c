@@ -31,6 +31,13 @@
  *	  (a call looks a host up once, not once per connection), and is
  *	  forgotten by the next statement, which looks the name up afresh: a
  *	  failover is followed from the next statement on;
+ *	- with lancelsm in shared_preload_libraries, the backends of the cluster
+ *	  together never have more than lancelsm.max_cluster_name_lookups
+ *	  pending (a counter in shared memory, given back by each lookup's
+ *	  thread as it ends, or by its backend as it exits, whichever comes
+ *	  first); at that bound a new lookup waits alike,
+ *	  checking again every LOOKUP_CLUSTER_POLL_MS (another backend's
+ *	  lookup ending wakes nothing here);
  *	- each pending lookup holds LOOKUP_DESCRIPTORS of PostgreSQL's external
  *	  descriptors (AcquireExternalFD): its eventfd, the resolver's socket
  *	  and a file the resolver reads; none left, the request fails as
@@ -58,10 +65,14 @@
 #include "deadline.h"
 #include "miscadmin.h"
 #include "net/lookup.h"
+#include "net/net.h"
 #include "port/atomics.h"
 #include "settings.h"
 #include "storage/fd.h"
+#include "storage/ipc.h"
 #include "storage/latch.h"
+#include "storage/lwlock.h"
+#include "storage/shmem.h"
 #include "utils/memutils.h"
 #include "utils/timestamp.h"
 #include "utils/wait_event.h"
@@ -84,6 +95,21 @@
  */
 #define LOOKUP_DEFAULT_TIMEOUT_MS (300 * 1000L)
 
+/* How often a lookup waiting for a slot of the cluster checks again. */
+#define LOOKUP_CLUSTER_POLL_MS 50
+
+/* The lookups pending in the cluster, in shared memory. */
+typedef struct LookupShared
+{
+	pg_atomic_uint32 pending;
+} LookupShared;
+
+/* NULL without shared_preload_libraries: no cluster-wide bound */
+static LookupShared *lookup_shared = NULL;
+static bool lookup_exit_registered = false;
+static shmem_request_hook_type prev_shmem_request_hook = NULL;
+static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
+
 /* One name looked up, pending or done. */
 typedef struct Lookup
 {
@@ -95,6 +121,9 @@ typedef struct Lookup
 	/* written by the thread before it sets done */
 	int			gai_error;		/* getaddrinfo's result: 0, or EAI_* */
 	char		addresses[LSM_LOOKUP_ADDRESSES_LEN];
+	pg_atomic_uint32 given;		/* 1: its slot of the cluster is given
+								 * back (by the thread as it ends, or by
+								 * the backend as it exits) */
 	pg_atomic_uint32 done;		/* 1: the thread touches nothing any more */
 
 	/* the backend's own */
@@ -154,11 +183,13 @@ lookup_format(const struct addrinfo *res, char *buf, size_t len)
 	}
 }
 
+static void lookup_slot_give(Lookup *l);
+
 /*
  * lookup_thread: the body of a lookup's thread: getaddrinfo, the answer
- * into the Lookup, the eventfd signalled, then done set, after which the
- * thread touches nothing of the Lookup.  Calls nothing of PostgreSQL but
- * its atomics.
+ * into the Lookup, the eventfd signalled, its slot of the cluster given
+ * back, then done set, after which the thread touches nothing of the
+ * Lookup.  Calls nothing of PostgreSQL but its atomics.
  */
 static void *
 lookup_thread(void *arg)
@@ -183,6 +214,7 @@ lookup_thread(void *arg)
 	{
 		/* cannot happen on an eventfd; the backend's poll of done is late */
 	}
+	lookup_slot_give(l);
 	pg_atomic_exchange_u32(&l->done, 1);
 	return NULL;
 }
@@ -242,6 +274,63 @@ lookup_reserve(void)
 }
 
 /*
+ * lookup_cluster_take: take one of the cluster's slots (always, without
+ * shared memory); false when lancelsm.max_cluster_name_lookups are
+ * pending already.  Raises nothing.
+ */
+static bool
+lookup_cluster_take(void)
+{
+	uint32		pending;
+
+	if (lookup_shared == NULL)
+		return true;
+	pending = pg_atomic_read_u32(&lookup_shared->pending);
+	do
+	{
+		if (pending >= (uint32) lsm_max_cluster_name_lookups)
+			return false;
+	} while (!pg_atomic_compare_exchange_u32(&lookup_shared->pending,
+											 &pending, pending + 1));
+	return true;
+}
+
+/*
+ * lookup_cluster_give: give n of the cluster's slots back.  Raises
+ * nothing.
+ */
+static void
+lookup_cluster_give(uint32 n)
+{
+	if (lookup_shared != NULL && n > 0)
+		pg_atomic_fetch_sub_u32(&lookup_shared->pending, n);
+}
+
+/*
+ * lookup_slot_give: give back l's slot of the cluster, unless its thread
+ * or the backend's exit did already.  Raises nothing; called in the
+ * lookup's thread too.
+ */
+static void
+lookup_slot_give(Lookup *l)
+{
+	if (pg_atomic_exchange_u32(&l->given, 1) == 0)
+		lookup_cluster_give(1);
+}
+
+/*
+ * lookup_backend_exit: give back the cluster's slots of the lookups this
+ * backend leaves pending (before_shmem_exit): they end with the process.
+ */
+static void
+lookup_backend_exit(int code, Datum arg)
+{
+	for (Lookup *l = lookups; l; l = l->next)
+		if (l->pending)
+			lookup_slot_give(l);
+}
+
+/*
  * lookup_reap: close the eventfd of every lookup whose thread is done
  * (its slot free again), and forget the done lookups no request of this
  * statement asked for.  Raises nothing.
@@ -290,7 +379,8 @@ lookup_find(const char *host, const char *service)
  * lookup_start: a new pending lookup of host and service, its thread
  * started; NULL with problem set when it cannot start (*no_descriptor
  * then tells whether for want of a descriptor).  The caller checked that
- * a slot is free.
+ * a slot of the backend is free and took one of the cluster's
+ * (lookup_cluster_take), which a failure gives back.
  */
 static Lookup *
 lookup_start(const char *host, const char *service, char *problem,
@@ -302,6 +392,7 @@ lookup_start(const char *host, const char *service, char *problem,
 	*no_descriptor = false;
 	if (!lookup_reserve())
 	{
+		lookup_cluster_give(1);
 		*no_descriptor = true;
 		snprintf(problem, problemlen,
 				 "Could not resolve host: %s (no file descriptor is left to look it up)",
@@ -317,10 +408,12 @@ lookup_start(const char *host, const char *service, char *problem,
 				 l == NULL ? "out of memory" : strerror(errno));
 		free(l);
 		lookup_release();
+		lookup_cluster_give(1);
 		return NULL;
 	}
 	strlcpy(l->host, host, sizeof(l->host));
 	strlcpy(l->service, service, sizeof(l->service));
+	pg_atomic_init_u32(&l->given, 0);
 	pg_atomic_init_u32(&l->done, 0);
 	if ((rc = lookup_spawn(l)) != 0)
 	{
@@ -330,7 +423,13 @@ lookup_start(const char *host, const char *service, char *problem,
 		close(l->fd);
 		free(l);
 		lookup_release();
+		lookup_cluster_give(1);
 		return NULL;
+	}
+	if (!lookup_exit_registered && lookup_shared != NULL)
+	{
+		before_shmem_exit(lookup_backend_exit, (Datum) 0);
+		lookup_exit_registered = true;
 	}
 	l->pending = true;
 	l->next = lookups;
@@ -407,7 +506,8 @@ lookup_result(const Lookup *l, char *addresses, size_t addresseslen,
 
 /*
  * lookup_gave_up: the problem of a lookup given up at connect_timeout:
- * the lookup itself took too long, or no slot came free.
+ * the lookup itself took too long, or no slot of the backend, or of the
+ * cluster, came free.
  */
 static LsmLookupStatus
 lookup_gave_up(const char *host, const Lookup *l, long timeout_ms,
@@ -415,21 +515,42 @@ lookup_gave_up(const char *host, const Lookup *l, long timeout_ms,
 {
 	if (l != NULL)
 		snprintf(problem, problemlen,
-				 "Resolving timed out after %ld milliseconds", timeout_ms);
-	else
+				 "Could not resolve host: %s (no answer within %ld milliseconds)",
+				 host, timeout_ms);
+	else if (lookups_pending >= lsm_max_name_lookups)
 		snprintf(problem, problemlen,
 				 "Could not resolve host: %s (%d name lookups of this backend are pending, as many as lancelsm.max_name_lookups allows)",
 				 host, lookups_pending);
+	else
+		snprintf(problem, problemlen,
+				 "Could not resolve host: %s (%d name lookups are pending in the cluster, as many as lancelsm.max_cluster_name_lookups allows)",
+				 host, lsm_max_cluster_name_lookups);
 	return LSM_LOOKUP_FAILED;
+}
+
+/*
+ * lookup_is_localhost: whether host is localhost or a name under it,
+ * which are the loopback addresses and looked up nowhere (RFC 6761,
+ * 6.3), as libcurl 7.78.0 and later take them.
+ */
+static bool
+lookup_is_localhost(const char *host)
+{
+	size_t		len = strlen(host);
+
+	return pg_strcasecmp(host, "localhost") == 0 ||
+		(len > 10 && pg_strcasecmp(host + len - 10, ".localhost") == 0);
 }
 
 /*
  * lsm_lookup: the addresses of host for port (into addresses, as
  * CURLOPT_RESOLVE takes them), looked up in a bounded thread, or waited
  * for when this backend has a lookup of the name pending already, or
- * taken from the one done for this statement.
+ * taken from the one done for this statement; localhost and the names
+ * under it are 127.0.0.1 and ::1, with no lookup.
  *
- * At lancelsm.max_name_lookups pending lookups, waits for a slot.  Gives
+ * At lancelsm.max_name_lookups pending lookups of the backend, or
+ * lancelsm.max_cluster_name_lookups of the cluster, waits for a slot.  Gives
  * up after connect_timeout_ms (0: libcurl's default, 300 s): LSM_LOOKUP_FAILED,
  * as for a name that does not resolve; problem says why, naming the host.
  * LSM_LOOKUP_NO_DESCRIPTOR when PostgreSQL has no external descriptor left
@@ -450,16 +571,23 @@ lsm_lookup(const char *host, int port, TimestampTz deadline,
 		TimestampTzPlusMilliseconds(deadline, LSM_DEADLINE_GRACE_MS) : 0;
 	char		service[8];
 
+	if (lookup_is_localhost(host))
+	{
+		strlcpy(addresses, "127.0.0.1,[::1]", addresseslen);
+		return LSM_LOOKUP_FOUND;
+	}
 	snprintf(service, sizeof(service), "%d", port);
 	for (;;)
 	{
 		Lookup	   *l;
 		TimestampTz now;
+		TimestampTz until;
 		bool		no_descriptor;
 
 		lookup_reap();
 		l = lookup_find(host, service);
-		if (l == NULL && lookups_pending < lsm_max_name_lookups)
+		if (l == NULL && lookups_pending < lsm_max_name_lookups &&
+			lookup_cluster_take())
 		{
 			l = lookup_start(host, service, problem, problemlen,
 							 &no_descriptor);
@@ -479,7 +607,12 @@ lsm_lookup(const char *host, int port, TimestampTz deadline,
 			lsm_deadline_passed();
 		if (now >= give_up)
 			return lookup_gave_up(host, l, timeout_ms, problem, problemlen);
-		lookup_wait(l, grace != 0 ? Min(grace, give_up) : give_up);
+		until = grace != 0 ? Min(grace, give_up) : give_up;
+		if (l == NULL && lookups_pending < lsm_max_name_lookups)
+			/* the cluster's bound: another backend's lookup must end */
+			until = Min(until, TimestampTzPlusMilliseconds(now,
+														   LOOKUP_CLUSTER_POLL_MS));
+		lookup_wait(l, until);
 	}
 }
 
@@ -495,4 +628,52 @@ lsm_lookup_is_address(const char *host)
 
 	return inet_pton(AF_INET, host, buf) == 1 ||
 		inet_pton(AF_INET6, host, buf) == 1;
+}
+
+/*
+ * lookup_shmem_request: reserve the cluster's counter
+ * (shmem_request_hook, postmaster only).
+ */
+static void
+lookup_shmem_request(void)
+{
+	if (prev_shmem_request_hook)
+		prev_shmem_request_hook();
+	RequestAddinShmemSpace(sizeof(LookupShared));
+}
+
+/*
+ * lookup_shmem_startup: attach to (or create) the cluster's counter
+ * (shmem_startup_hook).
+ */
+static void
+lookup_shmem_startup(void)
+{
+	bool		found;
+
+	if (prev_shmem_startup_hook)
+		prev_shmem_startup_hook();
+	LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
+	lookup_shared = ShmemInitStruct("lancelsm name lookups",
+									sizeof(LookupShared), &found);
+	if (!found)
+		pg_atomic_init_u32(&lookup_shared->pending, 0);
+	LWLockRelease(AddinShmemInitLock);
+}
+
+/*
+ * lsm_lookup_shmem_init: when lancelsm is being loaded by
+ * shared_preload_libraries, install the shared memory hooks of the
+ * cluster's count of pending lookups; otherwise do nothing, and only
+ * each backend's bound holds.  Called from _PG_init.
+ */
+void
+lsm_lookup_shmem_init(void)
+{
+	if (!process_shared_preload_libraries_in_progress)
+		return;
+	prev_shmem_request_hook = shmem_request_hook;
+	shmem_request_hook = lookup_shmem_request;
+	prev_shmem_startup_hook = shmem_startup_hook;
+	shmem_startup_hook = lookup_shmem_startup;
 }

@@ -175,6 +175,12 @@ extern void lsm_http_abort_all(void);
 extern void lsm_net_init(void);
 
 /*
+ * in lookup.c: the shared memory of the cluster's bound on name lookups,
+ * set up when preloaded (_PG_init)
+ */
+extern void lsm_lookup_shmem_init(void);
+
+/*
  * in pool.c: the backend's connection pools, one per (server, user
  * mapping), as lancelsm_get_connections() lists them
  */
