@@ -29,7 +29,8 @@
 #     never the server's, which the proxy resolves: a proxy at an address
 #     needs no lookup (HV00N, the proxy refusing, no thread), a proxy by a
 #     silent name leaves one lookup of that name; the DNS servers never
-#     hear of either server's name; without statement_timeout, a silent
+#     hear of either server's name; a name lancelsm.allowed_endpoints
+#     refuses is not looked up at all (42501); without statement_timeout, a silent
 #     name fails at connect_timeout with HV00N saying so;
 #  5. a new session still connects and flushes.
 use strict;
@@ -244,6 +245,9 @@ $node->safe_psql('postgres', qq{
 	  OPTIONS (database 'mydb', host_override 'https://target2.silent.lancelsm.test',
 		proxy 'http://proxy.silent.lancelsm.test:3128');
 	CREATE USER MAPPING FOR PUBLIC SERVER namedproxy OPTIONS (api_key '$API_KEY');
+	CREATE SERVER refused FOREIGN DATA WRAPPER lancelsm
+	  OPTIONS (database 'mydb', host_override 'http://refused.silent.lancelsm.test:$port');
+	CREATE USER MAPPING FOR PUBLIC SERVER refused OPTIONS (api_key '$API_KEY');
 });
 ($s, $pid) = open_session($node);
 $s->query_safe("SET statement_timeout = '10s'");
@@ -262,6 +266,17 @@ like(slurp_file($faults_log), qr/^silent proxy\.silent\.lancelsm\.test$/m,
 	"the proxy's name was looked up");
 unlike(slurp_file($faults_log), qr/target[12]\.silent/,
 	"no server's name behind a proxy was looked up");
+
+# a name lancelsm.allowed_endpoints refuses is not looked up at all
+$s->query_safe("SET statement_timeout = '10s'");
+$s->query_safe("SET lancelsm.allowed_endpoints = 'lancedb.example'");
+($ms, $out, $err) = timed_query($s, sprintf($FLUSH, 'refused'));
+like($err, qr/ERROR:  42501: .*\nDETAIL:  The endpoint refused\.silent\.lancelsm\.test:$port is not allowed by lancelsm\.allowed_endpoints\./,
+	'a name the allow-list refuses: 42501 naming the endpoint');
+is(tasks($pid), 2, 'a name the allow-list refuses: no lookup');
+unlike(slurp_file($faults_log), qr/refused\.silent/,
+	'a name the allow-list refuses never reaches a DNS server');
+$s->query_safe("RESET lancelsm.allowed_endpoints");
 
 # without statement_timeout, connect_timeout (1 s) bounds the lookup
 $s->query_safe("SET statement_timeout = 0");

@@ -661,9 +661,11 @@ http_refuse_lookup(void *resolver_state, void *reserved, void *userdata)
  * libcurl, which needs no lookup for it.  The URL keeps the name, so TLS
  * still sends it (SNI) and checks the certificate against it, and
  * lancelsm.allowed_endpoints still checks the addresses in the socket
- * callback.  When the lookup fails, libcurl's cached entry of the name is
+ * callback.  When the lookup fails, or the gate refuses the endpoint by
+ * name (then nothing is looked up), libcurl's cached entry of the name is
  * dropped and its own lookup refused: the transfer fails at once, and
- * http_finished gives it the lookup's failure.  With libcurl older than
+ * http_finished gives it the lookup's failure or the refusal.  The gate
+ * (lsm_socket_configure) must be set first.  With libcurl older than
  * 7.59.0, libcurl looks names up itself, unbounded.  Errors: 57014
  * (cancel, statement_timeout or deadline while waiting for the lookup),
  * out of memory.
@@ -684,9 +686,11 @@ http_resolve(CURL *easy, LsmRequest *req, TimestampTz deadline)
 							   host, &port) ||
 		lsm_lookup_is_address(host))
 		return;
-	status = lsm_lookup(host, port, deadline, config->connect_timeout_ms,
-						addresses, sizeof(addresses), req->lookup_problem,
-						sizeof(req->lookup_problem));
+	/* refused by name (src/net/socket.c): not even looked up */
+	status = req->gate.deny_all ? LSM_LOOKUP_FAILED :
+		lsm_lookup(host, port, deadline, config->connect_timeout_ms,
+				   addresses, sizeof(addresses), req->lookup_problem,
+				   sizeof(req->lookup_problem));
 	if (status == LSM_LOOKUP_FOUND)
 		entry = psprintf("%s:%d:%s", host, port, addresses);
 	else
