@@ -19,6 +19,7 @@ OBJS = \
 	src/net/pool.o \
 	src/net/socket.o \
 	src/net/endpoint.o \
+	src/net/lookup.o \
 	src/protocol/fault.o \
 	src/protocol/fresh.o \
 	src/protocol/redact.o \
@@ -33,6 +34,7 @@ OBJS = \
 	src/task/watermark.o \
 	src/task/pace.o \
 	src/task/window.o \
+	src/task/window_kept.o \
 	src/task/herd.o \
 	src/record/progress.o \
 	src/record/shared_key.o \
@@ -75,7 +77,7 @@ TAP_TESTS = 1
 PG_CPPFLAGS = -I$(srcdir)/src -DLANCELSM_VERSION='"$(EXTVERSION)"' \
 	-DLANCELSM_RELEASE='"$(EXTRELEASE)"' \
 	$(shell curl-config --cflags) $(shell pkg-config --cflags jansson)
-SHLIB_LINK = $(shell curl-config --libs) $(shell pkg-config --libs jansson)
+SHLIB_LINK = $(shell curl-config --libs) $(shell pkg-config --libs jansson) -pthread
 EXTRA_CLEAN = results regression.diffs regression.out tmp_check
 
 # no LLVM bitcode: nothing here benefits from JIT inlining, and it needs clang

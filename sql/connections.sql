@@ -73,8 +73,14 @@ SELECT server_name, user_name, connections, valid
 SELECT lancelsm_disconnect_all();
 SELECT lancelsm_disconnect_all();
 SELECT * FROM lancelsm_get_connections();
--- an unknown server is an error; any role may call the functions
+-- an unknown server is an error, and so is another wrapper's server
+-- (42809, as every function taking a server refuses it); any role may
+-- call the functions
 SELECT emu_try($$SELECT lancelsm_disconnect('no_such_server')$$);
+CREATE FOREIGN DATA WRAPPER conn_other_fdw;
+CREATE SERVER conn_other FOREIGN DATA WRAPPER conn_other_fdw;
+SELECT emu_try($$SELECT lancelsm_disconnect('conn_other')$$);
+DROP FOREIGN DATA WRAPPER conn_other_fdw CASCADE;
 SET ROLE regress_conn_user;
 SELECT count(*) FROM lancelsm_get_connections();
 SELECT lancelsm_disconnect_all();

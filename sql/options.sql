@@ -164,6 +164,11 @@ SELECT name, setting, unit, boot_val, context, vartype, min_val, max_val
                 'lancelsm.poll_interval_min', 'lancelsm.poll_interval_max',
                 'lancelsm.max_idle_polls', 'lancelsm.max_response_size')
  ORDER BY name COLLATE "C";
+-- the bounds on name lookups: only a superuser may move them (1.5)
+SELECT name, boot_val, context, min_val, max_val
+  FROM pg_settings
+ WHERE name IN ('lancelsm.max_name_lookups', 'lancelsm.max_cluster_name_lookups')
+ ORDER BY name COLLATE "C";
 -- every lancelsm setting (later versions add more) is described in a
 -- full sentence
 SELECT count(*) >= 8 AS at_least_eight,

@@ -93,10 +93,21 @@ _PG_init(void)
 							"Zero logs every action; -1 logs none.",
 							&lsm_log_min_duration_ms, -1, -1, INT_MAX,
 							PGC_SUSET, GUC_UNIT_MS, NULL, NULL, NULL);
+	DefineCustomIntVariable("lancelsm.max_name_lookups",
+							"Sets the most host name lookups one backend may have pending, those a canceled statement left behind included.",
+							"Each pending lookup is a thread and up to three file descriptors; at the bound a new connection waits for a slot.",
+							&lsm_max_name_lookups, 16, 1, 1024,
+							PGC_SUSET, 0, NULL, NULL, NULL);
+	DefineCustomIntVariable("lancelsm.max_cluster_name_lookups",
+							"Sets the most host name lookups the backends of the cluster may have pending together; needs lancelsm in shared_preload_libraries.",
+							"At the bound a new connection waits for a slot, as at lancelsm.max_name_lookups.",
+							&lsm_max_cluster_name_lookups, 256, 1, 100000,
+							PGC_SIGHUP, 0, NULL, NULL, NULL);
 	lsm_mapping_init();
 	lsm_recording_init();
 	lsm_record_init();
 	lsm_herd_shmem_init();
 	lsm_fresh_init();
+	lsm_lookup_shmem_init();
 	MarkGUCPrefixReserved("lancelsm");
 }

@@ -27,3 +27,5 @@ int			lsm_max_response_size_kb = 64 * 1024;
 bool		lsm_share_checkpoints = true;
 char	   *lsm_allowed_endpoints = NULL;
 int			lsm_log_min_duration_ms = -1;
+int			lsm_max_name_lookups = 16;
+int			lsm_max_cluster_name_lookups = 256;

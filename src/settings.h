@@ -36,5 +36,7 @@ extern int	lsm_max_response_size_kb;	/* response body cap */
 extern bool lsm_share_checkpoints;	/* join or skip running checkpoints */
 extern char *lsm_allowed_endpoints; /* "": any endpoint */
 extern int	lsm_log_min_duration_ms;	/* -1: actions not logged */
+extern int	lsm_max_name_lookups;	/* name lookups pending per backend */
+extern int	lsm_max_cluster_name_lookups;	/* ... in the cluster */
 
 #endif							/* LANCELSM_SETTINGS_H */

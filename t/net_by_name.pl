@@ -1,12 +1,13 @@
 # net_by_name.pl: requests to a server reached by a host name, as every
 # LanceDB Cloud URL is.
 #
-# libcurl resolves localhost and IP literals by itself; any other name goes
-# through getaddrinfo, in Debian's libcurl on a resolver thread that hands
-# the multi handle one end of a socketpair to watch and then closes it
-# itself, not through lancelsm's close-socket callback.  The connection's
-# socket may then get the same descriptor number: the wait set kept by
-# src/net/pool.c must not take it for the socketpair it saw before.
+# A name goes through getaddrinfo, in 1.4 on libcurl's resolver thread,
+# which hands the multi handle one end of a socketpair to watch and then
+# closes it itself, not through lancelsm's close-socket callback; since
+# 1.5 in src/net/lookup.c, whose addresses libcurl takes as they are.
+# Either way the connection's socket may get a descriptor number libcurl
+# handed over before: the wait set kept by src/net/pool.c must not take it
+# for what it saw before.
 #  1. 200 fresh sessions (a new backend each) make their first request by
 #     name: 200 answers, no error or warning of any kind, and exactly 200
 #     stats reads reach the emulator.

@@ -15,11 +15,11 @@
 #    (::1), are reached;
 #  - NXDOMAIN and SERVFAIL are HV00N, the detail naming the host;
 #  - failover: a name moved to a new address (the old server gone) is
-#    followed by the very next request: a name is resolved for every new
-#    connection (src/net/http.c, http_configure_names);
+#    followed by the very next request: a name is looked up again by
+#    every statement (src/net/lookup.c);
 #  - a DNS server that never answers: statement_timeout (500 ms) and a
-#    cancel end the call within their bound plus 1 s (libcurl 7.87.0 and
-#    later: CURLOPT_QUICK_EXIT), with the backend's resolver lookups
+#    cancel end the call within their bound plus 1 s (the wait for the
+#    lookup is on the latch), with the backend's resolver lookups
 #    waiting up to 5 s (RES_OPTIONS);
 #  - a session whose server closed its idle connections (the emulator's
 #    close_idle; through nginx: keepalive_timeout 1s) checkpoints by name

@@ -23,8 +23,10 @@
 #include "foreign/foreign.h"
 #include "funcapi.h"
 #include "functions/functions.h"
+#include "functions/option.h"
 #include "miscadmin.h"
 #include "net/net.h"
+#include "protocol/protocol.h"
 #include "utils/builtins.h"
 #include "utils/syscache.h"
 
@@ -149,16 +151,19 @@ PG_FUNCTION_INFO_V1(lancelsm_disconnect);
  *		for every user mapping, with their connections; the next request
  *		connects afresh.  Returns true when a pool was closed, false when
  *		the backend held none for the server.  Errors: 42704 when no
- *		foreign server has that name.  A pool with requests in flight is
- *		left open with a WARNING (55006).
+ *		foreign server has that name, 42809 when it is not a lancelsm
+ *		server, as every function taking a server refuses them.  A pool
+ *		with requests in flight is left open with a WARNING (55006).
  */
 Datum
 lancelsm_disconnect(PG_FUNCTION_ARGS)
 {
 	char	   *name = text_to_cstring(PG_GETARG_TEXT_PP(0));
-	ForeignServer *server = GetForeignServerByName(name, false);
+	LsmFailure *problem = lsm_server_problem(name);
 
-	PG_RETURN_BOOL(connections_disconnect(server->serverid));
+	if (problem != NULL)
+		lsm_fault_raise(problem);
+	PG_RETURN_BOOL(connections_disconnect(GetForeignServerByName(name, false)->serverid));
 }
 
 PG_FUNCTION_INFO_V1(lancelsm_disconnect_all);

@@ -32,6 +32,7 @@
  */
 #include "postgres.h"
 
+#include "catalog/pg_authid.h"
 #include "task/task.h"
 #include "fmgr.h"
 #include "foreign/foreign.h"
@@ -39,6 +40,7 @@
 #include "functions/functions.h"
 #include "miscadmin.h"
 #include "settings.h"
+#include "utils/acl.h"
 #include "utils/builtins.h"
 #include "utils/timestamp.h"
 #include "wire_text.h"
@@ -782,15 +784,32 @@ lancelsm_info(PG_FUNCTION_ARGS)
 }
 
 /*
+ * monitoring_may_see: whether the current user may see a call of a
+ * backend whose session user is roleid, as pg_stat_activity shows a
+ * backend's query: to that role and the roles that have its privileges
+ * (superusers included), and to the members of pg_read_all_stats.
+ */
+static bool
+monitoring_may_see(Oid roleid)
+{
+	Oid			me = GetUserId();
+
+	return has_privs_of_role(me, roleid) ||
+		has_privs_of_role(me, ROLE_PG_READ_ALL_STATS);
+}
+
+/*
  * lancelsm_running()
  * RETURNS TABLE (server text, table_name text, pid integer, phase text,
  *   started_at timestamptz)
  *
  * No arguments.  One row per checkpoint running in a backend connected
- * to this database (one per table of a multi-table checkpoint), with the
- * phase lancelsm_progress shows; server is its name when the checkpoint
- * started.  No rows without lancelsm in shared_preload_libraries.  Raises
- * 0A000 when declared with another number of columns.
+ * to this database (one per table of a multi-table checkpoint) that the
+ * current user may see (monitoring_may_see: its own calls, all of them
+ * for pg_read_all_stats), with the phase lancelsm_progress shows; server
+ * is its name when the checkpoint started.  No rows without lancelsm in
+ * shared_preload_libraries.  Raises 0A000 when declared with another
+ * number of columns.
  */
 PG_FUNCTION_INFO_V1(lancelsm_running);
 Datum
@@ -809,7 +828,7 @@ lancelsm_running(PG_FUNCTION_ARGS)
 		bool		nulls[LSM_RUNNING_COLS] = {0};
 		int			i = 0;
 
-		if (copy[e].dbid != MyDatabaseId)
+		if (copy[e].dbid != MyDatabaseId || !monitoring_may_see(copy[e].roleid))
 			continue;
 		values[i++] = monitoring_text(copy[e].server);
 		values[i++] = monitoring_text(copy[e].table_name);

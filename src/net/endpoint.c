@@ -29,9 +29,6 @@
 #include "pg_compat.h"
 #include "utils/varlena.h"
 
-/* the longest host name of DNS, and an IPv6 literal fits */
-#define ENDPOINT_HOST_LEN 256
-
 typedef struct EndpointEntry
 {
 	bool		is_range;
@@ -301,6 +298,26 @@ endpoint_literal_verdict(const char *host, LsmEndpointVerdict *verdict)
 }
 
 /*
+ * lsm_endpoint_url_host
+ *		The host of an http:// or https:// URL (lower case, an IPv6
+ *		literal without brackets) into host (ENDPOINT_HOST_LEN bytes, see
+ *		endpoint.h), and its port, the scheme's default when it names none.
+ *		Returns false when the URL names no such host.  Never raises.
+ */
+bool
+lsm_endpoint_url_host(const char *url, char *host, int *port)
+{
+	const char *auth = strstr(url, "://");
+
+	if (auth == NULL ||
+		!endpoint_split_host(auth + 3, strcspn(auth + 3, "/?#"), host, port))
+		return false;
+	if (*port == 0)
+		*port = pg_strncasecmp(url, "https:", 6) == 0 ? 443 : 80;
+	return true;
+}
+
+/*
  * lsm_endpoint_url_verdict
  *		The verdict of the setting on the endpoint of an http:// or
  *		https:// URL (its default port when it names none): allowed by a
@@ -314,20 +331,16 @@ LsmEndpointVerdict
 lsm_endpoint_url_verdict(const char *url, bool name_only, char *endpoint,
 						 size_t endpointlen)
 {
-	const char *auth = strstr(url, "://");
 	char		host[ENDPOINT_HOST_LEN];
 	int			port;
 	LsmEndpointVerdict verdict;
 
-	if (auth == NULL ||
-		!endpoint_split_host(auth + 3, strcspn(auth + 3, "/?#"), host, &port))
+	if (!lsm_endpoint_url_host(url, host, &port))
 	{
 		strlcpy(endpoint, url, endpointlen);
 		return endpoint_unrestricted() ? LSM_ENDPOINT_ALLOWED :
 			LSM_ENDPOINT_DENIED;
 	}
-	if (port == 0)
-		port = pg_strncasecmp(url, "https:", 6) == 0 ? 443 : 80;
 	snprintf(endpoint, endpointlen, strchr(host, ':') ? "[%s]:%d" : "%s:%d",
 			 host, port);
 	if (endpoint_unrestricted())

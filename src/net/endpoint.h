@@ -9,7 +9,8 @@
  * net/net.h); this header is private to src/net/: the address check of
  * src/net/socket.c.  They parse it once; the validator (src/functions/option.c) and every request
  * (src/net/http.c, src/net/socket.c) test names and addresses against the
- * parsed list.  An empty setting allows everything.
+ * parsed list.  An empty setting allows everything.  Also the host and
+ * port of a URL, for the name lookups of src/net/http.c.
  *
  *-------------------------------------------------------------------------
  */
@@ -22,6 +23,10 @@
 
 #include "net/net.h"
 
+/* the longest host name of DNS, and an IPv6 literal fits */
+#define ENDPOINT_HOST_LEN 256
+
+extern bool lsm_endpoint_url_host(const char *url, char *host, int *port);
 extern bool lsm_endpoint_address_allowed(const struct sockaddr *addr,
 										 socklen_t addrlen);
 

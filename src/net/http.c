@@ -25,6 +25,8 @@
 #include "common/pg_prng.h"
 #include "common/string.h"
 #include "deadline.h"
+#include "net/endpoint.h"
+#include "net/lookup.h"
 #include "net/net.h"
 #include "settings.h"
 #include "net/pool.h"
@@ -82,6 +84,10 @@ struct LsmRequest
 	TimestampTz min_timestamp;	/* x-lancedb-min-timestamp; 0: none */
 	MemoryContext cxt;			/* this attempt's memory: URL, body, token */
 	LsmSocketGate gate;			/* its sockets' callbacks (src/net/socket.c) */
+	struct curl_slist *resolve; /* CURLOPT_RESOLVE, while in flight */
+	LsmTransport lookup_failure;	/* the name lookup failed: how; else
+									 * LSM_TRANSPORT_PENDING */
+	char		lookup_problem[LSM_CURL_ERROR_LEN]; /* and why */
 };
 
 /*
@@ -615,23 +621,15 @@ http_configure_liveness(CURL *easy, const LsmConfig *config)
 }
 
 /*
- * http_configure_names: how a host name is resolved.
+ * http_configure_names: how a host name is resolved: never by libcurl.
  *
- * A name is looked up for every new connection, never taken from
- * libcurl's DNS cache (CURLOPT_DNS_CACHE_TIMEOUT 0), as the SDK does
- * (hyper resolves per connection): after a failover (the name moved, the
- * old address gone) the very next request reaches the new address, where
- * a cached entry (60 s by default) would fail it with "Couldn't connect"
- * until it expired.  A reused pooled connection needs no lookup.
- *
- * A lookup runs in libcurl's resolver thread (getaddrinfo), which only
- * the resolver's own timeout (resolv.conf: timeout, attempts) ends.
- * Without CURLOPT_QUICK_EXIT, aborting a request whose lookup is under
- * way (statement_timeout, cancel, the deadline) joins that thread, so a
- * DNS server that never answers would hold the backend until getaddrinfo
- * gives up.  With it (libcurl 7.87.0 and later) the thread is detached:
- * the abort returns at once and the thread ends by itself, freeing what
- * it holds, when getaddrinfo returns.  Older libcurl keeps the join.
+ * libcurl's threaded resolver starts a thread per new connection and,
+ * aborted, leaves it behind uncounted; so names are looked up by
+ * src/net/lookup.c instead, bounded per backend, and handed to libcurl
+ * (http_resolve).  No entry of libcurl's own cache outlives a lookup
+ * (CURLOPT_DNS_CACHE_TIMEOUT 0): what it holds is what http_resolve
+ * gave it.  With CURLOPT_QUICK_EXIT (libcurl 7.87.0 and later) an abort
+ * never waits for a thread, should a build of libcurl still start one.
  */
 static void
 http_configure_names(CURL *easy)
@@ -639,6 +637,77 @@ http_configure_names(CURL *easy)
 	curl_easy_setopt(easy, CURLOPT_DNS_CACHE_TIMEOUT, 0L);
 #if LIBCURL_VERSION_NUM >= 0x075700
 	curl_easy_setopt(easy, CURLOPT_QUICK_EXIT, 1L);
+#endif
+}
+
+#if LIBCURL_VERSION_NUM >= 0x073B00
+/*
+ * http_refuse_lookup: libcurl's CURLOPT_RESOLVER_START_FUNCTION: refuse
+ * every lookup libcurl would start itself (a name http_resolve did not
+ * resolve: the transfer then fails as unresolved).  Never raises.
+ */
+static int
+http_refuse_lookup(void *resolver_state, void *reserved, void *userdata)
+{
+	return 1;
+}
+#endif
+
+/*
+ * http_resolve: look up the name req connects to (the proxy's, when there
+ * is one: the proxy resolves the server's name in its CONNECT) with
+ * src/net/lookup.c and give libcurl its addresses (CURLOPT_RESOLVE), for
+ * every new connection of this transfer; an address literal is left to
+ * libcurl, which needs no lookup for it.  The URL keeps the name, so TLS
+ * still sends it (SNI) and checks the certificate against it, and
+ * lancelsm.allowed_endpoints still checks the addresses in the socket
+ * callback.  When the lookup fails, or the gate refuses the endpoint by
+ * name (then nothing is looked up), libcurl's cached entry of the name is
+ * dropped and its own lookup refused: the transfer fails at once, and
+ * http_finished gives it the lookup's failure or the refusal.  The gate
+ * (lsm_socket_configure) must be set first.  With libcurl older than
+ * 7.59.0, libcurl looks names up itself, unbounded.  Errors: 57014
+ * (cancel, statement_timeout or deadline while waiting for the lookup),
+ * out of memory.
+ */
+static void
+http_resolve(CURL *easy, LsmRequest *req, TimestampTz deadline)
+{
+#if LIBCURL_VERSION_NUM >= 0x073B00
+	const LsmConfig *config = req->out.config;
+	char		host[ENDPOINT_HOST_LEN];
+	char		addresses[LSM_LOOKUP_ADDRESSES_LEN];
+	int			port;
+	LsmLookupStatus status;
+	char	   *entry;
+
+	req->lookup_failure = LSM_TRANSPORT_PENDING;
+	if (!lsm_endpoint_url_host(config->proxy ? config->proxy : config->base_url,
+							   host, &port) ||
+		lsm_lookup_is_address(host))
+		return;
+	/* refused by name (src/net/socket.c): not even looked up */
+	status = req->gate.deny_all ? LSM_LOOKUP_FAILED :
+		lsm_lookup(host, port, deadline, config->connect_timeout_ms,
+				   addresses, sizeof(addresses), req->lookup_problem,
+				   sizeof(req->lookup_problem));
+	if (status == LSM_LOOKUP_FOUND)
+		entry = psprintf("%s:%d:%s", host, port, addresses);
+	else
+	{
+		entry = psprintf("-%s:%d", host, port);
+		req->lookup_failure = status == LSM_LOOKUP_NO_DESCRIPTOR ?
+			LSM_TRANSPORT_NO_DESCRIPTOR : LSM_TRANSPORT_CONNECT;
+	}
+	req->resolve = curl_slist_append(NULL, entry);
+	pfree(entry);
+	if (req->resolve == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_OUT_OF_MEMORY),
+				 errmsg("out of memory"),
+				 errdetail("Could not create a libcurl request.")));
+	curl_easy_setopt(easy, CURLOPT_RESOLVE, req->resolve);
+	curl_easy_setopt(easy, CURLOPT_RESOLVER_START_FUNCTION, http_refuse_lookup);
 #endif
 }
 
@@ -815,6 +884,11 @@ http_free_curl(LsmRequest *req)
 		http_free_headers(req->headers);
 		req->headers = NULL;
 	}
+	if (req->resolve)
+	{
+		curl_slist_free_all(req->resolve);
+		req->resolve = NULL;
+	}
 }
 
 /*
@@ -884,6 +958,7 @@ lsm_http_start(LsmRequest *req, TimestampTz deadline)
 	{
 		http_configure(easy, req, deadline);
 		lsm_socket_configure(easy, &req->gate, req->out.config);
+		http_resolve(easy, req, deadline);
 		attached = lsm_pool_add(easy, req->out.config->serverid,
 								req->out.config->umid,
 								http_may_multiplex(req->out.config), req);
@@ -1043,6 +1118,13 @@ http_finished(LsmRequest *req, CURLcode code, TimestampTz deadline)
 	/* the write callback may have recorded why it stopped the body */
 	refusal = lsm_socket_refusal(&req->gate, code, req->out.curl_error,
 								 LSM_CURL_ERROR_LEN);
+	if (refusal == LSM_TRANSPORT_PENDING && code != CURLE_OK &&
+		req->lookup_failure != LSM_TRANSPORT_PENDING)
+	{
+		/* libcurl only saw the lookup refused: say why it failed */
+		refusal = req->lookup_failure;
+		strlcpy(req->out.curl_error, req->lookup_problem, LSM_CURL_ERROR_LEN);
+	}
 	req->out.transport = refusal != LSM_TRANSPORT_PENDING ? refusal :
 		http_classify(req, code, deadline);
 	if (req->out.curl_error[0] == '\0' && code != CURLE_OK)

@@ -175,6 +175,12 @@ extern void lsm_http_abort_all(void);
 extern void lsm_net_init(void);
 
 /*
+ * in lookup.c: the shared memory of the cluster's bound on name lookups,
+ * set up when preloaded (_PG_init)
+ */
+extern void lsm_lookup_shmem_init(void);
+
+/*
  * in pool.c: the backend's connection pools, one per (server, user
  * mapping), as lancelsm_get_connections() lists them
  */
@@ -190,6 +196,14 @@ typedef struct LsmPoolInfo
 
 extern LsmPoolInfo *lsm_pool_list(int *n);
 extern int	lsm_pool_disconnect(Oid serverid, Oid *busy_server);
+
+/*
+ * A function called when the pool of (serverid, umid) closes, so that
+ * what a caller keeps per pool goes with it; it must neither allocate
+ * nor raise.
+ */
+typedef void (*LsmPoolCloseHook) (Oid serverid, Oid umid);
+extern void lsm_pool_on_close(LsmPoolCloseHook hook);
 
 /* in token.c: the bearer token of a bearer_token_file, re-read when it changes */
 extern const char *lsm_bearer_token(const char *path);

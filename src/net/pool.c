@@ -111,6 +111,7 @@ typedef struct PoolSlot
 
 static HttpPool *pools = NULL;
 static bool pool_callbacks_registered = false;
+static LsmPoolCloseHook pool_close_hook = NULL;
 
 static HttpSocket *pool_sockets = NULL;
 static int	pool_nsockets = 0;
@@ -428,6 +429,8 @@ pool_close(HttpPool **link)
 
 	Assert(pool->ninflight == 0);
 	*link = pool->next;
+	if (pool_close_hook)
+		pool_close_hook(pool->serverid, pool->umid);
 	curl_multi_cleanup(pool->multi);
 	for (int i = pool_nsockets - 1; i >= 0; i--)
 		if (pool_sockets[i].pool == pool)
@@ -439,6 +442,17 @@ pool_close(HttpPool **link)
 		if (pool_owned[i].pool == pool)
 			pool_owned[i].pool = NULL;
 	pfree(pool);
+}
+
+/*
+ * lsm_pool_on_close: have hook called whenever a pool closes, with its
+ * server and user mapping (one hook: a later call replaces it).  Raises
+ * nothing.
+ */
+void
+lsm_pool_on_close(LsmPoolCloseHook hook)
+{
+	pool_close_hook = hook;
 }
 
 /*

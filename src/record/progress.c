@@ -104,6 +104,7 @@ typedef struct ProgressEntry
 	bool		in_use;
 	int			pid;
 	Oid			dbid;			/* the checkpoint's database */
+	Oid			roleid;			/* its backend's session user */
 	Oid			serverid;		/* its foreign server */
 	TimestampTz started_at;
 	char		server[NAMEDATALEN];
@@ -656,6 +657,7 @@ lsm_progress_begin(const LsmTaskSnapshot *snap, bool listed)
 	SpinLockAcquire(&e->mutex);
 	e->started_at = snap->started_at;
 	e->dbid = MyDatabaseId;
+	e->roleid = GetSessionUserId();
 	e->serverid = snap->serverid;
 	memcpy(e->server, server, sizeof(server));
 	memcpy(e->table_name, table_name, sizeof(table_name));
@@ -779,6 +781,7 @@ lsm_progress_copy(int *n)
 		row = &rows[(*n)++];
 		row->pid = copy.pid;
 		row->dbid = copy.dbid;
+		row->roleid = copy.roleid;
 		row->started_at = copy.started_at;
 		memcpy(row->server, copy.server, sizeof(row->server));
 		memcpy(row->table_name, copy.table_name, sizeof(row->table_name));

@@ -139,6 +139,8 @@ typedef struct LsmProgressCopy
 {
 	int			pid;
 	Oid			dbid;			/* the checkpoint's database */
+	Oid			roleid;			/* its backend's session user, as
+								 * pg_stat_activity's usesysid */
 	TimestampTz started_at;
 	char		server[NAMEDATALEN];
 	char		table_name[LSM_PROGRESS_NAME_LEN];

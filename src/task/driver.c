@@ -72,27 +72,6 @@ typedef struct TaskGate
 } TaskGate;
 
 /*
- * The window each gate of the statement's last driver runs ended with,
- * per server and role, so that a statement that runs the driver more than
- * once (lancelsm_checkpoint_due reads the stats of its tables DUE_CHUNK
- * at a time, src/functions/due.c) goes on at the window it reached rather
- * than starting again from LSM_WINDOW_START each time: at a cloud's round
- * trip, a slow start costs a few round trips.  A new statement starts
- * afresh.  Backend-local, in TopMemoryContext: one entry per server and
- * role this backend has run.
- */
-typedef struct TaskWindowKept
-{
-	Oid			serverid;
-	Oid			umid;
-	TimestampTz statement_start;
-	LsmWindow	window;
-	struct TaskWindowKept *next;
-} TaskWindowKept;
-
-static TaskWindowKept *task_windows_kept = NULL;
-
-/*
  * The checkpoints of one driver run that wait for their next poll on one
  * drain (src/task/pace.c).  Those whose wait follows the drain's
  * prediction (lsm_watermark_follows_drain) are kept by the rank of their
@@ -254,33 +233,14 @@ task_unpark(TaskDriver *d, LsmTask *task)
 }
 
 /*
- * task_window_kept: the window kept for the server and role of gate g, or
- * NULL.
- */
-static TaskWindowKept *
-task_window_kept(const TaskGate *g)
-{
-	for (TaskWindowKept *k = task_windows_kept; k; k = k->next)
-		if (k->serverid == g->serverid && k->umid == g->umid)
-			return k;
-	return NULL;
-}
-
-/*
  * task_window_recall: the window of a new gate g under ceiling: the one
  * an earlier driver run of this statement ended with on the same server
- * and role at the same ceiling, else a new one.
+ * and role at the same ceiling, else a new one (window_kept.c).
  */
 static void
 task_window_recall(TaskGate *g, int ceiling)
 {
-	TaskWindowKept *k = task_window_kept(g);
-
-	if (k && k->statement_start == GetCurrentStatementStartTimestamp() &&
-		k->window.ceiling == ceiling)
-		g->window = k->window;
-	else
-		lsm_window_init(&g->window, ceiling);
+	lsm_window_recall(g->serverid, g->umid, ceiling, &g->window);
 }
 
 /*
@@ -291,20 +251,7 @@ static void
 task_windows_keep(const TaskDriver *d)
 {
 	for (const TaskGate *g = d->gates; g; g = g->next)
-	{
-		TaskWindowKept *k = task_window_kept(g);
-
-		if (k == NULL)
-		{
-			k = MemoryContextAllocZero(TopMemoryContext, sizeof(TaskWindowKept));
-			k->serverid = g->serverid;
-			k->umid = g->umid;
-			k->next = task_windows_kept;
-			task_windows_kept = k;
-		}
-		k->statement_start = GetCurrentStatementStartTimestamp();
-		k->window = g->window;
-	}
+		lsm_window_keep(g->serverid, g->umid, &g->window);
 }
 
 /*

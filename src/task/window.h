@@ -3,7 +3,9 @@
  * window.h
  *		How many requests one call keeps in flight on one server and role:
  *		a window that follows the round trip and backs off on overload
- *		(additive increase, multiplicative decrease).  Pure: no I/O.
+ *		(additive increase, multiplicative decrease).  window.c is pure,
+ *		no I/O; window_kept.c keeps a statement's windows per server and
+ *		role.
  *
  *-------------------------------------------------------------------------
  */
@@ -36,9 +38,15 @@ typedef struct LsmWindow
 								 * again */
 } LsmWindow;
 
+/* in window.c (pure) */
 extern void lsm_window_init(LsmWindow *w, int ceiling);
 extern uint64 lsm_window_sent(LsmWindow *w);
 extern void lsm_window_answered(LsmWindow *w, uint64 seq,
 								LsmWindowSignal signal);
+
+/* in window_kept.c: the windows a statement reached, per server and role */
+extern void lsm_window_recall(Oid serverid, Oid umid, int ceiling,
+							  LsmWindow *w);
+extern void lsm_window_keep(Oid serverid, Oid umid, const LsmWindow *w);
 
 #endif							/* LANCELSM_CHECKPOINT_WINDOW_H */

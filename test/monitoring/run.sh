@@ -15,6 +15,8 @@
 #     over 3 more scrapes while the table metrics keep their exact values
 #     (they come from lancelsm_last_stats), and each has a stats age;
 #   - LancelsmTableFailing fires for the failing table, and for it alone;
+#   - a schema named after the exporter's role, holding empty views named
+#     as lancelsm_status and lancelsm_info, changes none of the metrics;
 #   - every query of contrib/grafana/lancelsm-dashboard.json (its
 #     variable's "$server" as "All", ".*") returns data, and its variable's
 #     label_values() finds the server.
@@ -169,6 +171,15 @@ got=$(psql "SELECT string_agg(table_name || ' ' || ok || ' ' || coalesce(action,
 	ORDER BY table_name COLLATE \"C\") FROM lancelsm_checkpoint_due()")
 check "the due run reads the stats" "$got" "events true none, orders true none"
 requests_before=$(emu_requests) || fail "reading the emulator's request count"
+
+# a schema named after the exporter's role, first on its search_path
+# ("$user"), with empty views named as lancelsm's: the queries name
+# lancelsm's schema, so the metrics below still come from lancelsm
+psql "
+CREATE SCHEMA postgres;
+CREATE VIEW postgres.lancelsm_status AS SELECT * FROM public.lancelsm_status WHERE false;
+CREATE VIEW postgres.lancelsm_info AS SELECT * FROM public.lancelsm_info WHERE false;
+" >/dev/null || fail "creating the shadowing schema"
 
 # the exporter: this database only, over the Unix socket
 export_port=$(free_port)
