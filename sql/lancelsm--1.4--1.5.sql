@@ -294,6 +294,20 @@ COMMENT ON COLUMN @extschema@.lancelsm_table.last_checkpoint_at IS
   'Start of the table''s last successful checkpoint by lancelsm_checkpoint_due(), lancelsm_checkpoint_all() or lancelsm_checkpoint on the declared table; never moves back; NULL before the first; UPDATE on this column is what lets a role record the outcomes of declared tables';
 -- END upgrades keep recording
 
+-- BEGIN honest WAL lag and null index lists
+-- The server's wal_entry_position_last_seen is a best-effort hint, not
+-- updated on every WAL write, so the WAL lag lancelsm reports is a lower
+-- bound and max_wal_lag fires late, never early; a write spec whose
+-- maintained_indexes is null maintains every index of the table, shown as
+-- NULL (docs/protocol.md).  Comments only.
+COMMENT ON COLUMN @extschema@.lancelsm_table.max_wal_lag IS
+  'Flush when the WAL lag of any one bucket, a lower bound from the server''s best-effort hint, exceeds this many WAL entries; NULL: not used';
+COMMENT ON FUNCTION @extschema@.lancelsm_stats IS
+  'One row per bucket of one table: WAL positions and lag (entries, a lower bound), L0 generations and bytes, memtable rows and bytes; one stats request (include_generation_rows makes the server open every L0 dataset to count rows)';
+COMMENT ON FUNCTION @extschema@.lancelsm_write_spec IS
+  'Reads one table''s LSM write spec: one row (sharding, column, number of buckets, the indexes the server resolved, NULL for every index, writer defaults), or none when the path is off; one request';
+-- END honest WAL lag and null index lists
+
 -- BEGIN end of script
 DROP FUNCTION @extschema@.lancelsm_carry_grants(pg_catalog.regprocedure,
   pg_catalog.regprocedure);
