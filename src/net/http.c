@@ -653,6 +653,24 @@ http_refuse_lookup(void *resolver_state, void *reserved, void *userdata)
 }
 #endif
 
+#if LIBCURL_VERSION_NUM >= 0x073B00
+/*
+ * http_host_as_written: in problem, the host name host (lower case, as
+ * src/net/endpoint.c gives it) in the case url writes it, as libcurl's own
+ * messages show a name: an error shows the name the DBA set.  Never
+ * raises.
+ */
+static void
+http_host_as_written(char *problem, const char *host, const char *url)
+{
+	char	   *at = strstr(problem, host);
+	const char *written = strcasestr(url, host);
+
+	if (at != NULL && written != NULL)
+		memcpy(at, written, strlen(host));
+}
+#endif
+
 /*
  * http_resolve: look up the name req connects to (the proxy's, when there
  * is one: the proxy resolves the server's name in its CONNECT) with
@@ -695,6 +713,9 @@ http_resolve(CURL *easy, LsmRequest *req, TimestampTz deadline)
 		entry = psprintf("%s:%d:%s", host, port, addresses);
 	else
 	{
+		if (!req->gate.deny_all)
+			http_host_as_written(req->lookup_problem, host,
+								 config->proxy ? config->proxy : config->base_url);
 		entry = psprintf("-%s:%d", host, port);
 		req->lookup_failure = status == LSM_LOOKUP_NO_DESCRIPTOR ?
 			LSM_TRANSPORT_NO_DESCRIPTOR : LSM_TRANSPORT_CONNECT;
