@@ -71,6 +71,7 @@ writer_write_table(LsmOutcomeRecord *recs, int n, int from, bool *done)
 	char	   *relation = writer_relation(relid);
 	LsmOutcomeUpdate update;
 	int			m = 0;
+	int			rc;
 
 	for (int i = from; i < n; i++)
 		if (!done[i] && recs[i].relid == relid)
@@ -88,10 +89,13 @@ writer_write_table(LsmOutcomeRecord *recs, int n, int from, bool *done)
 		lsm_outcome_queue_drop(m);
 		return;
 	}
-	if (lsm_outcome_records_update(mine, m, &update) &&
-		SPI_execute_with_args(psprintf(update.template, relation),
-							  LSM_OUTCOME_PARAMS, update.argtypes,
-							  update.args, NULL, false, 0) != SPI_OK_UPDATE)
+	if (!lsm_outcome_records_update(mine, m, &update))
+		return;
+	/* from 1.5 an INSERT into the message relation, after the UPDATE */
+	rc = SPI_execute_with_args(psprintf(update.template, relation),
+							   LSM_OUTCOME_PARAMS, update.argtypes,
+							   update.args, NULL, false, 0);
+	if (rc != SPI_OK_UPDATE && rc != SPI_OK_INSERT)
 		elog(ERROR, "SPI_execute_with_args did not update");
 }
 
