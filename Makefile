@@ -54,6 +54,9 @@ OBJS = \
 	src/functions/threshold.o \
 	src/functions/outcome.o \
 	src/functions/recording.o \
+	src/functions/outcome_writer.o \
+	src/record/outcome_queue.o \
+	src/record/outcome_launcher.o \
 	src/protocol/lsm_stats_json.o \
 	src/protocol/lsm_json.o
 
@@ -93,7 +96,7 @@ include $(PGXS)
 # schedules by the minute), idle for minutes: they run beside the other
 # files, which run one at a time as ever.  LANCELSM_PROVE_RULES= runs
 # every file one at a time.
-LANCELSM_PROVE_RULES ?= -j3 --rules=par=t/cron_jobs.pl \
+LANCELSM_PROVE_RULES ?= -j3 --rules=par=t/cron_jobs.pl --rules=par=t/cron_strict.pl \
 	--rules=par=t/cron_due.pl '--rules=seq=**'
 PG_PROVE_FLAGS += $(LANCELSM_PROVE_RULES)
 

@@ -62,7 +62,7 @@ SELECT table_name, l0_generations, memtable_rows, due, due_reason, due_action
 
 \echo '== Schedule the due job every minute as lsm_job, and wait for pg_cron to run it'
 SELECT cron.schedule_in_database('lsm-due', '* * * * *',
-  $$SET statement_timeout = '50s'; SELECT * FROM lancelsm_checkpoint_due()$$,
+  $$SET statement_timeout = '50s'; SELECT * FROM lancelsm_checkpoint_due(strict => true)$$,
   'postgres', 'lsm_job') AS jobid \gset
 SELECT to_char(now(), 'HH24:MI:SS') AS scheduled_at;
 SELECT pg_temp.wait_until(format(
@@ -96,5 +96,6 @@ SELECT name, setting FROM pg_settings WHERE name LIKE 'lancelsm.max_%_entries' O
 
 \echo '== lancelsm itself: versions, preload, shared-memory entries in use'
 SELECT library_version, catalog_version, preloaded, progress_entries,
-       max_progress_entries, history_entries, max_history_entries
+       max_progress_entries, history_entries, max_history_entries,
+       outcomes_survive_rollback, pending_outcomes
   FROM lancelsm_info;

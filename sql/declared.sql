@@ -65,7 +65,7 @@ RESET ROLE;
 SELECT f, has_function_privilege('regress_dt_reader', f, 'EXECUTE') AS execute
   FROM unnest(ARRAY['lancelsm_add_table(text, text, bigint, bigint, bigint, bigint, interval, boolean)',
                     'lancelsm_remove_table(text, text)',
-                    'lancelsm_checkpoint_all()',
+                    'lancelsm_checkpoint_all(boolean)',
                     'lancelsm_declared_bucket_stats()',
                     'lancelsm_declared_table_stats()']) f;
 SELECT r, has_table_privilege('regress_dt_reader', r, 'SELECT') AS select,

@@ -141,12 +141,135 @@ COMMENT ON FUNCTION @extschema@.lancelsm_add_table IS
 
 -- BEGIN outcomes that survive the error
 -- The outcome of every table of every call stays recorded when the
--- caller's statement or transaction fails.
+-- caller's statement or transaction fails: with lancelsm preloaded, each
+-- outcome is also staged, and a rollback hands it to a background worker
+-- of its database that writes it in a transaction of its own
+-- (docs/operations.md, "Outcomes that survive the error").  lancelsm_info
+-- says whether that is so (outcomes_survive_rollback: false without
+-- shared_preload_libraries or with lancelsm.max_pending_outcomes = 0,
+-- when outcomes roll back with the caller's transaction), and counts the
+-- outcomes waiting for their worker against the queue's size and those
+-- dropped since server start.  A function's result columns cannot be
+-- altered: the 1.4 function and view are renamed, the new ones created
+-- and given the old ones' grants (pg_read_all_stats' and a DBA's), and
+-- the old ones dropped.
+ALTER VIEW @extschema@.lancelsm_info RENAME TO lancelsm_info_1_4;
+ALTER FUNCTION @extschema@.lancelsm_info() RENAME TO lancelsm_info_1_4;
+
+CREATE FUNCTION @extschema@.lancelsm_info()
+RETURNS TABLE (
+    library_version pg_catalog.text,
+    catalog_version pg_catalog.text,
+    preloaded pg_catalog.bool,
+    progress_entries pg_catalog.int4,
+    max_progress_entries pg_catalog.int4,
+    history_entries pg_catalog.int4,
+    max_history_entries pg_catalog.int4,
+    herd_entries pg_catalog.int4,
+    max_herd_entries pg_catalog.int4,
+    progress_skipped pg_catalog.int8,
+    history_evicted pg_catalog.int8,
+    pace_evicted pg_catalog.int8,
+    run_entries pg_catalog.int4,
+    max_run_entries pg_catalog.int4,
+    run_evicted pg_catalog.int8,
+    counter_entries pg_catalog.int4,
+    max_counter_entries pg_catalog.int4,
+    counter_evicted pg_catalog.int8,
+    outcomes_survive_rollback pg_catalog.bool,
+    pending_outcomes pg_catalog.int4,
+    max_pending_outcomes pg_catalog.int4,
+    outcomes_dropped pg_catalog.int8)
+AS 'MODULE_PATHNAME', 'lancelsm_info'
+LANGUAGE C STRICT VOLATILE PARALLEL SAFE ROWS 1;
+
+CREATE VIEW @extschema@.lancelsm_info AS
+  SELECT * FROM @extschema@.lancelsm_info();
+
+SELECT @extschema@.lancelsm_carry_grants(
+  '@extschema@.lancelsm_info_1_4()'::pg_catalog.regprocedure,
+  '@extschema@.lancelsm_info()'::pg_catalog.regprocedure);
+DO $$
+DECLARE
+  g record;
+BEGIN
+  REVOKE ALL ON @extschema@.lancelsm_info FROM PUBLIC;
+  FOR g IN SELECT a.grantee, a.is_grantable
+             FROM pg_catalog.pg_class c, pg_catalog.aclexplode(c.relacl) a
+            WHERE c.oid OPERATOR(pg_catalog.=) '@extschema@.lancelsm_info_1_4'::pg_catalog.regclass
+              AND a.privilege_type OPERATOR(pg_catalog.=) 'SELECT'
+              AND a.grantee OPERATOR(pg_catalog.<>) c.relowner
+  LOOP
+    EXECUTE pg_catalog.format('GRANT SELECT ON @extschema@.lancelsm_info TO %s%s',
+      CASE WHEN g.grantee OPERATOR(pg_catalog.=) 0 THEN 'PUBLIC'
+           ELSE pg_catalog.quote_ident(pg_catalog.pg_get_userbyid(g.grantee)) END,
+      CASE WHEN g.is_grantable THEN ' WITH GRANT OPTION' ELSE '' END);
+  END LOOP;
+END
+$$;
+DROP VIEW @extschema@.lancelsm_info_1_4;
+DROP FUNCTION @extschema@.lancelsm_info_1_4();
+
+COMMENT ON FUNCTION @extschema@.lancelsm_info() IS
+  'The one row of the view lancelsm_info, read from shared memory and pg_extension; no network request; counts NULL unless lancelsm is preloaded; EXECUTE granted to pg_read_all_stats (1.5: with the outcome queue)';
+COMMENT ON VIEW @extschema@.lancelsm_info IS
+  'One row on lancelsm itself: library and catalog versions, whether it is preloaded, progress, history and herd entries in use against their maximum, checkpoints run without a progress row, history, pace and run entries evicted, runs kept against their maximum, tables counted against their maximum, counter entries evicted, whether outcomes survive a rollback, outcomes waiting for their worker against the queue''s size and outcomes dropped; reads shared memory only';
 -- END outcomes that survive the error
 
 -- BEGIN strict runs
--- lancelsm_checkpoint_due and lancelsm_checkpoint_all take strict: a run
--- in which a table failed ends in an error, which pg_cron records.
+-- lancelsm_checkpoint_due and lancelsm_checkpoint_all take strict: with
+-- strict => true, a run in which a table failed ends, once every table's
+-- outcome is recorded, in an error (HV000) that counts the failed tables
+-- and names the first with their SQLSTATEs, which pg_cron records as a
+-- failed run.  Both stop being STRICT: a NULL argument raises 22004
+-- rather than returning no rows, which pg_cron would record as a success.
+-- Each new signature is created beside the 1.4 one, takes over its
+-- EXECUTE grants, and the 1.4 one is dropped.
+CREATE FUNCTION @extschema@.lancelsm_checkpoint_due(
+    slice pg_catalog.int4 DEFAULT 0,
+    slices pg_catalog.int4 DEFAULT 1,
+    strict pg_catalog.bool DEFAULT false)
+RETURNS TABLE (
+    server pg_catalog.text,
+    table_name pg_catalog.text,
+    ok pg_catalog.bool,
+    sqlstate pg_catalog.text,
+    message pg_catalog.text,
+    elapsed pg_catalog.interval,
+    passes pg_catalog.int4,
+    polls pg_catalog.int4,
+    due pg_catalog.bool,
+    reason pg_catalog.text,
+    action pg_catalog.text)
+AS 'MODULE_PATHNAME', 'lancelsm_checkpoint_due'
+LANGUAGE C VOLATILE PARALLEL UNSAFE ROWS 16;
+SELECT @extschema@.lancelsm_carry_grants(
+  '@extschema@.lancelsm_checkpoint_due(pg_catalog.int4, pg_catalog.int4)'::pg_catalog.regprocedure,
+  '@extschema@.lancelsm_checkpoint_due(pg_catalog.int4, pg_catalog.int4, pg_catalog.bool)'::pg_catalog.regprocedure);
+DROP FUNCTION @extschema@.lancelsm_checkpoint_due(pg_catalog.int4, pg_catalog.int4);
+
+CREATE FUNCTION @extschema@.lancelsm_checkpoint_all(
+    strict pg_catalog.bool DEFAULT false)
+RETURNS TABLE (
+    server pg_catalog.text,
+    table_name pg_catalog.text,
+    ok pg_catalog.bool,
+    sqlstate pg_catalog.text,
+    message pg_catalog.text,
+    elapsed pg_catalog.interval,
+    passes pg_catalog.int4,
+    polls pg_catalog.int4)
+AS 'MODULE_PATHNAME', 'lancelsm_checkpoint_all'
+LANGUAGE C VOLATILE PARALLEL UNSAFE ROWS 16;
+SELECT @extschema@.lancelsm_carry_grants(
+  '@extschema@.lancelsm_checkpoint_all()'::pg_catalog.regprocedure,
+  '@extschema@.lancelsm_checkpoint_all(pg_catalog.bool)'::pg_catalog.regprocedure);
+DROP FUNCTION @extschema@.lancelsm_checkpoint_all();
+
+COMMENT ON FUNCTION @extschema@.lancelsm_checkpoint_all IS
+  'Checkpoints every declared table concurrently until drained, one row per table; records each table''s outcome; with strict => true a run in which a table failed ends in an error counting the failed tables (HV000); skips a table another session is checkpointing';
+COMMENT ON FUNCTION @extschema@.lancelsm_checkpoint_due IS
+  'The due job: reads every declared table''s stats concurrently, then flushes, compacts or checkpoints only the tables past a threshold, without waiting for a drain; records each table''s outcome; with strict => true a run in which a table failed ends in an error counting the failed tables (HV000), which pg_cron records as failed';
 -- END strict runs
 
 -- BEGIN no stale rows

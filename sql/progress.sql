@@ -70,7 +70,8 @@ CREATE FUNCTION pg_temp.info_narrow() RETURNS TABLE (a text, b text)
   AS 'lancelsm', 'lancelsm_info' LANGUAGE C;
 CREATE FUNCTION pg_temp.info_wide() RETURNS TABLE (a text, b text, c bool,
   d int, e int, f int, g int, h int, i int, j int8, k int8, l int8,
-  m int, n int, o int8, p int, q int, r int8, s int8)
+  m int, n int, o int8, p int, q int, r int8, s bool, t int, u int, v int8,
+  w int8)
   AS 'lancelsm', 'lancelsm_info' LANGUAGE C;
 \set VERBOSITY default
 BEGIN;

@@ -21,6 +21,8 @@
 # standby; the standby's own actions cannot record theirs (a direct call
 # silently, checkpoint_due with a second 25006 WARNING); the promoted
 # node's checkpoint_due records its outcome, which survives a restart.
+# The outcome queue of 1.5 runs no worker on the standby and stages
+# nothing there (a failed direct call included).
 use strict;
 use warnings FATAL => 'all';
 
@@ -113,6 +115,19 @@ is($standby->safe_psql('postgres',
 is($primary->safe_psql('postgres',
 	'SELECT last_checkpoint_at IS NULL FROM lancelsm_table'),
 	't', 'nor on the primary');
+# the outcome queue of 1.5 neither runs nor fills on a standby: no
+# launcher or writer, nothing staged by a failed direct call
+emu('POST', '/_emulator/faults',
+	{ table => 'lake', route => 'flush_lsm', status => 403 });
+$standby->psql('postgres', q{SELECT lancelsm_flush('emu', 'lake')},
+	stdout => \$out, stderr => \$err);
+like($err, qr/ERROR:  could not flush LanceDB table "lake"/,
+	'a failed flush on the standby');
+is($standby->safe_psql('postgres', q{
+	SELECT (SELECT count(*) FROM pg_stat_activity
+	         WHERE backend_type LIKE 'lancelsm outcome %'),
+	       pending_outcomes, outcomes_dropped FROM lancelsm_info}),
+	'0|0|0', 'the standby runs no outcome worker and queues nothing');
 
 # (4) promotion (pg_ctl promote waits until the standby is a primary)
 $primary->stop;

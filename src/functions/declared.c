@@ -711,7 +711,7 @@ lsm_declared_prepare(FunctionCallInfo fcinfo, LsmTaskKind kind,
 					 bool with_limits, DeclaredSet *set)
 {
 	lsm_declared_resolve(fcinfo, with_limits, 0, 1, set);
-	set->tasks = palloc(Max(set->ntables, 1) * sizeof(LsmTask *));
+	set->tasks = palloc0(Max(set->ntables, 1) * sizeof(LsmTask *));
 	for (int i = 0; i < set->ntables; i++)
 	{
 		set->tasks[i] = palloc(sizeof(LsmTask));
@@ -1166,7 +1166,26 @@ lsm_declared_record_outcomes(FunctionCallInfo fcinfo,
 }
 
 /*
- * lancelsm_checkpoint_all()
+ * declared_outcomes: the tables of a lancelsm_checkpoint_all() call and
+ * what it did to each, for the record (src/functions/outcome.c); none
+ * before its checkpoint tasks are made.
+ */
+static LsmOutcomeCall *
+declared_outcomes(const DeclaredSet *set)
+{
+	LsmOutcomeCall *call = palloc0(sizeof(LsmOutcomeCall));
+
+	call->source = LSM_OUTCOME_CHECKPOINT_ALL;
+	call->ntables = set->tasks ? set->ntables : 0;
+	call->servers = set->servers;
+	call->names = set->names;
+	call->acts = set->tasks;
+	call->kind = LSM_TASK_CHECKPOINT;
+	return call;
+}
+
+/*
+ * lancelsm_checkpoint_all(strict boolean DEFAULT false)
  * RETURNS TABLE (server text, table_name text, ok boolean, sqlstate text,
  *   message text, elapsed interval, passes integer, polls integer)
  *
@@ -1191,26 +1210,40 @@ lsm_declared_record_outcomes(FunctionCallInfo fcinfo,
  * converged keep their rows and their last_checkpoint_at.  Each failed
  * row is logged at LOG, naming its server and table (at most
  * LSM_LOG_FAILED_ROWS per call), and one WARNING counts them; the other
- * checkpoints are logged as lancelsm.log_min_duration says.  Raises only
- * on cancel, or statement_timeout before the rows are out (57014), and
- * 42501, before any request, for a role that may not record
- * (src/functions/recording.c).
+ * checkpoints are logged as lancelsm.log_min_duration says.  With strict
+ * true (1.5), a call in which any table failed ends, once every outcome
+ * is recorded, in the ERROR of lancelsm_checkpoint_due(strict => true)
+ * (src/functions/due.c) instead of the WARNING.  Raises on cancel, or
+ * statement_timeout before the rows are out (57014), 22004 for a NULL
+ * strict, 42501, before any request, for a role that may not record
+ * (src/functions/recording.c), and with strict as above.  Declared by 1.1 to 1.4 without
+ * arguments.
  */
 PG_FUNCTION_INFO_V1(lancelsm_checkpoint_all);
 Datum
 lancelsm_checkpoint_all(PG_FUNCTION_ARGS)
 {
-	ReturnSetInfo *rsinfo = lsm_materialize(fcinfo, LSM_CHECKPOINT_ALL_COLS);
+	static const char *const names[] = {"strict"};
+	MemoryContext cxt = CurrentMemoryContext;
+	ReturnSetInfo *rsinfo;
 	DeclaredSet set;
 	LsmFailedRows log = {0};
 
+	lsm_no_null_args(fcinfo, names);
+	rsinfo = lsm_materialize(fcinfo, LSM_CHECKPOINT_ALL_COLS);
 	lsm_role_require_record(fcinfo);
-	declared_collect(fcinfo, LSM_TASK_CHECKPOINT, false, &set);
+	memset(&set, 0, sizeof(set));
+	PG_TRY();
+	{
+		declared_collect(fcinfo, LSM_TASK_CHECKPOINT, false, &set);
+	}
+	PG_CATCH();
+	{
+		lsm_outcome_error(fcinfo, declared_outcomes(&set), cxt);
+	}
+	PG_END_TRY();
 	lsm_declared_record(fcinfo, &set, set.tasks);
-	lsm_declared_record_outcomes(fcinfo, &(LsmOutcomeCall) {
-		.source = LSM_OUTCOME_CHECKPOINT_ALL, .ntables = set.ntables,
-			.servers = set.servers, .names = set.names, .acts = set.tasks
-	});
+	lsm_declared_record_outcomes(fcinfo, declared_outcomes(&set));
 	for (int t = 0; t < set.ntables; t++)
 	{
 		Datum		values[LSM_CHECKPOINT_ALL_COLS];
@@ -1228,6 +1261,8 @@ lancelsm_checkpoint_all(PG_FUNCTION_ARGS)
 		i = lsm_checkpoint_row_values(set.tasks[t], values, nulls, i);
 		lsm_put_row(rsinfo, values, nulls, i);
 	}
+	if (lsm_strict_arg(fcinfo, 0))
+		lsm_failed_rows_raise(&log, set.ntables);
 	lsm_log_failed_summary(&log, set.ntables);
 	return (Datum) 0;
 }

@@ -53,6 +53,7 @@ typedef struct DuePlan
 	LsmTask   **acts;			/* per table: its action's task, or NULL */
 	LsmTask   **run;			/* the action tasks, nrun of them */
 	int			nrun;
+	int			ndecided;		/* the tables read and decided so far */
 } DuePlan;
 
 /*
@@ -88,6 +89,7 @@ due_plan_alloc(const DeclaredSet *set, DuePlan *plan)
 	plan->acts = palloc0(n * sizeof(LsmTask *));
 	plan->run = palloc0(n * sizeof(LsmTask *));
 	plan->nrun = 0;
+	plan->ndecided = 0;
 }
 
 /*
@@ -126,6 +128,7 @@ due_decide(const DeclaredSet *set, DuePlan *plan, int t, LsmTask *stats,
 		plan->acts[t] = act;
 		plan->run[plan->nrun++] = act;
 	}
+	plan->ndecided = t + 1;
 	MemoryContextSwitchTo(old);
 }
 
@@ -172,6 +175,28 @@ due_read_all(const DeclaredSet *set, DuePlan *plan)
 }
 
 /*
+ * due_outcomes: the tables of the call and what it did to each so far,
+ * for the record (src/functions/outcome.c).
+ */
+static LsmOutcomeCall *
+due_outcomes(const DeclaredSet *set, const DuePlan *plan,
+			 TimestampTz started)
+{
+	LsmOutcomeCall *call = palloc0(sizeof(LsmOutcomeCall));
+
+	call->source = LSM_OUTCOME_CHECKPOINT_DUE;
+	call->ntables = set->ntables;
+	call->servers = set->servers;
+	call->names = set->names;
+	call->acts = plan->acts;
+	call->kind = LSM_TASK_STATS;
+	call->stats_failures = plan->failures;
+	call->ndecided = plan->ndecided;
+	call->stats_started = started;
+	return call;
+}
+
+/*
  * due_row: the result row of table i.  A table that was acted on has its
  * action's columns (those of lancelsm_checkpoint_all); one that was not
  * has ok true, or its stats failure, with a NULL elapsed and no passes or
@@ -210,39 +235,40 @@ due_row(ReturnSetInfo *rsinfo, const DeclaredSet *set, const DuePlan *plan,
 /*
  * due_log: the server log lines of one call: each failed row (a stats
  * read or an action that failed) at LOG, at most LSM_LOG_FAILED_ROWS of
- * them, and one WARNING counting them; each action that succeeded or was
- * skipped as lancelsm.log_min_duration says.
+ * them, counted and the first named in *log; each action that succeeded
+ * or was skipped as lancelsm.log_min_duration says.
  */
 static void
-due_log(const DeclaredSet *set, const DuePlan *plan)
+due_log(const DeclaredSet *set, const DuePlan *plan, LsmFailedRows *log)
 {
-	LsmFailedRows log = {0};
-
 	for (int i = 0; i < set->ntables; i++)
 	{
 		const LsmTask *act = plan->acts[i];
 
 		if (plan->failures[i] != NULL)
-			lsm_log_failed_row(&log, set->servers[i], set->names[i],
+			lsm_log_failed_row(log, set->servers[i], set->names[i],
 							   plan->failures[i]);
 		else if (act != NULL && act->failure != NULL)
-			lsm_log_failed_row(&log, set->servers[i], set->names[i],
+			lsm_log_failed_row(log, set->servers[i], set->names[i],
 							   act->failure);
 		else if (act != NULL)
 			lsm_log_action(set->servers[i], act);
 	}
-	lsm_log_failed_summary(&log, set->ntables);
 }
 
 /*
  * due_slice_args: the slice and slices arguments of the call, 0 and 1 (the
  * whole declared set) when the function is declared without them (a 1.3
- * catalog).  Errors: 22023 when slices is below 1 or slice is outside
- * 0 .. slices - 1.
+ * catalog).  Errors: 22004 when an argument is NULL (since 1.5 the
+ * function is not STRICT), 22023 when slices is below 1 or slice is
+ * outside 0 .. slices - 1.
  */
 static void
 due_slice_args(FunctionCallInfo fcinfo, int32 *slice, int32 *slices)
 {
+	static const char *const names[] = {"slice", "slices", "strict"};
+
+	lsm_no_null_args(fcinfo, names);
 	*slice = 0;
 	*slices = 1;
 	if (PG_NARGS() < 2)
@@ -262,7 +288,8 @@ due_slice_args(FunctionCallInfo fcinfo, int32 *slice, int32 *slices)
 }
 
 /*
- * lancelsm_checkpoint_due(slice integer DEFAULT 0, slices integer DEFAULT 1)
+ * lancelsm_checkpoint_due(slice integer DEFAULT 0, slices integer DEFAULT 1,
+ *   strict boolean DEFAULT false)
  * RETURNS TABLE (server text, table_name text, ok boolean, sqlstate text,
  *   message text, elapsed interval, passes integer, polls integer,
  *   due boolean, reason text, action text)
@@ -302,10 +329,20 @@ due_slice_args(FunctionCallInfo fcinfo, int32 *slice, int32 *slices)
  * WARNING where the transaction cannot write them).  Each failed row is
  * logged at LOG, naming its server and table (at most LSM_LOG_FAILED_ROWS
  * per call), and one WARNING counts them; the other actions are logged as
- * lancelsm.log_min_duration says.  Raises only on cancel or
- * statement_timeout (57014), which end every action, 22023 for slices
- * below 1 or a slice outside 0 .. slices - 1, and 42501, before any
- * request, for a role that may not record (src/functions/recording.c).
+ * lancelsm.log_min_duration says.
+ *
+ * With strict true (1.5), a call in which any table failed (its stats
+ * read or its action; not a table skipped for another backend's run)
+ * ends, once every outcome is recorded, in an ERROR (HV000) counting the
+ * failed tables of the call's and naming the first with their SQLSTATEs
+ * (lsm_failed_rows_raise), instead of the WARNING: pg_cron then records
+ * the run as failed.  With lancelsm preloaded the outcomes outlive that
+ * error (src/record/outcome_queue.c); without, they roll back with it.
+ *
+ * Raises on cancel or statement_timeout (57014), which end every action,
+ * 22004 for a NULL argument, 22023 for slices below 1 or a slice outside
+ * 0 .. slices - 1, 42501, before any request, for a role that may not
+ * record (src/functions/recording.c), and with strict as above.
  */
 PG_FUNCTION_INFO_V1(lancelsm_checkpoint_due);
 Datum
@@ -317,8 +354,12 @@ lancelsm_checkpoint_due(PG_FUNCTION_ARGS)
 	int32		slice;
 	int32		slices;
 	TimestampTz started = GetCurrentTimestamp();
+	MemoryContext cxt = CurrentMemoryContext;
+	LsmFailedRows log = {0};
+	bool		strict;
 
 	due_slice_args(fcinfo, &slice, &slices);
+	strict = lsm_strict_arg(fcinfo, 2);
 	lsm_role_require_record(fcinfo);
 	rsinfo = lsm_materialize(fcinfo, LSM_DUE_COLS);
 	lsm_declared_resolve(fcinfo, true, slice, slices, &set);
@@ -328,18 +369,19 @@ lancelsm_checkpoint_due(PG_FUNCTION_ARGS)
 		due_read_all(&set, &plan);
 		lsm_herd_run_all(plan.run, plan.nrun, LSM_HERD_SKIP);
 	}
-	PG_FINALLY();
+	PG_CATCH();
 	{
 		lsm_declared_wipe(&set);
+		lsm_outcome_error(fcinfo, due_outcomes(&set, &plan, started), cxt);
 	}
 	PG_END_TRY();
+	lsm_declared_wipe(&set);
 	lsm_declared_record(fcinfo, &set, plan.acts);
-	lsm_declared_record_outcomes(fcinfo, &(LsmOutcomeCall) {
-		.source = LSM_OUTCOME_CHECKPOINT_DUE, .ntables = set.ntables,
-			.servers = set.servers, .names = set.names, .acts = plan.acts,
-			.stats_failures = plan.failures, .stats_started = started
-	});
-	due_log(&set, &plan);
+	lsm_declared_record_outcomes(fcinfo, due_outcomes(&set, &plan, started));
+	due_log(&set, &plan, &log);
+	if (strict)
+		lsm_failed_rows_raise(&log, set.ntables);
+	lsm_log_failed_summary(&log, set.ntables);
 	for (int i = 0; i < set.ntables; i++)
 		due_row(rsinfo, &set, &plan, i);
 	return (Datum) 0;

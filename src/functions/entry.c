@@ -167,6 +167,16 @@ lsm_duplicate_flags(char **names, int n)
 }
 
 /*
+ * lsm_failure_message: a failure's message as rows and outcomes show it,
+ * "errmsg: errdetail" (errmsg alone without a detail).
+ */
+const char *
+lsm_failure_message(const LsmFailure *f)
+{
+	return f->detail ? psprintf("%s: %s", f->message, f->detail) : f->message;
+}
+
+/*
  * lsm_failure_columns: a failure as two text columns, its SQLSTATE and
  * its message ("errmsg: errdetail"), into values/nulls from column i on;
  * both NULL when failure is NULL.  Returns the column after them.
@@ -174,11 +184,8 @@ lsm_duplicate_flags(char **names, int n)
 int
 lsm_failure_columns(const LsmFailure *f, Datum *values, bool *nulls, int i)
 {
-	const char *message = NULL;
+	const char *message = f ? lsm_failure_message(f) : NULL;
 
-	if (f != NULL)
-		message = f->detail ? psprintf("%s: %s", f->message, f->detail) :
-			f->message;
 	values[i] = f ? CStringGetTextDatum(unpack_sql_state(f->sqlerrcode)) :
 		(Datum) 0;
 	nulls[i++] = (f == NULL);
@@ -316,12 +323,22 @@ lsm_log_action(const char *server, const LsmTask *task)
  * (lancelsm_checkpoint_all, lancelsm_checkpoint_due): a LOG line naming
  * the server and the table, with the failure's SQLSTATE and message, as
  * long as the call has logged fewer than LSM_LOG_FAILED_ROWS; counted in
- * *log either way for lsm_log_failed_summary.
+ * *log either way for lsm_log_failed_summary, and named there for
+ * lsm_failed_rows_raise while fewer than LSM_STRICT_NAMED_ROWS are.
+ * *log starts zeroed.
  */
 void
 lsm_log_failed_row(LsmFailedRows *log, const char *server,
 				   const char *table_name, const LsmFailure *failure)
 {
+	if (log->failed < LSM_STRICT_NAMED_ROWS)
+	{
+		if (log->named.data == NULL)
+			initStringInfo(&log->named);
+		appendStringInfo(&log->named, "%s\"%s\" of server \"%s\" (%s)",
+						 log->failed > 0 ? ", " : "", table_name, server,
+						 unpack_sql_state(failure->sqlerrcode));
+	}
 	if (log->failed++ >= LSM_LOG_FAILED_ROWS)
 		return;
 	ereport(LOG,
@@ -352,4 +369,61 @@ lsm_log_failed_summary(const LsmFailedRows *log, int ntables)
 						   ntables, log->failed, ntables),
 			 errdetail("The result has a row for each with its SQLSTATE and message; the server log has the first %d.",
 					   Min(log->failed, LSM_LOG_FAILED_ROWS))));
+}
+
+/*
+ * lsm_no_null_args: raise 22004 naming the first NULL argument (names:
+ * the function's argument names, in order) of a function declared
+ * without STRICT since 1.5 (lancelsm_checkpoint_due,
+ * lancelsm_checkpoint_all), whose NULL arguments must fail a pg_cron job
+ * rather than return no rows.  A catalog before 1.5 declares them STRICT:
+ * then no argument is NULL.
+ */
+void
+lsm_no_null_args(FunctionCallInfo fcinfo, const char *const *names)
+{
+	for (int i = 0; i < PG_NARGS(); i++)
+		if (PG_ARGISNULL(i))
+			ereport(ERROR,
+					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+					 errmsg("argument \"%s\" must not be null",
+							names[i])));
+}
+
+/*
+ * lsm_strict_arg: the strict argument (number argno, checked not NULL by
+ * lsm_no_null_args), false when the function is declared without it (a
+ * catalog before 1.5).
+ */
+bool
+lsm_strict_arg(FunctionCallInfo fcinfo, int argno)
+{
+	return PG_NARGS() > argno && PG_GETARG_BOOL(argno);
+}
+
+/*
+ * lsm_failed_rows_raise: the end of a strict call over ntables declared
+ * tables of which some failed (log, from lsm_log_failed_row; nothing when
+ * none did): an ERROR (HV000, as a foreign-data wrapper's failure) whose
+ * message counts them and whose detail names the first
+ * LSM_STRICT_NAMED_ROWS with their SQLSTATEs, so that pg_cron records the
+ * run as failed with that message.  The caller has recorded every table's
+ * outcome first; with lancelsm preloaded they outlive this error
+ * (src/record/outcome_queue.c).
+ */
+void
+lsm_failed_rows_raise(const LsmFailedRows *log, int ntables)
+{
+	if (log->failed == 0)
+		return;
+	ereport(ERROR,
+			(errcode(ERRCODE_FDW_ERROR),
+			 errmsg_plural("%d of %d declared LanceDB table failed",
+						   "%d of %d declared LanceDB tables failed",
+						   ntables, log->failed, ntables),
+			 log->failed > LSM_STRICT_NAMED_ROWS ?
+			 errdetail("The first %d failed: %s.", LSM_STRICT_NAMED_ROWS,
+					   log->named.data) :
+			 errdetail("Failed: %s.", log->named.data),
+			 errhint("Each table's outcome is in lancelsm_status; the server log has the messages.")));
 }

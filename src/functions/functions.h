@@ -56,8 +56,9 @@
 #define LSM_RUNNING_COLS 5
 /* lancelsm_write_spec: one row, or none */
 #define LSM_WRITE_SPEC_COLS 5
-/* lancelsm_info (1.4) */
-#define LSM_INFO_COLS 18
+/* lancelsm_info (1.4); 1.5 adds the outcome queue's four columns */
+#define LSM_INFO_COLS_V1_4 18
+#define LSM_INFO_COLS 22
 /* lancelsm_run_history (1.4); 1.5 adds removed_at */
 #define LSM_RUN_HISTORY_COLS 13
 #define LSM_RUN_HISTORY_COLS_V1_5 14

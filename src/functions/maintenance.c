@@ -23,6 +23,7 @@
 #include "miscadmin.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
+#include "utils/timestamp.h"
 
 #include "pg_compat.h"
 
@@ -43,23 +44,39 @@ maintenance_record(FunctionCallInfo fcinfo, LsmTask **tasks, int ntasks)
 /*
  * maintenance_run: run one task of the given kind on the table of the
  * call's arguments (server, table_name), raising its failure, then record
- * its outcome when the table is declared (src/functions/outcome.c).
+ * its outcome when the table is declared (src/functions/outcome.c).  An
+ * error, the task's failure or the statement's (57014), stages the
+ * table's failed outcome before it propagates.
  */
 static void
 maintenance_run(FunctionCallInfo fcinfo, LsmTaskKind kind)
 {
-	char	   *name = text_to_cstring(PG_GETARG_TEXT_PP(1));
+	MemoryContext cxt = CurrentMemoryContext;
+	char	   *table_name = text_to_cstring(PG_GETARG_TEXT_PP(1));
+	LsmOutcomeCall call = {
+		.source = LSM_OUTCOME_DIRECT, .ntables = 1,
+		.server = text_to_cstring(PG_GETARG_TEXT_PP(0)),
+		.names = &table_name, .kind = kind,
+		.stats_started = GetCurrentTimestamp()
+	};
+	LsmTask    *volatile task = NULL;
+	LsmTask    *ended;
 	LsmRunRole	role;
-	LsmTask    *task;
 
-	role.declared = lsm_declared_among(fcinfo,
-									   text_to_cstring(PG_GETARG_TEXT_PP(0)),
-									   &name, 1)[0];
+	role.declared = lsm_declared_among(fcinfo, call.server, &table_name, 1)[0];
 	role.records = lsm_role_records(fcinfo);
-	task = lsm_run_on_table(kind, PG_GETARG_TEXT_PP(0), PG_GETARG_TEXT_PP(1),
-							false, &role);
-
-	maintenance_record(fcinfo, &task, 1);
+	PG_TRY();
+	{
+		task = lsm_run_on_table(kind, PG_GETARG_TEXT_PP(0),
+								PG_GETARG_TEXT_PP(1), false, &role);
+	}
+	PG_CATCH();
+	{
+		lsm_outcome_error(fcinfo, &call, cxt);
+	}
+	PG_END_TRY();
+	ended = task;
+	maintenance_record(fcinfo, &ended, 1);
 }
 
 /*
@@ -177,6 +194,34 @@ checkpoint_many_tasks(ArrayType *names, LsmTask ***tasks_out)
 }
 
 /*
+ * checkpoint_many_run: resolve server and run the tasks through their
+ * herds, each stopping at the row deadline, wiping the API key on every
+ * path.  Errors: those of lsm_config_resolve (42704, 42809, 42501), 57014.
+ * Not inlined: its locals must stay out of the caller's PG_TRY frame
+ * (-Wclobbered).
+ */
+static pg_noinline void
+checkpoint_many_run(const char *server, LsmTask **tasks, int ntasks)
+{
+	LsmConfig  *config = lsm_config_resolve(server);
+
+	for (int i = 0; i < ntasks; i++)
+	{
+		lsm_task_set_config(tasks[i], config);
+		lsm_task_set_row_deadline(tasks[i]);
+	}
+	PG_TRY();
+	{
+		lsm_herd_run_all(tasks, ntasks, LSM_HERD_JOIN);
+	}
+	PG_FINALLY();
+	{
+		lsm_config_wipe(config);
+	}
+	PG_END_TRY();
+}
+
+/*
  * lancelsm_checkpoint(server text, table_names text[])
  * RETURNS TABLE (table_name text, ok boolean, sqlstate text, message text,
  *   elapsed interval, passes integer, polls integer)
@@ -206,7 +251,8 @@ Datum
 lancelsm_checkpoint_many(PG_FUNCTION_ARGS)
 {
 	ReturnSetInfo *rsinfo = lsm_materialize(fcinfo, LSM_CHECKPOINT_ROW_COLS);
-	LsmConfig  *config;
+	MemoryContext cxt = CurrentMemoryContext;
+	char	   *server = text_to_cstring(PG_GETARG_TEXT_PP(0));
 	LsmTask   **tasks;
 	int			ntasks;
 	bool		records = lsm_role_records(fcinfo);
@@ -217,24 +263,23 @@ lancelsm_checkpoint_many(PG_FUNCTION_ARGS)
 	names = palloc(Max(ntasks, 1) * sizeof(char *));
 	for (int i = 0; i < ntasks; i++)
 		names[i] = (char *) tasks[i]->table_name;
-	declared = lsm_declared_among(fcinfo,
-								  text_to_cstring(PG_GETARG_TEXT_PP(0)),
-								  names, ntasks);
-	config = lsm_config_resolve(text_to_cstring(PG_GETARG_TEXT_PP(0)));
+	declared = lsm_declared_among(fcinfo, server, names, ntasks);
 	for (int i = 0; i < ntasks; i++)
 	{
-		lsm_task_set_config(tasks[i], config);
-		lsm_task_set_row_deadline(tasks[i]);
 		lsm_task_set_source(tasks[i], LSM_RUN_DIRECT, declared[i]);
 		lsm_task_set_records(tasks[i], records);
 	}
 	PG_TRY();
 	{
-		lsm_herd_run_all(tasks, ntasks, LSM_HERD_JOIN);
+		checkpoint_many_run(server, tasks, ntasks);
 	}
-	PG_FINALLY();
+	PG_CATCH();
 	{
-		lsm_config_wipe(config);
+		lsm_outcome_error(fcinfo, &(LsmOutcomeCall) {
+			.source = LSM_OUTCOME_DIRECT, .ntables = ntasks,
+				.server = server, .acts = tasks,
+				.stats_started = GetCurrentTimestamp()
+		}, cxt);
 	}
 	PG_END_TRY();
 	maintenance_record(fcinfo, tasks, ntasks);
@@ -243,7 +288,7 @@ lancelsm_checkpoint_many(PG_FUNCTION_ARGS)
 		Datum		values[LSM_CHECKPOINT_ROW_COLS];
 		bool		nulls[LSM_CHECKPOINT_ROW_COLS];
 
-		lsm_log_action(config->server_name, tasks[i]);
+		lsm_log_action(server, tasks[i]);
 		lsm_put_row(rsinfo, values, nulls,
 					lsm_checkpoint_row_values(tasks[i], values, nulls, 0));
 	}

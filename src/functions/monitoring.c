@@ -699,6 +699,32 @@ info_counts(int counts[INFO_COUNTS])
 }
 
 /*
+ * info_outcome_columns: the 1.5 columns of lancelsm_info into
+ * values/nulls from column i on: whether outcomes outlive the caller's
+ * rollback (lancelsm preloaded with a queue), the outcomes waiting for
+ * their worker now, the queue's size, and the outcomes dropped since
+ * server start; the counts NULL when not preloaded.  Returns the column
+ * after them.
+ */
+static int
+info_outcome_columns(Datum *values, bool *nulls, int i)
+{
+	int			pending;
+	int			max;
+	uint64		dropped;
+	bool		preloaded = lsm_outcome_queue_usage(&pending, &max, &dropped);
+
+	values[i++] = BoolGetDatum(lsm_outcome_queue_available());
+	nulls[i] = !preloaded;
+	values[i++] = Int32GetDatum(pending);
+	nulls[i] = !preloaded;
+	values[i++] = Int32GetDatum(max);
+	nulls[i] = !preloaded;
+	values[i++] = Int64GetDatum((int64) dropped);
+	return i;
+}
+
+/*
  * lancelsm_info()
  * RETURNS TABLE (library_version text, catalog_version text,
  *   preloaded boolean, progress_entries integer,
@@ -707,7 +733,9 @@ info_counts(int counts[INFO_COUNTS])
  *   max_herd_entries integer, progress_skipped bigint,
  *   history_evicted bigint, pace_evicted bigint, run_entries integer,
  *   max_run_entries integer, run_evicted bigint, counter_entries integer,
- *   max_counter_entries integer, counter_evicted bigint)
+ *   max_counter_entries integer, counter_evicted bigint,
+ *   outcomes_survive_rollback boolean, pending_outcomes integer,
+ *   max_pending_outcomes integer, outcomes_dropped bigint)
  *
  * No arguments.  One row, as pg_stat_statements_info: the release of the
  * loaded library (X.Y.Z) and the SQL version (X.Y) of the extension's
@@ -724,15 +752,23 @@ info_counts(int counts[INFO_COUNTS])
  * entry of the database and role that hold the most); the runs kept by
  * lancelsm_run_history, their maximum and how many were evicted; the
  * tables counted by lancelsm_table_counters, their maximum and how many
- * entries were evicted.  Without
- * shared_preload_libraries, every count is NULL.  Raises nothing of its
- * own but 0A000 when declared with another number of columns.
+ * entries were evicted; since 1.5, whether the outcomes of declared
+ * tables outlive the caller's rollback (false: they roll back with it),
+ * the outcomes waiting for their worker, the queue's size
+ * (lancelsm.max_pending_outcomes) and the outcomes dropped since server
+ * start (src/record/outcome_queue.c).  Without shared_preload_libraries,
+ * every count is NULL.  Declared by 1.4 with the first 18 columns only.
+ * Raises nothing of its own but 0A000 when declared with another number
+ * of columns.
  */
 PG_FUNCTION_INFO_V1(lancelsm_info);
 Datum
 lancelsm_info(PG_FUNCTION_ARGS)
 {
-	ReturnSetInfo *rsinfo = lsm_materialize(fcinfo, LSM_INFO_COLS);
+	bool		is_new;
+	ReturnSetInfo *rsinfo = lsm_materialize_versions(fcinfo,
+													 LSM_INFO_COLS_V1_4,
+													 LSM_INFO_COLS, &is_new);
 	Datum		values[LSM_INFO_COLS];
 	bool		nulls[LSM_INFO_COLS] = {0};
 	char	   *catalog = lsm_catalog_version();
@@ -779,6 +815,8 @@ lancelsm_info(PG_FUNCTION_ARGS)
 	values[i++] = Int32GetDatum(max_counters);
 	nulls[i] = !preloaded;
 	values[i++] = Int64GetDatum((int64) counter_evicted);
+	if (is_new)
+		i = info_outcome_columns(values, nulls, i);
 	lsm_put_row(rsinfo, values, nulls, i);
 	return (Datum) 0;
 }

@@ -26,24 +26,36 @@
  *	   that recovered stops reading as failing.  A quiet table whose last
  *	   outcome is ok writes nothing.
  *
- * The writes are in the caller's transaction, as the owner of
- * lancelsm_table for a role that may record (src/functions/recording.c):
- * a rollback takes them back, and a direct call that fails raises its
- * error, so that only its successes are recorded.  Where the write fails
- * (a read-only transaction) lancelsm_checkpoint_due() and
+ * The writes are the caller's, in the caller's transaction, so that the
+ * caller reads its own outcomes at once.  Each is also staged
+ * (src/record/outcome_queue.c): when the caller's transaction, or the
+ * subtransaction around the call, rolls back -- the call's own error
+ * included: a direct call that fails, a 57014 or cancel that ends any
+ * call, the ERROR of a strict call -- a background worker writes the
+ * staged outcomes in a transaction of its own
+ * (src/functions/outcome_writer.c), through the same UPDATE.  That needs
+ * lancelsm in shared_preload_libraries; without it the outcomes roll back
+ * with the caller's transaction.  An outcome is never written over a
+ * later one (last_finished_at), so a worker that writes late changes
+ * nothing a later call recorded.
+ *
+ * The writes are made as the owner of lancelsm_table for a role that may
+ * record (src/functions/recording.c).  Where the caller's write fails (a
+ * read-only transaction) lancelsm_checkpoint_due() and
  * lancelsm_checkpoint_all() say so in a WARNING (a role that may not
- * record gets their ERROR before anything runs); a direct call records
- * nothing and says nothing in a read-only transaction or for a role that
- * may not record.  Before ALTER EXTENSION UPDATE to 1.4 (no last_ok
- * column) nothing is written; from 1.5 the message goes to
- * lancelsm_table_message, readable only by the roles that may read the
- * histories.
+ * record gets their ERROR before anything runs).  A role that may not
+ * record, or a read-only transaction, stages nothing, and a direct call
+ * then records nothing and says nothing.  Before ALTER EXTENSION UPDATE
+ * to 1.4 (no last_ok column) nothing is written; from 1.5 the message
+ * goes to lancelsm_table_message, readable only by the roles that may
+ * read the histories.
  *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
 
 #include "access/xact.h"
+#include "access/xlog.h"
 #include "catalog/pg_type.h"
 #include "functions/entry.h"
 #include "functions/outcome.h"
@@ -53,12 +65,13 @@
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
 
-/* The columns of one outcome row, the parameters $1..$10 of the UPDATE. */
+/* The columns of one outcome row, the parameters $1..$11 of the UPDATE. */
 enum
 {
 	OC_SERVER,
 	OC_TABLE,
 	OC_ACTION,
+	OC_SOURCE,
 	OC_OK,
 	OC_SQLSTATE,
 	OC_MESSAGE,
@@ -69,16 +82,27 @@ enum
 	OC_COLS
 };
 
+StaticAssertDecl(OC_COLS == LSM_OUTCOME_PARAMS,
+				 "one UPDATE parameter per outcome column");
+
 static const Oid outcome_types[OC_COLS] = {TEXTOID, TEXTOID, TEXTOID,
-	BOOLOID, TEXTOID, TEXTOID, TIMESTAMPTZOID, TIMESTAMPTZOID,
+	TEXTOID, BOOLOID, TEXTOID, TEXTOID, TIMESTAMPTZOID, TIMESTAMPTZOID,
 TIMESTAMPTZOID, BOOLOID};
+
+/* The most tables the context of a 57014 names. */
+#define OUTCOME_WAITING_NAMED 10
 
 /* The rows of one call, a column array at a time. */
 typedef struct OutcomeRows
 {
 	ArrayBuildState *cols[OC_COLS];
 	int			nrows;
+	bool		stage;			/* also stage each row */
+	Oid			relid;			/* lancelsm_table */
 	TimestampTz now;			/* the end of what has no end time */
+	const ErrorData *error;		/* the error that ends the call, or NULL */
+	StringInfoData waiting;		/* with error: the tables it ended */
+	int			nwaiting;
 } OutcomeRows;
 
 /*
@@ -135,72 +159,138 @@ outcome_source_name(LsmOutcomeSource source)
 }
 
 /*
- * outcome_put: one row into rows: table of server, the action's name,
- * its failure (NULL: ok; then note, if any, is the message), its times
- * (0: unknown; a start stays NULL, an end is rows->now), and whether the
- * row is written only over a failed outcome.
+ * outcome_put: one row into rows, and staged when rows->stage.  A row
+ * without an end time ends at rows->now.
  */
 static void
-outcome_put(OutcomeRows *rows, const char *server, const char *table,
-			const char *action, const LsmFailure *failure, const char *note,
-			TimestampTz started, TimestampTz finished, bool checkpointed,
-			bool only_if_failing)
+outcome_put(OutcomeRows *rows, LsmOutcomeRecord *rec)
 {
 	Datum		values[OC_COLS];
 	bool		nulls[OC_COLS] = {0};
 
-	values[OC_SERVER] = CStringGetTextDatum(server);
-	values[OC_TABLE] = CStringGetTextDatum(table);
-	values[OC_ACTION] = CStringGetTextDatum(action);
-	values[OC_OK] = BoolGetDatum(failure == NULL);
-	(void) lsm_failure_columns(failure, values, nulls, OC_SQLSTATE);
-	if (failure == NULL && note != NULL)
-	{
-		values[OC_MESSAGE] = CStringGetTextDatum(note);
-		nulls[OC_MESSAGE] = false;
-	}
-	values[OC_STARTED] = TimestampTzGetDatum(started);
-	nulls[OC_STARTED] = (started == 0);
-	values[OC_FINISHED] = TimestampTzGetDatum(finished ? finished : rows->now);
-	values[OC_CHECKPOINT] = TimestampTzGetDatum(started);
-	nulls[OC_CHECKPOINT] = !checkpointed || started == 0;
-	values[OC_ONLY_IF_FAILING] = BoolGetDatum(only_if_failing);
+	if (rec->finished_at == 0)
+		rec->finished_at = rows->now;
+	values[OC_SERVER] = CStringGetTextDatum(rec->server);
+	values[OC_TABLE] = CStringGetTextDatum(rec->table_name);
+	values[OC_ACTION] = CStringGetTextDatum(rec->action);
+	values[OC_SOURCE] = CStringGetTextDatum(rec->source);
+	values[OC_OK] = BoolGetDatum(rec->ok);
+	values[OC_SQLSTATE] = rec->sqlstate ? CStringGetTextDatum(rec->sqlstate) : 0;
+	nulls[OC_SQLSTATE] = (rec->sqlstate == NULL);
+	values[OC_MESSAGE] = rec->message ? CStringGetTextDatum(rec->message) : 0;
+	nulls[OC_MESSAGE] = (rec->message == NULL);
+	values[OC_STARTED] = TimestampTzGetDatum(rec->started_at);
+	nulls[OC_STARTED] = (rec->started_at == 0);
+	values[OC_FINISHED] = TimestampTzGetDatum(rec->finished_at);
+	values[OC_CHECKPOINT] = TimestampTzGetDatum(rec->started_at);
+	nulls[OC_CHECKPOINT] = !rec->checkpointed || rec->started_at == 0;
+	values[OC_ONLY_IF_FAILING] = BoolGetDatum(rec->only_if_failing);
 	for (int c = 0; c < OC_COLS; c++)
 		rows->cols[c] = accumArrayResult(rows->cols[c], values[c], nulls[c],
 										 outcome_types[c],
 										 CurrentMemoryContext);
 	rows->nrows++;
+	if (rows->stage)
+	{
+		rec->relid = rows->relid;
+		lsm_outcome_stage(rec);
+	}
 }
 
 /*
- * outcome_put_task: the row of a task that has ended, unless it was
- * skipped for another backend's run of its table.
+ * outcome_put_failure: the row of a table whose action (what) failed
+ * (failure), or ended with the call's error (failure NULL).
  */
 static void
-outcome_put_task(OutcomeRows *rows, const char *server, const LsmTask *task)
+outcome_put_failure(OutcomeRows *rows, LsmOutcomeRecord *rec,
+					const LsmFailure *failure)
 {
-	bool		ok = (task->failure == NULL);
+	const ErrorData *e = rows->error;
 
-	if (lsm_herd_skipped(task))
-		return;
-	outcome_put(rows, server, task->table_name,
-				outcome_action_name(task->kind), task->failure, task->note,
-				task->started_at, task->finished_at,
-				ok && task->kind == LSM_TASK_CHECKPOINT, false);
+	rec->ok = false;
+	if (failure != NULL)
+	{
+		rec->sqlstate = unpack_sql_state(failure->sqlerrcode);
+		rec->message = lsm_failure_message(failure);
+	}
+	else
+	{
+		rec->sqlstate = unpack_sql_state(e->sqlerrcode);
+		rec->message = e->detail ? psprintf("%s: %s", e->message, e->detail) :
+			e->message;
+		if (rows->nwaiting < OUTCOME_WAITING_NAMED)
+			appendStringInfo(&rows->waiting, "%s\"%s\" of server \"%s\"",
+							 rows->nwaiting > 0 ? ", " : "", rec->table_name,
+							 rec->server);
+		else if (rows->nwaiting == OUTCOME_WAITING_NAMED)
+			appendStringInfoString(&rows->waiting, ", ...");
+		rows->nwaiting++;
+	}
+	outcome_put(rows, rec);
+}
+
+/*
+ * outcome_put_table: the row of table t of call, if any (see the head of
+ * this file); with rows->error, a table the call had not finished with
+ * gets that error as its failure.
+ */
+static void
+outcome_put_table(OutcomeRows *rows, const LsmOutcomeCall *call, int t)
+{
+	const LsmTask *act = call->acts ? call->acts[t] : NULL;
+	bool		read = call->stats_failures != NULL && t < call->ndecided;
+	LsmOutcomeRecord rec = {0};
+
+	rec.server = call->servers ? call->servers[t] : call->server;
+	rec.table_name = call->names ? call->names[t] : act->table_name;
+	rec.source = outcome_source_name(call->source);
+	rec.action = outcome_action_name(act ? act->kind : call->kind);
+	rec.started_at = call->stats_started;
+	if (act != NULL && act->phase == LSM_PHASE_DONE)
+	{
+		if (lsm_herd_skipped(act))
+			return;
+		rec.started_at = act->started_at;
+		rec.finished_at = act->finished_at;
+		if (act->failure != NULL)
+			return outcome_put_failure(rows, &rec, act->failure);
+		rec.ok = true;
+		rec.message = act->note;
+		rec.checkpointed = (act->kind == LSM_TASK_CHECKPOINT);
+		return outcome_put(rows, &rec);
+	}
+	if (act == NULL && read)
+	{
+		if (call->stats_failures[t] != NULL)
+			return outcome_put_failure(rows, &rec, call->stats_failures[t]);
+		rec.ok = true;
+		rec.only_if_failing = true;
+		return outcome_put(rows, &rec);
+	}
+	if (rows->error == NULL)
+		return;					/* not acted on, not read: nothing */
+	if (act != NULL && act->started_at != 0)
+		rec.started_at = act->started_at;
+	outcome_put_failure(rows, &rec, NULL);
 }
 
 /*
  * The 1.4 catalog's UPDATE: the message in lancelsm_table.last_message.
+ * Each row sets the outcome of its table unless the table's recorded
+ * outcome ended later (a writer recording an outcome staged before it),
+ * or unless the row is a good stats read (only_if_failing) and the
+ * recorded outcome is no failure.
  */
 static const char outcome_update_v1_4[] =
-"UPDATE %s t SET last_action = u.action, last_source = $11, "
+"UPDATE %s t SET last_action = u.action, last_source = u.source, "
 "last_ok = u.ok, last_sqlstate = u.sqlstate, last_message = u.message, "
 "last_started_at = u.started_at, last_finished_at = u.finished_at, "
 "last_checkpoint_at = greatest(t.last_checkpoint_at, u.checkpoint_at) "
-"FROM unnest($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) "
-"u(server, table_name, action, ok, sqlstate, message, started_at, finished_at, checkpoint_at, only_if_failing) "
+"FROM unnest($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) "
+"u(server, table_name, action, source, ok, sqlstate, message, started_at, finished_at, checkpoint_at, only_if_failing) "
 "WHERE t.server = u.server AND t.table_name = u.table_name "
-"AND (NOT u.only_if_failing OR NOT t.last_ok)";
+"AND (NOT u.only_if_failing OR NOT t.last_ok) "
+"AND (t.last_finished_at IS NULL OR t.last_finished_at <= u.finished_at)";
 
 /*
  * From 1.5 the message of each row written goes to its own relation,
@@ -210,27 +300,27 @@ static const char outcome_update_v1_4[] =
  * extends.
  */
 static const char outcome_update_v1_5[] =
-"WITH w AS (UPDATE %1$s t SET last_action = u.action, last_source = $11, "
+"WITH w AS (UPDATE %1$s t SET last_action = u.action, last_source = u.source, "
 "last_ok = u.ok, last_sqlstate = u.sqlstate, "
 "last_started_at = u.started_at, last_finished_at = u.finished_at, "
 "last_checkpoint_at = greatest(t.last_checkpoint_at, u.checkpoint_at) "
-"FROM unnest($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) "
-"u(server, table_name, action, ok, sqlstate, message, started_at, finished_at, checkpoint_at, only_if_failing) "
+"FROM unnest($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) "
+"u(server, table_name, action, source, ok, sqlstate, message, started_at, finished_at, checkpoint_at, only_if_failing) "
 "WHERE t.server = u.server AND t.table_name = u.table_name "
 "AND (NOT u.only_if_failing OR NOT t.last_ok) "
+"AND (t.last_finished_at IS NULL OR t.last_finished_at <= u.finished_at) "
 "RETURNING t.server, t.table_name, u.message) "
 "INSERT INTO %1$s_message AS m (server, table_name, last_message) "
 "SELECT server, table_name, message FROM w "
 "ON CONFLICT (server, table_name) DO UPDATE SET last_message = excluded.last_message";
 
 /*
- * outcome_finish: the UPDATE of the rows, by source, into *update, for
- * lancelsm_table relid (its message column, or from 1.5 its message
+ * outcome_finish: the UPDATE of the rows into *update, for their
+ * lancelsm_table (rows->relid: its message column, or from 1.5 its message
  * relation); false when there is no row.
  */
 static bool
-outcome_finish(OutcomeRows *rows, LsmOutcomeSource source, Oid relid,
-			   LsmOutcomeUpdate *update)
+outcome_finish(OutcomeRows *rows, LsmOutcomeUpdate *update)
 {
 	if (rows->nrows == 0)
 		return false;
@@ -240,62 +330,133 @@ outcome_finish(OutcomeRows *rows, LsmOutcomeSource source, Oid relid,
 		update->args[c] = makeArrayResult(rows->cols[c],
 										  CurrentMemoryContext);
 	}
-	update->argtypes[OC_COLS] = TEXTOID;
-	update->args[OC_COLS] = CStringGetTextDatum(outcome_source_name(source));
-	update->template = get_attnum(relid, "last_message") != InvalidAttrNumber ?
+	update->template = get_attnum(rows->relid, "last_message") != InvalidAttrNumber ?
 		outcome_update_v1_4 : outcome_update_v1_5;
 	return true;
 }
 
 /*
- * outcome_may_write_direct: whether a direct call records: the
- * transaction can write and the current role may record
- * (src/functions/recording.c).  A direct call that cannot records
- * nothing, silently: its caller has its result, and a role that may not
- * record changes none of the record.
+ * outcome_may_record: whether the current role records outcomes: the
+ * transaction can write and the role may record
+ * (src/functions/recording.c).  One that cannot records nothing,
+ * silently: its caller has its result, and a role that may not record
+ * changes none of the record.
  */
 static bool
-outcome_may_write_direct(FunctionCallInfo fcinfo)
+outcome_may_record(FunctionCallInfo fcinfo)
 {
-	return !XactReadOnly && lsm_role_records(fcinfo);
+	if (XactReadOnly || RecoveryInProgress())
+		return false;
+	return lsm_role_records(fcinfo);
+}
+
+/*
+ * outcome_rows_init: rows for a call through fcinfo ending with error
+ * (NULL: a call that ended normally); false when nothing is recorded: a
+ * catalog before 1.4, or a direct call by a role that may not record.
+ */
+static bool
+outcome_rows_init(FunctionCallInfo fcinfo, const LsmOutcomeCall *call,
+				  const ErrorData *error, OutcomeRows *rows)
+{
+	AttrNumber	attnum = InvalidAttrNumber;
+	bool		may;
+
+	memset(rows, 0, sizeof(OutcomeRows));
+	rows->relid = outcome_relid(fcinfo, &attnum);
+	rows->now = GetCurrentTimestamp();
+	rows->error = error;
+	initStringInfo(&rows->waiting);
+	if (!OidIsValid(rows->relid))
+		return false;
+	may = outcome_may_record(fcinfo);
+	rows->stage = may;
+	return may || call->source != LSM_OUTCOME_DIRECT;
 }
 
 /*
  * lsm_outcome_update: the UPDATE of lancelsm_table (for the schema of
  * the calling function) that records the outcomes of a call, after its
- * actions have ended, into *update; see the head of this file for what
- * is written.  Returns false when there is nothing to run: no row, a
- * catalog before 1.4, or a direct call that may not write.  Raises only
- * out of memory.
+ * actions have ended, into *update, and each outcome staged; see the head
+ * of this file for what is written.  Returns false when there is nothing
+ * to run: no row, a catalog before 1.4, or a direct call that may not
+ * write.  Raises only out of memory.
  */
 bool
 lsm_outcome_update(FunctionCallInfo fcinfo, const LsmOutcomeCall *call,
 				   LsmOutcomeUpdate *update)
 {
-	OutcomeRows rows = {{0}};
-	AttrNumber	attnum;
-	Oid			relid = outcome_relid(fcinfo, &attnum);
+	OutcomeRows rows;
 
-	if (!OidIsValid(relid) ||
-		(call->source == LSM_OUTCOME_DIRECT &&
-		 !outcome_may_write_direct(fcinfo)))
+	if (!outcome_rows_init(fcinfo, call, NULL, &rows))
 		return false;
-	rows.now = GetCurrentTimestamp();
 	for (int t = 0; t < call->ntables; t++)
-	{
-		const char *server = call->servers ? call->servers[t] : call->server;
-		const LsmFailure *failure;
+		outcome_put_table(&rows, call, t);
+	return outcome_finish(&rows, update);
+}
 
-		if (call->acts[t] != NULL)
-		{
-			outcome_put_task(&rows, server, call->acts[t]);
-			continue;
-		}
-		if (call->stats_failures == NULL)
-			continue;
-		failure = call->stats_failures[t];
-		outcome_put(&rows, server, call->names[t], "stats", failure, NULL,
-					call->stats_started, 0, false, failure == NULL);
+/*
+ * lsm_outcome_error: in the PG_CATCH of a call whose tables (call, its
+ * acts those it started, ndecided those lancelsm_checkpoint_due() has
+ * read) an error ended, stage the outcome of each table: its own where
+ * it had finished, that error where not; then rethrow the error, for a
+ * 57014 with a context line naming the tables it ended (the first
+ * OUTCOME_WAITING_NAMED), whether declared or not.  The outcomes are only
+ * staged: the error rolls the transaction (or subtransaction) back, and
+ * a worker writes them (src/record/outcome_queue.c).  cxt is the caller's
+ * memory context (not ErrorContext).  Never returns.
+ */
+void
+lsm_outcome_error(FunctionCallInfo fcinfo, const LsmOutcomeCall *call,
+				  MemoryContext cxt)
+{
+	ErrorData  *edata;
+	OutcomeRows rows;
+
+	MemoryContextSwitchTo(cxt);
+	edata = CopyErrorData();
+	FlushErrorState();
+	if (!outcome_rows_init(fcinfo, call, edata, &rows))
+		rows.stage = false;
+	for (int t = 0; t < call->ntables; t++)
+		outcome_put_table(&rows, call, t);
+	if (edata->sqlerrcode == ERRCODE_QUERY_CANCELED && rows.nwaiting > 0)
+	{
+		char	   *line = psprintf(_("while waiting for LanceDB tables %s"),
+									rows.waiting.data);
+
+		edata->context = edata->context ?
+			psprintf("%s\n%s", edata->context, line) : line;
 	}
-	return outcome_finish(&rows, call->source, relid, update);
+	ReThrowError(edata);
+}
+
+/*
+ * lsm_outcome_records_update: the UPDATE that writes recs[0 .. n) (staged
+ * outcomes a worker took off the queue, all of one lancelsm_table), into
+ * *update: of several outcomes of one table, the one that ended last.
+ * Returns false when there is none.  Raises only out of memory.
+ */
+bool
+lsm_outcome_records_update(LsmOutcomeRecord *recs, int n,
+						   LsmOutcomeUpdate *update)
+{
+	OutcomeRows rows = {{0}};
+
+	rows.now = GetCurrentTimestamp();
+	rows.relid = n > 0 ? recs[0].relid : InvalidOid;
+	for (int i = 0; i < n; i++)
+	{
+		bool		superseded = false;
+
+		for (int j = 0; j < n && !superseded; j++)
+			superseded = j != i &&
+				strcmp(recs[j].server, recs[i].server) == 0 &&
+				strcmp(recs[j].table_name, recs[i].table_name) == 0 &&
+				(recs[j].finished_at > recs[i].finished_at ||
+				 (recs[j].finished_at == recs[i].finished_at && j > i));
+		if (!superseded)
+			outcome_put(&rows, &recs[i]);
+	}
+	return outcome_finish(&rows, update);
 }

@@ -4,7 +4,9 @@
  *		The durable outcome of each declared table (src/functions/outcome.c):
  *		what the functions that act on tables record in lancelsm_table's
  *		last_* columns once their actions have ended, as the UPDATE that
- *		src/functions/declared.c runs (lsm_declared_record_outcomes).
+ *		src/functions/declared.c runs (lsm_declared_record_outcomes) and
+ *		src/functions/outcome_writer.c runs for the outcomes a rollback
+ *		took back; and what a call an error ends stages for that writer.
  *
  *-------------------------------------------------------------------------
  */
@@ -12,6 +14,7 @@
 #define LANCELSM_OUTCOME_H
 
 #include "fmgr.h"
+#include "record/record.h"
 #include "task/task.h"
 #include "utils/timestamp.h"
 
@@ -32,12 +35,16 @@ typedef struct LsmOutcomeCall
 	const char *server;
 	char	  **names;			/* per table; NULL: those of the acts */
 	LsmTask   **acts;			/* per table: its action, or NULL */
+	LsmTaskKind kind;			/* the action of a table without a task: a
+								 * direct call's that ended in an error, or
+								 * LSM_TASK_STATS */
 	LsmFailure **stats_failures;	/* per table, or NULL: why its stats read
 									 * failed (lancelsm_checkpoint_due) */
-	TimestampTz stats_started;	/* when the call's stats reads started */
+	int			ndecided;		/* with stats_failures: the tables read */
+	TimestampTz stats_started;	/* when the call (its stats reads) started */
 } LsmOutcomeCall;
 
-/* Parameters of the UPDATE: ten arrays, one row per table, and the source */
+/* Parameters of the UPDATE: eleven arrays, one row per table */
 #define LSM_OUTCOME_PARAMS 11
 
 /* The UPDATE of lancelsm_table that records a call's outcomes. */
@@ -51,5 +58,10 @@ typedef struct LsmOutcomeUpdate
 extern bool lsm_outcome_update(FunctionCallInfo fcinfo,
 							   const LsmOutcomeCall *call,
 							   LsmOutcomeUpdate *update);
+pg_noreturn extern void lsm_outcome_error(FunctionCallInfo fcinfo,
+										  const LsmOutcomeCall *call,
+										  MemoryContext cxt);
+extern bool lsm_outcome_records_update(LsmOutcomeRecord *recs, int n,
+									   LsmOutcomeUpdate *update);
 
 #endif							/* LANCELSM_OUTCOME_H */

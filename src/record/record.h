@@ -286,6 +286,46 @@ extern void lsm_record_forget_table(Oid serverid,
 									const char *wire_table_name);
 extern void lsm_record_forget_database(void);
 
+/* in outcome_queue.c and outcome_launcher.c */
+
+/* Room for an outcome's words, table name and message in the queue. */
+#define LSM_OUTCOME_WORD_LEN 16		/* an action or a source */
+#define LSM_OUTCOME_NAME_LEN 1032	/* a table name, up to 1024 bytes */
+#define LSM_OUTCOME_MESSAGE_LEN 1024	/* a message, clipped */
+
+/*
+ * The outcome of one action on one declared table, as lancelsm_table's
+ * last_* columns record it (src/functions/outcome.c): what the queue
+ * keeps for a worker when the caller's transaction rolls back.
+ */
+typedef struct LsmOutcomeRecord
+{
+	Oid			relid;			/* lancelsm_table */
+	const char *server;
+	const char *table_name;
+	const char *action;			/* stats, flush, compact, checkpoint */
+	const char *source;			/* direct, checkpoint_all, checkpoint_due */
+	bool		ok;
+	const char *sqlstate;		/* NULL for a success */
+	const char *message;		/* NULL: none */
+	TimestampTz started_at;		/* 0: never started */
+	TimestampTz finished_at;
+	bool		checkpointed;	/* a successful checkpoint: moves
+								 * last_checkpoint_at to started_at */
+	bool		only_if_failing;	/* written only over a failed outcome */
+} LsmOutcomeRecord;
+
+extern int	lsm_max_pending_outcomes;
+extern void lsm_outcome_queue_shmem_init(void);
+extern bool lsm_outcome_queue_available(void);
+extern void lsm_outcome_stage(const LsmOutcomeRecord *rec);
+extern int	lsm_outcome_queue_take(Oid dbid, LsmOutcomeRecord *recs, int max);
+extern int	lsm_outcome_queue_databases(Oid *dbids, int max);
+extern void lsm_outcome_queue_set_launcher(bool running);
+extern bool lsm_outcome_queue_usage(int *pending, int *max, uint64 *dropped);
+extern void lsm_outcome_queue_drop(int n);
+extern void lsm_outcome_launcher_register(void);
+
 /* in shmem.c */
 extern void lsm_record_init(void);
 extern bool lsm_entries_max(int *progress, int *history);

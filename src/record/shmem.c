@@ -20,10 +20,12 @@
  * lsm_record_init: loaded by shared_preload_libraries, define
  * lancelsm.max_progress_entries and lancelsm.max_history_entries
  * (variables of src/record/progress.c) and lancelsm.max_run_history
- * (of src/record/run.c) and lancelsm.max_table_counters (of
- * src/record/counters.c); in any case have progress.c, run.c and
- * counters.c install their shared-memory hooks (no-ops when not
- * preloaded).
+ * (of src/record/run.c), lancelsm.max_table_counters (of
+ * src/record/counters.c) and lancelsm.max_pending_outcomes (of
+ * src/record/outcome_queue.c); in any case have progress.c, run.c,
+ * counters.c and outcome_queue.c install their shared-memory hooks and
+ * register the outcome launcher (src/record/outcome_launcher.c; no-ops
+ * when not preloaded).
  * Called once per process by _PG_init, before lsm_herd_shmem_init; raises
  * nothing of its own.
  */
@@ -49,10 +51,16 @@ lsm_record_init(void)
 								"Sets how many tables lancelsm_table_counters counts runs for; when all are in use a new table evicts the entry of the database and role that hold the most.",
 								NULL, &lsm_max_table_counters, 1000, 0, 100000,
 								PGC_POSTMASTER, 0, NULL, NULL, NULL);
+		DefineCustomIntVariable("lancelsm.max_pending_outcomes",
+								"Sets how many outcomes of declared tables whose caller's transaction rolled back can wait for their background worker; when all are in use a new one is dropped. 0 lets outcomes roll back with the caller's transaction.",
+								NULL, &lsm_max_pending_outcomes, 1000, 0, 100000,
+								PGC_POSTMASTER, 0, NULL, NULL, NULL);
 	}
 	lsm_progress_shmem_init();
 	lsm_run_shmem_init();
 	lsm_counters_shmem_init();
+	lsm_outcome_queue_shmem_init();
+	lsm_outcome_launcher_register();
 }
 
 /*

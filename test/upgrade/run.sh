@@ -10,7 +10,8 @@
 # extension's version and dumped configuration tables.  Any difference
 # fails the test with a diff.  Then the EXECUTE grants a DBA gave the
 # 1.3 lancelsm_checkpoint_due() are found on its 1.4 signature after the
-# update, those given lancelsm_add_table on its 1.5 signature, and a
+# update, those given lancelsm_add_table on its 1.5 signature, those
+# given on the 1.4 lancelsm_info on its 1.5 view and function, and a
 # pg_dump round trip: declared tables
 # (lancelsm_table rows, with their thresholds, last_checkpoint_at and last
 # outcome) survive pg_dump and a restore into a new database.
@@ -132,6 +133,24 @@ if [ "$add_grants" != "regress_upgrade_cron:false
 	exit 1
 fi
 echo "upgrade: the grants on lancelsm_add_table are carried to its 1.5 signature ($(echo $add_grants))"
+
+# the grants a DBA gave lancelsm_info (view and function) in 1.4 are those
+# of the 1.5 view and function, re-created with the outcome queue's columns
+createdb info_grants
+psql_q -d info_grants -o /dev/null <<'SQL'
+CREATE EXTENSION lancelsm VERSION '1.4';
+CREATE ROLE regress_upgrade_mon;
+GRANT SELECT ON lancelsm_info TO regress_upgrade_mon;
+GRANT EXECUTE ON FUNCTION lancelsm_info() TO regress_upgrade_mon;
+ALTER EXTENSION lancelsm UPDATE;
+SQL
+info=$(psql_q -d info_grants -A -t -c "SELECT has_table_privilege('regress_upgrade_mon', 'lancelsm_info', 'SELECT'), has_function_privilege('regress_upgrade_mon', 'lancelsm_info()', 'EXECUTE'), has_function_privilege('public', 'lancelsm_info()', 'EXECUTE'), (SELECT count(*) FROM pg_attribute WHERE attrelid = 'lancelsm_info'::regclass AND attnum > 0)")
+psql_q -d postgres -c "DROP DATABASE info_grants" -c "DROP ROLE regress_upgrade_mon"
+if [ "$info" != "t|t|f|22" ]; then
+	echo "upgrade: the grants on lancelsm_info were not carried to its 1.5 view and function: '$info'" >&2
+	exit 1
+fi
+echo "upgrade: the grants on lancelsm_info are carried to its 1.5 view and function ($info)"
 
 # pg_dump round trip of the declared tables
 psql_q -d fresh -o /dev/null <<'SQL'
