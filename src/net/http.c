@@ -664,10 +664,17 @@ static void
 http_host_as_written(char *problem, const char *host, const char *url)
 {
 	char	   *at = strstr(problem, host);
-	const char *written = strcasestr(url, host);
+	size_t		len = strlen(host);
+	const char *written;
 
-	if (at != NULL && written != NULL)
-		memcpy(at, written, strlen(host));
+	if (at == NULL)
+		return;
+	for (written = url; *written != '\0'; written++)
+		if (pg_strncasecmp(written, host, len) == 0)
+		{
+			memcpy(at, written, len);
+			return;
+		}
 }
 #endif
 
