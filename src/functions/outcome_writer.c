@@ -96,7 +96,7 @@ writer_write_table(LsmOutcomeRecord *recs, int n, int from, bool *done)
 							   LSM_OUTCOME_PARAMS, update.argtypes,
 							   update.args, NULL, false, 0);
 	if (rc != SPI_OK_UPDATE && rc != SPI_OK_INSERT)
-		elog(ERROR, "SPI_execute_with_args did not update");
+		elog(ERROR, "SPI_execute_with_args returned %s", SPI_result_code_string(rc));
 }
 
 /*
