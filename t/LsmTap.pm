@@ -31,7 +31,7 @@ our @EXPORT = qw(start_emulator emu emu_reset emu_counts wait_for_request
   start_extra_emulator stop_extra_emulator emu_at backend_rss_kb
   reset_peak_rss sqlstate_of setup_node_conf skip_without_pg_cron
   query_until skip_in_repeat_runs install_lancelsm wait_peer_closed run_sql
-  skip_without_name emu_table add_server);
+  skip_without_name emu_table add_server init_cron_node pg_cron_seconds);
 
 our $API_KEY = 'tap-secret-key';
 
@@ -377,6 +377,37 @@ sub setup_node_conf
 	$node->start;
 	install_lancelsm($node, $port);
 	return $node;
+}
+
+# init_cron_node: a new node, initialized but not started, whose
+# postgresql.conf preloads pg_cron and lancelsm, points pg_cron at
+# database postgres on the node's own host, and ends with $conf.
+sub init_cron_node
+{
+	my ($name, $conf) = @_;
+	my $node = PostgreSQL::Test::Cluster->new($name);
+	my $host = $node->host;
+
+	$node->init;
+	$node->append_conf('postgresql.conf', qq{
+shared_preload_libraries = 'pg_cron,lancelsm'
+cron.database_name = 'postgres'
+cron.host = '$host'
+} . ($conf // ''));
+	return $node;
+}
+
+# pg_cron_seconds: (pg_cron's extension version, whether it takes
+# "N seconds" schedules: 1.5 and later do, older ones schedule by the
+# minute) on a started node where pg_cron is created.
+sub pg_cron_seconds
+{
+	my ($node) = @_;
+	my $version = $node->safe_psql('postgres',
+		"SELECT extversion FROM pg_extension WHERE extname = 'pg_cron'");
+	my ($major, $minor) = $version =~ /^(\d+)\.(\d+)/;
+
+	return ($version, $major > 1 || ($major == 1 && $minor >= 5));
 }
 
 # query_until: run $sql in session $s until it returns $want, a string or

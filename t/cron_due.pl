@@ -43,21 +43,11 @@ for my $t ([ 'hot_wal', 20 ], [ 'hot_l0', 20 ], [ 'aged', 20 ], [ 'quiet', 0 ])
 emu('POST', '/_emulator/tables/hot_l0/generations', { count => 4, rows => 10 });
 emu('POST', '/_emulator/tables/quiet/generations', { count => 1, rows => 10 });
 
-my $node = PostgreSQL::Test::Cluster->new('cron_due');
-$node->init;
-my $host = $node->host;
-$node->append_conf('postgresql.conf', qq{
-shared_preload_libraries = 'pg_cron,lancelsm'
-cron.database_name = 'postgres'
-cron.host = '$host'
-});
+my $node = init_cron_node('cron_due');
 $node->start;
-$node->safe_psql('postgres', qq{
-	CREATE EXTENSION lancelsm;
+install_lancelsm($node, $port);
+$node->safe_psql('postgres', q{
 	CREATE EXTENSION pg_cron;
-	CREATE SERVER emu FOREIGN DATA WRAPPER lancelsm
-	  OPTIONS (database 'mydb', host_override 'http://127.0.0.1:$port');
-	CREATE USER MAPPING FOR PUBLIC SERVER emu OPTIONS (api_key '$API_KEY');
 	SELECT lancelsm_add_table('emu', 'hot_wal', max_wal_lag => 5, validate => false);
 	SELECT lancelsm_add_table('emu', 'hot_l0', max_l0_generations => 1, validate => false);
 	SELECT lancelsm_add_table('emu', 'aged', max_checkpoint_age => '1 second', validate => false);
@@ -67,10 +57,7 @@ $node->safe_psql('postgres', qq{
 	  passes integer, polls integer, due boolean, reason text, action text);
 }, timeout => 30);
 
-my $cron_version = $node->safe_psql('postgres',
-	"SELECT extversion FROM pg_extension WHERE extname = 'pg_cron'");
-my ($major, $minor) = $cron_version =~ /^(\d+)\.(\d+)/;
-my $seconds = $major > 1 || ($major == 1 && $minor >= 5);
+my ($cron_version, $seconds) = pg_cron_seconds($node);
 my $schedule = $seconds ? '5 seconds' : '* * * * *';
 diag("pg_cron $cron_version: lancelsm_checkpoint_due every "
 	  . ($seconds ? '5 seconds' : 'minute'));

@@ -80,14 +80,7 @@ emu('POST', '/_emulator/faults', {
 sub cron_node
 {
 	my ($name, $bgw) = @_;
-	my $node = PostgreSQL::Test::Cluster->new($name);
-	my $host = $node->host;
-
-	$node->init;
-	$node->append_conf('postgresql.conf', qq{
-shared_preload_libraries = 'pg_cron,lancelsm'
-cron.database_name = 'postgres'
-cron.host = '$host'
+	my $node = init_cron_node($name, qq{
 cron.use_background_workers = $bgw
 max_worker_processes = 32
 });
@@ -102,11 +95,8 @@ max_worker_processes = 32
 		$node->start;
 		$preloaded = 0;
 	}
-	$node->safe_psql('postgres', qq{
-		CREATE EXTENSION lancelsm;
-		CREATE SERVER emu FOREIGN DATA WRAPPER lancelsm
-		  OPTIONS (database 'mydb', host_override 'http://127.0.0.1:$port');
-		CREATE USER MAPPING FOR PUBLIC SERVER emu OPTIONS (api_key '$API_KEY');
+	install_lancelsm($node, $port);
+	$node->safe_psql('postgres', q{
 		SELECT lancelsm_add_table('emu', 'steady', validate => false);
 		SELECT lancelsm_add_table('emu', 'leaky', validate => false);
 		CREATE EXTENSION pg_cron;
@@ -122,10 +112,7 @@ my @nodes = ([ 'default mode', $libpq, $libpq_preloaded ],
 	[ 'background workers', $bgw, $bgw_preloaded ]);
 
 # Schedules: pg_cron 1.5 and later take "N seconds"; older ones minutes.
-my $cron_version = $libpq->safe_psql('postgres',
-	"SELECT extversion FROM pg_extension WHERE extname = 'pg_cron'");
-my ($major, $minor) = $cron_version =~ /^(\d+)\.(\d+)/;
-my $seconds = $major > 1 || ($major == 1 && $minor >= 5);
+my ($cron_version, $seconds) = pg_cron_seconds($libpq);
 my $period = $seconds ? 3 : 60;
 my $schedule_ok = $seconds ? '1 seconds' : '* * * * *';
 my $schedule_hang = $seconds ? "$period seconds" : '* * * * *';

@@ -55,11 +55,8 @@ $node->safe_psql('postgres', join('', map { qq{
 	  OPTIONS (database 'mydb', host_override 'http://127.0.0.1:$port');
 	CREATE USER MAPPING FOR PUBLIC SERVER flood_$_ OPTIONS (api_key '$API_KEY');
 	GRANT USAGE ON FOREIGN SERVER flood_$_ TO flooder;} } 1 .. 38));
-$node->safe_psql('lakeb', qq{
-	CREATE EXTENSION lancelsm;
-	CREATE SERVER emu FOREIGN DATA WRAPPER lancelsm
-	  OPTIONS (database 'mydb', host_override 'http://127.0.0.1:$port');
-	CREATE USER MAPPING FOR PUBLIC SERVER emu OPTIONS (api_key '$API_KEY');
+install_lancelsm($node, $port, 'lakeb');
+$node->safe_psql('lakeb', q{
 	SELECT lancelsm_add_table('emu', 'decl_1', validate => false);
 	SELECT lancelsm_add_table('emu', 'decl_2', validate => false);
 });
