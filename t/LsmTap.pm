@@ -31,7 +31,8 @@ our @EXPORT = qw(start_emulator emu emu_reset emu_counts wait_for_request
   start_extra_emulator stop_extra_emulator emu_at backend_rss_kb
   reset_peak_rss sqlstate_of setup_node_conf skip_without_pg_cron
   query_until skip_in_repeat_runs install_lancelsm wait_peer_closed run_sql
-  skip_without_name emu_table add_server init_cron_node pg_cron_seconds);
+  skip_without_name emu_table add_server init_cron_node pg_cron_seconds
+  psql_verbose outcomes_written);
 
 our $API_KEY = 'tap-secret-key';
 
@@ -408,6 +409,36 @@ sub pg_cron_seconds
 	my ($major, $minor) = $version =~ /^(\d+)\.(\d+)/;
 
 	return ($version, $major > 1 || ($major == 1 && $minor >= 5));
+}
+
+# psql_verbose: $sql in a psql of its own on database postgres, as role
+# $role (default: the node's superuser), with verbose errors (SQLSTATEs)
+# and without stopping at one; returns (stdout, stderr).
+sub psql_verbose
+{
+	my ($node, $sql, $role) = @_;
+	my ($out, $err);
+
+	$node->psql('postgres', $sql, stdout => \$out, stderr => \$err,
+		on_error_stop => 0,
+		extra_params => [ (defined $role ? ('-U', $role) : ()),
+			'-v', 'VERBOSITY=verbose' ],
+		timeout => 60);
+	return ($out, $err);
+}
+
+# outcomes_written: wait (bounded, as poll_query_until is) until no outcome
+# waits in the queue for the outcome writer and no writer runs, i.e. until
+# what a rolled back or failed call handed over is in lancelsm_table;
+# returns true when so.
+sub outcomes_written
+{
+	my ($node) = @_;
+
+	return $node->poll_query_until('postgres', q{
+		SELECT (SELECT pending_outcomes FROM lancelsm_info) = 0
+		   AND NOT EXISTS (SELECT FROM pg_stat_activity
+		                    WHERE backend_type = 'lancelsm outcome writer')});
 }
 
 # query_until: run $sql in session $s until it returns $want, a string or

@@ -34,14 +34,7 @@ for my $t ('hot', 'bad', 'quiet')
 emu('POST', '/_emulator/faults',
 	{ table => 'bad', route => 'get_lsm_stats', status => 403, count => -1 });
 
-my $node = PostgreSQL::Test::Cluster->new('cron_strict');
-$node->init;
-my $host = $node->host;
-$node->append_conf('postgresql.conf', qq{
-shared_preload_libraries = 'pg_cron,lancelsm'
-cron.database_name = 'postgres'
-cron.host = '$host'
-});
+my $node = init_cron_node('cron_strict');
 $node->start;
 install_lancelsm($node, $port);
 $node->safe_psql('postgres', q{
@@ -54,10 +47,7 @@ $node->safe_psql('postgres', q{
 	SELECT lancelsm_add_table('emu', 'quiet', max_wal_lag => 5);
 }, timeout => 30);
 
-my $cron_version = $node->safe_psql('postgres',
-	"SELECT extversion FROM pg_extension WHERE extname = 'pg_cron'");
-my ($major, $minor) = $cron_version =~ /^(\d+)\.(\d+)/;
-my $seconds = $major > 1 || ($major == 1 && $minor >= 5);
+my (undef, $seconds) = pg_cron_seconds($node);
 my $schedule = $seconds ? '5 seconds' : '* * * * *';
 
 $node->safe_psql('postgres', qq{
@@ -88,26 +78,17 @@ is($node->safe_psql('postgres', q{
 	  . qq{HINT:  Each table's outcome is in lancelsm_status; the server log has the messages.\n},
 	'its message counts the failed tables and names the failed one');
 
-# written: wait (at most 30 s) until the outcome writer has written what
-# the failed run handed over
-sub written
+# outcomes: each table's outcome in lancelsm_status, one line a table
+sub outcomes
 {
-	my $until = time() + 30;
-
-	while (time() < $until)
-	{
-		return 1 if $node->safe_psql('postgres', q{
-			SELECT (SELECT pending_outcomes FROM lancelsm_info) = 0
-			   AND NOT EXISTS (SELECT FROM pg_stat_activity
-			                    WHERE backend_type = 'lancelsm outcome writer')}) eq 't';
-		sleep(0.05);
-	}
-	return 0;
+	return $node->safe_psql('postgres', q{
+		SELECT table_name, last_action, last_source, last_ok, last_sqlstate
+		  FROM lancelsm_status ORDER BY table_name COLLATE "C"});
 }
-ok(written(), 'the outcomes of the failed run were written');
-is($node->safe_psql('postgres', q{
-	SELECT table_name, last_action, last_source, last_ok, last_sqlstate
-	  FROM lancelsm_status ORDER BY table_name COLLATE "C"}),
+
+# the outcome writer writes what the failed run handed over
+ok(outcomes_written($node), 'the outcomes of the failed run were written');
+is(outcomes(),
 	join("\n",
 		'bad|stats|checkpoint_due|f|42501',
 		'hot|flush|checkpoint_due|t|',
@@ -115,11 +96,8 @@ is($node->safe_psql('postgres', q{
 	'every table of the failed run has its outcome recorded');
 
 # the same from psql: the error's detail names the failed table
-my ($out, $err);
-$node->psql('postgres',
-	'SELECT count(*) FROM lancelsm_checkpoint_due(strict => true)',
-	stdout => \$out, stderr => \$err,
-	extra_params => [ '-U', 'job', '-v', 'VERBOSITY=verbose' ]);
+my (undef, $err) = psql_verbose($node,
+	'SELECT count(*) FROM lancelsm_checkpoint_due(strict => true)', 'job');
 like($err, qr/ERROR:  HV000: 1 of 3 declared LanceDB tables failed/,
 	'strict due: HV000 and the count');
 like($err, qr/DETAIL:  Failed: "bad" of server "emu" \(42501\)\./,
@@ -132,34 +110,27 @@ is($node->safe_psql('postgres', q{
 	"bad|f|42501\nhot|t|\nquiet|t|", 'not strict: one row per table');
 
 # strict => NULL is no way around it
-$node->psql('postgres',
-	'SELECT count(*) FROM lancelsm_checkpoint_due(strict => NULL)',
-	stdout => \$out, stderr => \$err,
-	extra_params => [ '-v', 'VERBOSITY=verbose' ]);
+(undef, $err) = psql_verbose($node,
+	'SELECT count(*) FROM lancelsm_checkpoint_due(strict => NULL)');
 like($err, qr/ERROR:  22004: argument "strict" must not be null/,
 	'strict => NULL: 22004');
-$node->psql('postgres', 'SELECT count(*) FROM lancelsm_checkpoint_all(NULL)',
-	stdout => \$out, stderr => \$err,
-	extra_params => [ '-v', 'VERBOSITY=verbose' ]);
+(undef, $err) = psql_verbose($node,
+	'SELECT count(*) FROM lancelsm_checkpoint_all(NULL)');
 like($err, qr/ERROR:  22004: argument "strict" must not be null/,
 	'checkpoint_all(NULL): 22004');
 
 # lancelsm_checkpoint_all(strict => true): the same error, every outcome
 emu('POST', '/_emulator/faults',
 	{ table => 'quiet', route => 'flush_lsm', status => 403, count => -1 });
-$node->psql('postgres',
-	'SELECT count(*) FROM lancelsm_checkpoint_all(strict => true)',
-	stdout => \$out, stderr => \$err,
-	extra_params => [ '-U', 'job', '-v', 'VERBOSITY=verbose' ]);
+(undef, $err) = psql_verbose($node,
+	'SELECT count(*) FROM lancelsm_checkpoint_all(strict => true)', 'job');
 like($err, qr/ERROR:  HV000: 2 of 3 declared LanceDB tables failed/,
 	'strict all: the count');
 like($err,
 	qr/DETAIL:  Failed: "bad" of server "emu" \(42501\), "quiet" of server "emu" \(42501\)\./,
 	'strict all: the detail names both');
-ok(written(), 'strict all: the outcomes were written');
-is($node->safe_psql('postgres', q{
-	SELECT table_name, last_action, last_source, last_ok, last_sqlstate
-	  FROM lancelsm_status ORDER BY table_name COLLATE "C"}),
+ok(outcomes_written($node), 'strict all: the outcomes were written');
+is(outcomes(),
 	join("\n",
 		'bad|checkpoint|checkpoint_all|f|42501',
 		'hot|checkpoint|checkpoint_all|t|',

@@ -52,35 +52,13 @@ is($node->safe_psql('postgres', q{
 	 WHERE backend_type = 'lancelsm outcome launcher'}),
 	'1', 'one outcome launcher runs');
 
-# as_job: run $sql as the job role in a psql of its own; returns
-# (stdout, stderr)
+# as_job: run $sql as the job role (or $role) in a psql of its own;
+# returns (stdout, stderr)
 sub as_job
 {
 	my ($sql, $role) = @_;
-	my ($out, $err);
 
-	$node->psql('postgres', $sql, stdout => \$out, stderr => \$err,
-		on_error_stop => 0,
-		extra_params => [ '-U', $role // 'job', '-v', 'VERBOSITY=verbose' ],
-		timeout => 60);
-	return ($out, $err);
-}
-
-# written: wait (at most 30 s) until no outcome waits in the queue and no
-# writer runs; returns true when so
-sub written
-{
-	my $until = time() + 30;
-
-	while (time() < $until)
-	{
-		return 1 if $node->safe_psql('postgres', q{
-			SELECT (SELECT pending_outcomes FROM lancelsm_info) = 0
-			   AND NOT EXISTS (SELECT FROM pg_stat_activity
-			                    WHERE backend_type = 'lancelsm outcome writer')}) eq 't';
-		sleep(0.05);
-	}
-	return 0;
+	return psql_verbose($node, $sql, $role // 'job');
 }
 
 # status: the outcome columns of table $t in lancelsm_status
@@ -103,7 +81,7 @@ my ($out, $err) = as_job(q{
 	SELECT last_action || ' ' || last_ok FROM lancelsm_status WHERE table_name = 'events';
 	ROLLBACK;});
 like($out, qr/^flush true$/m, 'rollback: the caller read its own outcome');
-ok(written(), 'rollback: the outcome was written');
+ok(outcomes_written($node), 'rollback: the outcome was written');
 is(status('events'), 'flush|direct|t|||t|t',
 	'rollback: the flush is recorded');
 
@@ -113,7 +91,7 @@ emu('POST', '/_emulator/faults',
 	{ table => 'events', route => 'flush_lsm', status => 403 });
 ($out, $err) = as_job(q{SELECT lancelsm_flush('emu', 'events')});
 like($err, qr/ERROR:  42501:/, 'failed flush: 42501');
-ok(written(), 'failed flush: the outcome was written');
+ok(outcomes_written($node), 'failed flush: the outcome was written');
 my $failed = $node->safe_psql('postgres', q{
 	SELECT last_action, last_ok, last_sqlstate, last_message IS NOT NULL
 	  FROM lancelsm_status WHERE table_name = 'events'});
@@ -133,7 +111,7 @@ emu('POST', '/_emulator/faults',
 	COMMIT;});
 like($out, qr/^after savepoint: flush$/m,
 	'savepoint: the transaction still reads its flush');
-ok(written(), 'savepoint: the outcome was written');
+ok(outcomes_written($node), 'savepoint: the outcome was written');
 is($node->safe_psql('postgres', q{
 	SELECT last_action, last_ok, last_sqlstate FROM lancelsm_status
 	 WHERE table_name = 'clicks'}),
@@ -152,7 +130,7 @@ emu('POST', '/_emulator/faults/clear');
 	END
 	$$;});
 is($err, '', 'exception block: no error reaches the client');
-ok(written(), 'exception block: the outcome was written');
+ok(outcomes_written($node), 'exception block: the outcome was written');
 is($node->safe_psql('postgres', q{
 	SELECT last_action, last_ok, last_checkpoint_at = last_started_at
 	  FROM lancelsm_status WHERE table_name = 'clicks'}),
@@ -169,7 +147,7 @@ like($err, qr/ERROR:  57014: canceling statement due to statement timeout/,
 	'timeout: 57014');
 like($err, qr/CONTEXT:  while waiting for LanceDB tables "events" of server "emu"/,
 	'timeout: the error names the table still waiting');
-ok(written(), 'timeout: the outcome was written');
+ok(outcomes_written($node), 'timeout: the outcome was written');
 is($node->safe_psql('postgres', q{
 	SELECT last_action, last_ok, last_sqlstate, last_message
 	  FROM lancelsm_status WHERE table_name = 'events'}),
@@ -182,7 +160,7 @@ emu('POST', '/_emulator/faults/clear');
 	BEGIN;
 	SELECT table_name, ok FROM lancelsm_checkpoint('emu', ARRAY['events', 'clicks']);
 	ROLLBACK;});
-ok(written(), 'array: the outcomes were written');
+ok(outcomes_written($node), 'array: the outcomes were written');
 is($node->safe_psql('postgres', q{
 	SELECT table_name, last_action, last_ok FROM lancelsm_status
 	 ORDER BY table_name COLLATE "C"}),
@@ -194,7 +172,7 @@ emu('POST', '/_emulator/faults',
 	{ table => 'events', route => 'flush_lsm', status => 403 });
 ($out, $err) = as_job(q{SELECT lancelsm_flush('emu', 'events')}, 'reader');
 like($err, qr/ERROR:  42501:/, 'reader: its flush fails');
-ok(written(), 'reader: nothing waits');
+ok(outcomes_written($node), 'reader: nothing waits');
 is($node->safe_psql('postgres', q{
 	SELECT last_action, last_ok FROM lancelsm_status WHERE table_name = 'events'}),
 	'checkpoint|t', 'reader: the outcome is unchanged');
