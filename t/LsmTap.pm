@@ -32,7 +32,7 @@ our @EXPORT = qw(start_emulator emu emu_reset emu_counts wait_for_request
   reset_peak_rss sqlstate_of setup_node_conf skip_without_pg_cron
   query_until skip_in_repeat_runs install_lancelsm wait_peer_closed run_sql
   skip_without_name emu_table add_server init_cron_node pg_cron_seconds
-  psql_verbose outcomes_written);
+  psql_verbose outcomes_written expect_skipped);
 
 our $API_KEY = 'tap-secret-key';
 
@@ -439,6 +439,30 @@ sub outcomes_written
 		SELECT (SELECT pending_outcomes FROM lancelsm_info) = 0
 		   AND NOT EXISTS (SELECT FROM pg_stat_activity
 		                    WHERE backend_type = 'lancelsm outcome writer')});
+}
+
+# expect_skipped: check in session $s that lancelsm_checkpoint_all() and
+# lancelsm_checkpoint_due() skip the one declared table, "events" of
+# server "emu", while backend $pid runs its checkpoint: not ok, 55006, a
+# message naming $pid, no pass and no poll; checkpoint_due reads its
+# stats, finds it due for $reason (a string, or a Regexp where the count
+# is the server's to say), and takes no action.  $what names the checks.
+sub expect_skipped
+{
+	my ($s, $pid, $reason, $what) = @_;
+	my $skipped = "skipped: a checkpoint of this table is running in backend $pid";
+	my $why = ref $reason ? $reason : quotemeta($reason);
+
+	is($s->query_safe(
+			'SELECT server, table_name, ok, sqlstate, message, elapsed IS NULL, '
+			  . 'passes, polls FROM lancelsm_checkpoint_all()'),
+		"emu|events|f|55006|$skipped|t|0|0",
+		"$what: lancelsm_checkpoint_all() skips it, not ok, 55006, naming the backend");
+	like($s->query_safe(
+			'SELECT table_name, ok, sqlstate, message, due, reason, action, polls '
+			  . 'FROM lancelsm_checkpoint_due()'),
+		qr/\A\Qevents|f|55006|$skipped|t|\E$why\Q|none|0\E\z/,
+		"$what: lancelsm_checkpoint_due() reads its stats, skips it, not ok, 55006, no action");
 }
 
 # query_until: run $sql in session $s until it returns $want, a string or
