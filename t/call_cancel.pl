@@ -13,6 +13,7 @@ use warnings FATAL => 'all';
 
 use FindBin;
 use lib $FindBin::RealBin;
+use LsmCall;
 use LsmTap;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
@@ -49,60 +50,16 @@ sub cancel_during
 	is($ok, 't', "$what: cancel signal sent");
 	like($err, $CANCEL_RE, "$what: 57014 canceled by user request");
 	cmp_ok($ms, '<', $BOUND_MS, "$what: ends at the cancel");
-	my ($ms1, $one, $err1) = timed_query($s, 'SELECT 1');
-	is($one . $err1, '1', "$what: the session is usable afterwards");
+	session_answers($s, $what);
 	return $ms;
 }
 
-# 1. the server reads the request and never answers
-emu_reset();
-emu('POST', '/_emulator/faults',
-	{ table => 'events', route => 'flush_lsm', action => 'hang' });
-cancel_during('hanging server', "SELECT lancelsm_flush('emu', 'events')",
-	sub { wait_for_request('flush_lsm'); sleep(0.05); });
-is(emu_counts()->{flush_lsm}, 1, 'hanging server: one flush was sent');
-is_deeply([ backend_emulator_sockets($pid) ],
-	[], 'hanging server: no socket left to the server');
-
-# 2. the answer's body arrives at one byte per second
-emu_reset();
-emu('POST', '/_emulator/faults',
-	{ table => 'events', route => 'get_lsm_stats', action => 'drip' });
-cancel_during('dripping body',
-	"SELECT count(*) FROM lancelsm_stats('emu', 'events')",
-	sub { wait_for_request('get_lsm_stats', sub { $_[0]{status} }); sleep(0.2); });
-is_deeply([ backend_emulator_sockets($pid) ],
-	[], 'dripping body: no socket left to the server');
-
-# 3. the checkpoint sleeps between polls (the bucket with L0 generations is
-# compacting, the poll interval is 10 s)
-emu_reset();
-emu('POST', '/_emulator/tables/events/generations', { count => 2 });
-emu('POST', '/_emulator/tables/events/latch',
-	{ bucket => 'b0', held => JSON::PP::true });
-$s->query_safe("SET lancelsm.poll_interval_min = '10s'");
-$s->query_safe("SET lancelsm.poll_interval_max = '10s'");
-cancel_during('checkpoint poll sleep',
-	"SELECT lancelsm_checkpoint('emu', 'events')",
-	sub { wait_for_request('get_lsm_stats', sub { $_[0]{status} }); sleep(0.1); });
-$s->query_safe('RESET lancelsm.poll_interval_min');
-$s->query_safe('RESET lancelsm.poll_interval_max');
-my $c = emu_counts();
-is_deeply([ $c->{flush_lsm}, $c->{get_lsm_stats}, $c->{compact_lsm} ],
-	[ 1, 1, 0 ], 'checkpoint poll sleep: canceled asleep after one poll');
-
-# 4. a retry backoff: flush answers 429 once, the backoff is 10 s
-emu_reset();
-emu('POST', '/_emulator/faults',
-	{ table => 'events', route => 'flush_lsm', status => 429,
-	  json => { code => 6, error => 'busy' } });
-$s->query_safe("SET lancelsm.backoff_base = '10s'");
-$s->query_safe("SET lancelsm.backoff_max = '10s'");
-cancel_during('retry backoff', "SELECT lancelsm_flush('emu', 'events')",
-	sub { wait_for_request('flush_lsm', sub { $_[0]{status} }); sleep(0.1); });
-$s->query_safe('RESET lancelsm.backoff_base');
-$s->query_safe('RESET lancelsm.backoff_max');
-is(emu_counts()->{flush_lsm}, 1, 'retry backoff: canceled before the retry');
+# 1.-4. each wait of a call (LsmCall.pm): the server reads the request
+# and never answers; the answer's body drips in; the checkpoint sleeps
+# between polls; a retry backs off
+end_wait($s, $pid, $_, 'canceled', \&cancel_during)
+  for ('hanging server', 'dripping body', 'checkpoint poll sleep',
+	'retry backoff');
 
 # 5. lancelsm has been used in this session: PostgreSQL's own timeout and
 # cancel still interrupt an unrelated sleep

@@ -10,6 +10,7 @@ use warnings FATAL => 'all';
 
 use FindBin;
 use lib $FindBin::RealBin;
+use LsmCall;
 use LsmTap;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
@@ -26,7 +27,8 @@ my ($s, $pid) = open_session($node);
 $s->query_safe("LOAD 'lancelsm'");
 
 # expect_timeout: run $sql under statement_timeout; it must fail with 57014
-# at the timeout, and the session must answer afterwards.
+# at the timeout, and the session must answer afterwards.  (end_wait also
+# passes a sub that returns once the wait has begun: a timeout needs none.)
 sub expect_timeout
 {
 	my ($what, $sql) = @_;
@@ -40,19 +42,12 @@ sub expect_timeout
 	like($err, $TIMEOUT_RE, "$what: 57014 statement timeout");
 	cmp_ok($ms, '>=', $TIMEOUT_MS - 1, "$what: not before the timeout");
 	cmp_ok($over, '<', $BOUND_MS, "$what: ends at the timeout");
-	my ($ms1, $one, $err1) = timed_query($s, 'SELECT 1');
-	is($one . $err1, '1', "$what: the session is usable afterwards");
+	session_answers($s, $what);
 	return $over;
 }
 
-# 1. the server reads the request and never answers
-emu_reset();
-emu('POST', '/_emulator/faults',
-	{ table => 'events', route => 'flush_lsm', action => 'hang' });
-expect_timeout('hanging server', "SELECT lancelsm_flush('emu', 'events')");
-is(emu_counts()->{flush_lsm}, 1, 'hanging server: one flush was sent');
-is_deeply([ backend_emulator_sockets($pid) ],
-	[], 'hanging server: no socket left to the server');
+# 1. the server reads the request and never answers (LsmCall.pm)
+end_wait($s, $pid, 'hanging server', 'timed out', \&expect_timeout);
 
 # several timed-out calls in a row leave nothing behind either, and each
 # is the timeout (57014), whichever of curl's and PostgreSQL's timers fires
@@ -88,44 +83,10 @@ my @established =
 cmp_ok(scalar(@established), '<=', 1,
 	'hang on a reused connection: at most one established connection');
 
-# 2. the answer's body arrives at one byte per second
-emu_reset();
-emu('POST', '/_emulator/faults',
-	{ table => 'events', route => 'get_lsm_stats', action => 'drip' });
-expect_timeout('dripping body',
-	"SELECT count(*) FROM lancelsm_stats('emu', 'events')");
-is(emu_counts()->{get_lsm_stats}, 1, 'dripping body: one stats read');
-is_deeply([ backend_emulator_sockets($pid) ],
-	[], 'dripping body: no socket left to the server');
-
-# 3. the checkpoint sleeps between polls: the bucket with L0 generations
-# is compacting (pinned latch), and the poll interval is 10 s
-emu_reset();
-emu('POST', '/_emulator/tables/events/generations', { count => 2 });
-emu('POST', '/_emulator/tables/events/latch',
-	{ bucket => 'b0', held => JSON::PP::true });
-$s->query_safe("SET lancelsm.poll_interval_min = '10s'");
-$s->query_safe("SET lancelsm.poll_interval_max = '10s'");
-expect_timeout('checkpoint poll sleep',
-	"SELECT lancelsm_checkpoint('emu', 'events')");
-$s->query_safe('RESET lancelsm.poll_interval_min');
-$s->query_safe('RESET lancelsm.poll_interval_max');
-my $c = emu_counts();
-is_deeply([ $c->{flush_lsm}, $c->{get_lsm_stats}, $c->{compact_lsm} ],
-	[ 1, 1, 0 ],
-	'checkpoint poll sleep: flush 1, stats 1, compact 0 (timed out asleep)');
-
-# 4. a retry backoff: flush answers 429 once, the backoff is 10 s
-emu_reset();
-emu('POST', '/_emulator/faults',
-	{ table => 'events', route => 'flush_lsm', status => 429,
-	  json => { code => 6, error => 'busy' } });
-$s->query_safe("SET lancelsm.backoff_base = '10s'");
-$s->query_safe("SET lancelsm.backoff_max = '10s'");
-expect_timeout('retry backoff', "SELECT lancelsm_flush('emu', 'events')");
-$s->query_safe('RESET lancelsm.backoff_base');
-$s->query_safe('RESET lancelsm.backoff_max');
-is(emu_counts()->{flush_lsm}, 1, 'retry backoff: timed out before the retry');
+# 2.-4. the other waits of a call (LsmCall.pm): the answer's body drips
+# in; the checkpoint sleeps between polls; a retry backs off
+end_wait($s, $pid, $_, 'timed out', \&expect_timeout)
+  for ('dripping body', 'checkpoint poll sleep', 'retry backoff');
 
 # the timeout also holds when the statement was already running a while:
 # a hang that starts late in the statement still ends at the deadline
