@@ -69,38 +69,34 @@ for my $sql (
 #
 # 2. failing calls
 #
+# each: what, the SQLSTATE it fails with (quoted), the statement, the
+# fault on table "events" (none when undef) and the statement_timeout
+# (20s when undef)
 my @failing = (
-	[ '404', '"HV00R"', sub { }, "SELECT lancelsm_flush('emu', 'nosuch')" ],
-	[ '500 echoing the key', '"HV000"', sub {
-		fault({ table => 'events', route => 'flush_lsm', status => 500,
-			  json => { code => 20, error => "bad key $API_KEY" } });
-	  }, "SELECT lancelsm_flush('emu', 'events')" ],
-	[ '400 HTML echoing the key', '"55000"', sub {
-		fault({ table => 'events', route => 'compact_lsm', status => 400,
-			  content_type => 'text/html',
-			  body => "<html>x-api-key: $API_KEY</html>" });
-	  }, "SELECT lancelsm_compact('emu', 'events')" ],
-	[ 'stats error echoing the key', '"HV000"', sub {
-		fault({ table => 'events', route => 'get_lsm_stats', status => 502,
-			  json => { code => 20, error => "upstream saw $API_KEY" } });
-	  }, "SELECT count(*) FROM lancelsm_stats('emu', 'events')" ],
-	[ 'undecodable stats quoting the key', '"08P01"', sub {
-		fault({ table => 'events', route => 'get_lsm_stats', status => 200,
-			  body => "{\"lsm_stats\": \"$API_KEY" });
-	  }, "SELECT count(*) FROM lancelsm_stats('emu', 'events')" ],
-	[ 'timeout', '"57014"', sub {
-		fault({ table => 'events', route => 'get_lsm_stats', action => 'hang' });
-		$s->query_safe("SET statement_timeout = '300ms'");
-	  }, "SELECT count(*) FROM lancelsm_memtables('emu', 'events')" ],
-	[ 'broken connection', '"08006"', sub {
-		$s->query_safe("SET statement_timeout = '20s'");
-		fault({ table => 'events', route => 'flush_lsm', action => 'reset' });
-	  }, "SELECT lancelsm_checkpoint('emu', 'events')" ]);
+	[ '404', '"HV00R"', "SELECT lancelsm_flush('emu', 'nosuch')" ],
+	[ '500 echoing the key', '"HV000"', "SELECT lancelsm_flush('emu', 'events')",
+	  { route => 'flush_lsm', status => 500,
+		json => { code => 20, error => "bad key $API_KEY" } } ],
+	[ '400 HTML echoing the key', '"55000"', "SELECT lancelsm_compact('emu', 'events')",
+	  { route => 'compact_lsm', status => 400, content_type => 'text/html',
+		body => "<html>x-api-key: $API_KEY</html>" } ],
+	[ 'stats error echoing the key', '"HV000"',
+	  "SELECT count(*) FROM lancelsm_stats('emu', 'events')",
+	  { route => 'get_lsm_stats', status => 502,
+		json => { code => 20, error => "upstream saw $API_KEY" } } ],
+	[ 'undecodable stats quoting the key', '"08P01"',
+	  "SELECT count(*) FROM lancelsm_stats('emu', 'events')",
+	  { route => 'get_lsm_stats', status => 200, body => "{\"lsm_stats\": \"$API_KEY" } ],
+	[ 'timeout', '"57014"', "SELECT count(*) FROM lancelsm_memtables('emu', 'events')",
+	  { route => 'get_lsm_stats', action => 'hang' }, '300ms' ],
+	[ 'broken connection', '"08006"', "SELECT lancelsm_checkpoint('emu', 'events')",
+	  { route => 'flush_lsm', action => 'reset' } ]);
 for my $case (@failing)
 {
-	my ($what, $state, $prepare, $sql) = @$case;
+	my ($what, $state, $sql, $fault, $timeout) = @$case;
 	emu_reset();
-	$prepare->();
+	fault({ table => 'events', %$fault }) if $fault;
+	$s->query_safe("SET statement_timeout = '" . ($timeout // '20s') . "'");
 	my ($out, $err, $st) = run($sql);
 	is("\"$st\"", $state, "$what: fails with $state") or diag($err);
 }
@@ -117,25 +113,23 @@ is($st, '28000', '401 on stats: fails with 28000') or diag($err);
 
 # the documented mitigation: change the key with log_statement off (and
 # log_min_error_statement, which attaches the statement text to every
-# message at or above it: here debug5, by default every error)
-$node->safe_psql('postgres', qq{
-	SET log_statement = 'none';
-	SET log_min_error_statement = 'panic';
-	ALTER USER MAPPING FOR PUBLIC SERVER emu OPTIONS (SET api_key '$ROTATED_KEY');
-	RESET log_min_error_statement;
-	RESET log_statement;
-});
-($out, $err, $st) = run("SELECT lancelsm_flush('emu', 'events')");
-is($st, '28000', 'rotated key (unknown to the server): 28000') or diag($err);
-$node->safe_psql('postgres', qq{
-	SET log_statement = 'none';
-	SET log_min_error_statement = 'panic';
-	ALTER USER MAPPING FOR PUBLIC SERVER emu OPTIONS (SET api_key '$API_KEY');
-	RESET log_min_error_statement;
-	RESET log_statement;
-});
-($out, $err, $st) = run("SELECT lancelsm_flush('emu', 'events')");
-is($st, '', 'key restored with log_statement off: the call works') or diag($err);
+# message at or above it: here debug5, by default every error); a key
+# the server does not know, then the right one back
+for my $case ([ $ROTATED_KEY, '28000', 'rotated key (unknown to the server): 28000' ],
+	[ $API_KEY, '', 'key restored with log_statement off: the call works' ])
+{
+	my ($key, $state, $what) = @$case;
+
+	$node->safe_psql('postgres', qq{
+		SET log_statement = 'none';
+		SET log_min_error_statement = 'panic';
+		ALTER USER MAPPING FOR PUBLIC SERVER emu OPTIONS (SET api_key '$key');
+		RESET log_min_error_statement;
+		RESET log_statement;
+	});
+	($out, $err, $st) = run("SELECT lancelsm_flush('emu', 'events')");
+	is($st, $state, $what) or diag($err);
+}
 
 #
 # 3. pg_stat_activity while a call runs
