@@ -10,7 +10,8 @@
 # (RES_OPTIONS), so a lookup left behind stays pending for the whole test:
 # the bound is met and kept.
 #
-#  1. at the bound: 16 statements with a 30 ms statement_timeout, each
+#  1. at the bound: 16 statements with a 500 ms statement_timeout (long
+#     enough for each to start its lookup on a loaded machine), each
 #     to another silent name, leave exactly 16 lookups: 17 threads in the
 #     backend, at most 3 descriptors more per lookup; a 17th name without
 #     statement_timeout waits connect_timeout (1 s) for a slot and fails
@@ -118,7 +119,7 @@ sub session
 #
 # 1. at the bound
 #
-my ($s, $pid, $fds0, $per_pool) = session('30ms');
+my ($s, $pid, $fds0, $per_pool) = session('500ms');
 is(tasks($pid), 1, 'a backend starts with one thread');
 my @states;
 for my $i (1 .. $BOUND)
@@ -142,7 +143,7 @@ like($err,
 cmp_ok($ms, '>=', 900, sprintf('it waited connect_timeout for a slot (%.0f ms)', $ms));
 is(tasks($pid), 1 + $BOUND, 'a name at the bound starts no thread');
 
-$s->query_safe("SET statement_timeout = '30ms'");
+$s->query_safe("SET statement_timeout = '500ms'");
 ($ms, $out, $err) = timed_query($s, sprintf($FLUSH, 'silent1'));
 is(sqlstate_of($err), '57014', 'a name pending already: waited for, 57014');
 is(tasks($pid), 1 + $BOUND, 'a name pending already is not looked up again');
@@ -160,7 +161,7 @@ is(sqlstate_of($err), '', 'a 17th slot allowed: a name that resolves gets it')
 # the first session's backend is gone, its 16 slots are free again
 $node->safe_psql('postgres',
 	'ALTER SYSTEM SET lancelsm.max_cluster_name_lookups = 20; SELECT pg_reload_conf()');
-my ($s2, $pid2) = session('30ms');
+my ($s2, $pid2) = session('500ms');
 is(query_until($s2, 'SHOW lancelsm.max_cluster_name_lookups', '20'), '20',
 	'the cluster bound is 20');
 @states = ();
@@ -181,7 +182,7 @@ $s->quit;
 is(query_until($s2,
 		"SELECT count(*) FROM pg_stat_activity WHERE pid = $pid", '0'),
 	'0', 'the first session has ended');
-$s2->query_safe("SET statement_timeout = '30ms'");
+$s2->query_safe("SET statement_timeout = '500ms'");
 ($ms, $out, $err) = timed_query($s2, sprintf($FLUSH, 'silent1'));
 is(sqlstate_of($err), '57014', 'an ended backend gives its slots back: 57014');
 is(tasks($pid2), 1 + 5, 'an ended backend gives its slots back: a new lookup');
@@ -265,7 +266,7 @@ $s->query_safe("SET statement_timeout = '10s'");
 ($ms, $out, $err) = timed_query($s, sprintf($FLUSH, 'viaproxy'));
 is(sqlstate_of($err), 'HV00N', 'a proxy at an address that refuses: HV00N');
 is(tasks($pid), 1, 'a proxy at an address: no lookup');
-$s->query_safe("SET statement_timeout = '30ms'");
+$s->query_safe("SET statement_timeout = '500ms'");
 ($ms, $out, $err) = timed_query($s, sprintf($FLUSH, 'namedproxy'));
 is(sqlstate_of($err), '57014', 'a proxy by a silent name: 57014');
 is(tasks($pid), 2, "a proxy by a silent name: one lookup pending, the proxy's");
