@@ -30,8 +30,14 @@ here=$(cd "$(dirname "$0")/.." && pwd)
 export DEBIAN_FRONTEND=noninteractive
 pkg=postgresql-$v-lancelsm
 
+# with_apt_lock CMD...: CMD once no other package test on this machine
+# runs apt-get or dpkg (waiting at most 20 minutes): the test command runs
+# the package tests of several versions side by side, and while
+# DPkg::Lock::Timeout makes apt-get wait for dpkg's lock, apt-get update
+# fails at once on the lock of the package lists, as dpkg does on its own
+with_apt_lock() { (flock -w 1200 8 && "$@") 8>/run/lock/lancelsm-package-apt.lock; }
 # apt_get ARGS: apt-get that waits for another apt-get instead of failing
-apt_get() { apt-get -q -o DPkg::Lock::Timeout=600 "$@"; }
+apt_get() { with_apt_lock apt-get -q -o DPkg::Lock::Timeout=600 "$@"; }
 
 # in_root CMD...: CMD on the machine that builds and tests version $v
 in_root() {
@@ -81,7 +87,7 @@ src=lancelsm-$upstream
 cleanup() {
 	if in_root dpkg-query -W -f '${db:Status-Status}' "$pkg" 2>/dev/null | grep -qv '^not-installed$'; then
 		echo "=== package $v: purging $pkg left installed by a failed run" >&2
-		in_root dpkg --purge "$pkg" >/dev/null || true
+		with_apt_lock in_root dpkg --purge "$pkg" >/dev/null || true
 	fi
 	rm -rf "$work"
 }
@@ -104,7 +110,7 @@ build() {
 }
 
 install_package() {
-	(cd "$work" && in_root sh -c "cd '$inside' && apt-get install -y -q --no-install-recommends -o DPkg::Lock::Timeout=600 -o Dpkg::Use-Pty=0 ./$deb") >/dev/null
+	(cd "$work" && with_apt_lock in_root sh -c "cd '$inside' && apt-get install -y -q --no-install-recommends -o DPkg::Lock::Timeout=600 -o Dpkg::Use-Pty=0 ./$deb") >/dev/null
 	in_root dpkg -L "$pkg" >"$work/files"
 	echo "$pkg $(in_root dpkg-query -W -f '${Version}' "$pkg") installed: $(grep -c . "$work/files") paths"
 }
@@ -127,7 +133,7 @@ autopkgtest() {
 # purge: remove the package, then every path it listed must be gone,
 # except directories that other packages own too
 purge() {
-	in_root dpkg --purge "$pkg" >/dev/null
+	with_apt_lock in_root dpkg --purge "$pkg" >/dev/null
 	local path left=0
 	while IFS= read -r path; do
 		[ "$path" = /. ] && continue
