@@ -31,7 +31,8 @@
 # its own, printed whole when the job ends (interleaved output cannot be
 # read), with the job's start and end in seconds from the start.  One
 # at a time, from the start: the environments (15's copy of the tree,
-# then each chroot and its copy; 16's, which compiles PostgreSQL, last).
+# then each chroot and its copy: 17's, 16's (which compiles PostgreSQL,
+# the longest to make), the others).
 # Beside them at most LANCELSM_TEST_JOBS (default 3) of, in this order:
 # the checks and unit tests; PostgreSQL 15; ASan and UBSan; the other
 # heavy suites; then each other version once its environment is ready.
@@ -378,9 +379,13 @@ run_jobs() {
 	done
 }
 
-# the environments one at a time, 16's (which compiles PostgreSQL) last;
-# each version once its own is made
-env_order=$(for v in $versions; do [ "$v" = 16 ] || echo "$v"; done; [[ " $versions " != *" 16 "* ]] || echo 16)
+# the environments one at a time: 15's (a copy of the tree), 17's (a
+# chroot from packages, ready for the first free slot), then 16's, which
+# compiles PostgreSQL and is the longest to make, then the others; each
+# version once its own is made
+env_first="15 17 16"
+env_order=$(for v in $env_first; do [[ " $versions " != *" $v "* ]] || echo "$v"; done
+	for v in $versions; do [[ " $env_first " == *" $v "* ]] || echo "$v"; done)
 job checks test "" job_checks
 for v in $env_order; do
 	if [ "$v" = 16 ] && [ -z "${LANCELSM_PG16_SOURCE:-}" ]; then
