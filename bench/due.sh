@@ -76,8 +76,8 @@
 # stats reads per quiet table per run, per hot table the runs between
 # off's action and on's and the largest L0 seen at action on / off, per
 # turning table how much later on acts than off against the
-# max_read_interval, and one more run "on" in one backend without slices
-# (its time, at the same round trip).
+# max_read_interval, and BENCH_DUE_PLAN_ONE_RUNS more runs "on" (2) in
+# one backend without slices (their time, at the same round trip).
 # BENCH_DUE_SCENARIOS="ticks many" (default) picks the scenarios;
 # BENCH_DUE_PERF=1 profiles the backend during the call (perf record -g)
 # and prints the symbols with the most self time.
@@ -325,7 +325,7 @@ SELECT format('UPDATE %s SET %s;', c.oid::regclass,
    AND a.attnum > 0 AND NOT a.attisdropped AND a.atttypid = 'timestamptz'::regtype
  GROUP BY c.oid;
 SQL
-	bound=$(psqlq -At -c "SELECT extract(epoch FROM current_setting('lancelsm.max_read_interval')::interval) / 60")
+	bound=$(psqlq -At -c "SELECT round(extract(epoch FROM current_setting('lancelsm.max_read_interval')::interval) / 60, 1)")
 	report "== due runs planned (lancelsm.due_plan off and on) — $(date -u +%F\ %H:%M)Z, $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg)" \
 		"scenario: $n declared tables, $plan_quiet quiet, $plan_hot hot, $plan_turning turning (seed $seed), max_l0_generations $plan_limit, $plan_runs runs of a simulated minute in ${BENCH_SLICES:-4} slices at $rtt ms, pool ${BENCH_PERMITS:-50}, max_read_interval $bound min; off: every table declared for $plan_off_runs runs, then the hot and turning ones; stamps moved by: $(tr '\n' ' ' <"$out/plan.shift.sql")" \
 		"  setup: $(($(date +%s) - t0)) s"
@@ -334,8 +334,10 @@ SQL
 		plan_mode "$mode"
 		report "  $mode: $plan_runs runs in $(($(date +%s) - t0)) s, load $(cut -d' ' -f1-3 /proc/loadavg)"
 	done
-	# one more run "on", in one backend
-	plan_run one $((plan_runs + 1)) 1
+	# more runs "on", in one backend
+	for k in $(seq $((plan_runs + 1)) $((plan_runs + ${BENCH_DUE_PLAN_ONE_RUNS:-2}))); do
+		plan_run one "$k" 1
+	done
 	python3 "$bench/due_plan.py" report "$out" "$out/plan.json" "$plan_limit" "$bound" "$plan_off_runs" |
 		tee -a "$BENCH_WORK/results.txt"
 	report "  per hot table (also in bench/results/latest-due-plan-tables.txt):"

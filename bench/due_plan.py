@@ -183,10 +183,10 @@ def report(out, scen_file, limit, bound_min, off_full):
     p(f"run time (all slices, first start to last end): off {min(offd):.1f}-{max(offd):.1f} s; "
       f"on {min(durs):.1f}-{max(durs):.1f} s (median {sorted(durs)[len(durs) // 2]:.1f}); "
       f"latest start after its schedule {late_start:.2f} s")
-    if os.path.exists(f"{out}/one.runs"):
-        one = json.loads(open(f"{out}/one.runs").readline())
+    for line in open(f"{out}/one.runs") if os.path.exists(f"{out}/one.runs") else ():
+        one = json.loads(line)
         acted, s = rows(out, "one", one["run"])
-        p(f"one more run on, in one backend without slices (run {one['run']}): {s[4] - s[3]:.1f} s (goal: within "
+        p(f"run {one['run']} on, in one backend without slices: {s[4] - s[3]:.1f} s (goal: within "
           f"the minute), {one['requests']} requests, {one['quiet_reads']} quiet tables read, {len(acted)} acted on, "
           f"{s[0]} rows ({s[2]} not read), not ok {s[1]}")
     # hot tables
