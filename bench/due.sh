@@ -279,6 +279,10 @@ SELECT 'sum', count(*)::text, count(*) FILTER (WHERE NOT ok)::text,
 		wait "${pids[$i]}" || report "plan $mode run $k slice $i: psql failed: $(head -3 "$out/$mode.r$k.s$i.err" | tr '\n' ' ')"
 	done
 	drained
+	# what the run history counted for the run's due calls (the emulator's
+	# log is the reference)
+	psqlq -At -F ' ' -c "SELECT sum(reads_sent), sum(reads_skipped) FROM lancelsm_run_history
+		WHERE action = 'reads' AND finished_at >= to_timestamp($start)" >"$out/$mode.r$k.hist" 2>/dev/null || true
 	python3 "$bench/due_plan.py" tally "$EMU" "$out" "$mode" "$k"
 }
 

@@ -173,6 +173,13 @@ def report(out, scen_file, limit, bound_min, off_full):
       f"in {off_full} runs); on {sum(qon) / q / runs:.3f} (min {min(qon)} max {max(qon)} in {runs} runs; "
       f"{(sum(qon) - on_runs[1]['quiet_reads']) / q / max(1, runs - 1):.3f} over runs 2..{runs}) (goal <= 0.1)")
     p(f"  on, quiet tables read per run: {' '.join(str(on_runs[k]['quiet_reads']) for k in range(1, runs + 1))}")
+    hist = [open(f"{out}/on.r{k}.hist").read().split() for k in range(1, runs + 1)
+            if os.path.exists(f"{out}/on.r{k}.hist")]
+    if len(hist) == runs and all(len(h) == 2 for h in hist):
+        sent = sum(int(h[0]) for h in hist)
+        reads = sum(on_runs[k]["routes"].get("get_lsm_stats", 0) for k in range(1, runs + 1))
+        p(f"  on, lancelsm_run_history: reads sent {sent} (the emulator's log: {reads} stats requests), "
+          f"skipped {sum(int(h[1]) for h in hist)}")
     notok = sum(s[1] for s in off_sums.values()) + sum(s[1] for s in on_sums.values())
     p(f"rows not ok: {notok}; on, rows not read (reason 'not read: ...') per run: "
       f"{' '.join(str(on_sums[k][2]) for k in range(1, runs + 1))}")
