@@ -344,7 +344,7 @@ SQL
 	done
 	python3 "$bench/due_plan.py" report "$out" "$out/plan.json" "$plan_limit" "$bound" "$plan_off_runs" |
 		tee -a "$BENCH_WORK/results.txt"
-	report "  per hot table (also in bench/results/latest-due-plan-tables.txt):"
+	report "  per hot table (rate, actions and largest L0 at action in each mode): bench/results/latest-due-plan-tables.txt"
 	cp "$out/plan_tables.txt" "$BENCH_WORK/plan_tables.txt"
 }
 
