@@ -41,6 +41,43 @@
 # the history rows (goal: min(tables, lancelsm.max_history_entries)) and
 # the shared memory the backend touched (RssShmem).  BENCH_PG_OPTS=
 # "lancelsm.max_history_entries=10000" sizes the history for all.
+# Then "plan" (not in the default: it takes about 40 minutes at 60 runs):
+# lancelsm_checkpoint_due() with lancelsm.due_plan off (every table read,
+# as 1.4 did) and on (a table read only when its planned read is due),
+# one mode after the other in the same bench run, over
+# BENCH_DUE_PLAN_TABLES declared tables (100,000) for BENCH_DUE_PLAN_RUNS
+# runs of a simulated minute each (60), in BENCH_SLICES slices (4) at
+# BENCH_RTT_MS (default here 50 ms), pool BENCH_PERMITS (50): 98,900
+# quiet tables (q1..: no writes), BENCH_DUE_PLAN_HOT hot ones (h1..,
+# 1,000: each its own steady rate, 0.25 to 4 L0 generations a minute) and
+# BENCH_DUE_PLAN_TURNING turning ones (w1.., 100: quiet until a run drawn
+# at random, then 1 to 4 generations a minute), every table 1 bucket and
+# max_l0_generations 8, max_read_interval the setting's default.  The
+# draw is seeded (BENCH_SEED, else a new one, reported) and the same for
+# both modes (bench/due_plan.py).
+# Simulated minutes, honestly: the emulator's writers run on a manual
+# clock (POST /_emulator/writers), which the bench advances by 60 s before
+# each run (POST /_emulator/advance: what they would have written in that
+# minute, in 1 s ticks); runs start on a schedule of their own, each 2 s
+# after the previous one's passes drained, and just before run k every
+# timestamp that lancelsm keeps in its tables (every timestamptz column
+# of the relations lancelsm_*: added_at, last_checkpoint_at, the plan's
+# next_read_at and plan_read_at, ...) is moved by (start of run k - start
+# of run k-1) - 60 s, so that lancelsm, planning on now(), sees its runs
+# start exactly a minute apart.  Nothing in the C code knows it is
+# benched.  A run's own time is not compressed (a stamp written 5 s into
+# a run is 55 s old at the next), as it would not be at a real minute.
+# "off" costs a read per declared table per run: BENCH_DUE_PLAN_OFF_RUNS
+# (default all) of its runs are made with every table declared; after
+# them the quiet tables are undeclared, and "off" goes on over the hot and
+# turning tables only (their decisions in "off" depend on their own reads
+# alone), so that their actions are compared over every run.
+# Reported: requests per run (off over its full runs, on over all),
+# stats reads per quiet table per run, per hot table the runs between
+# off's action and on's and the largest L0 seen at action on / off, per
+# turning table how much later on acts than off against the
+# max_read_interval, and BENCH_DUE_PLAN_ONE_RUNS more runs "on" (2) in
+# one backend without slices (their time, at the same round trip).
 # BENCH_DUE_SCENARIOS="ticks many" (default) picks the scenarios;
 # BENCH_DUE_PERF=1 profiles the backend during the call (perf record -g)
 # and prints the symbols with the most self time.
@@ -214,31 +251,126 @@ print(f"checkpoint_all over the same {n} tables (20 ms passes): {rows['result'][
 PY
 }
 
-scenarios=${BENCH_DUE_SCENARIOS:-ticks many}
-if [[ " $scenarios " != *" ticks "* ]]; then
-	if [[ " $scenarios " == *" many "* ]]; then
-		many
-		[ "${BENCH_DUE_HISTORY:-0}" = 0 ] || many_history
-	fi
-	exit 0
-fi
+# plan_run MODE RUN SLICES: one simulated minute's due run in SLICES
+# backends at once (see "plan" above), lancelsm.due_plan off for MODE off,
+# else on; its rows into $out/MODE.rRUN.sI.out
+plan_run() {
+	local mode=$1 k=$2 slices=$3 start i pids=() setting=on
+	[ "$mode" != off ] || setting=off
+	python3 "$bench/due_plan.py" turn "$EMU" "$out/plan.json" "$k"
+	ctl POST advance '{"seconds": 60, "tick_ms": 1000}' >/dev/null
+	start=$(python3 -c 'import time; print("%.3f" % (time.time() + 2))')
+	[ -z "$plan_prev" ] || psqlq -o /dev/null -v delta="$(python3 -c "print('%.3f seconds' % ($start - $plan_prev - 60))")" \
+		-f "$out/plan.shift.sql"
+	plan_prev=$start
+	echo "$start" >"$out/$mode.r$k.start"
+	python3 -c "import time; time.sleep(max(0.0, $start - time.time()))"
+	for i in $(seq 0 $((slices - 1))); do
+		psqlq -At -F '|' -c "SET lancelsm.due_plan = $setting" -c "SET statement_timeout = '1200s'" -c "
+WITH c AS MATERIALIZED (SELECT * FROM lancelsm_checkpoint_due(slice => $i, slices => $slices))
+SELECT 'act', table_name, action, coalesce(reason, '') FROM c WHERE action <> 'none'
+UNION ALL
+SELECT 'sum', count(*)::text, count(*) FILTER (WHERE NOT ok)::text,
+       count(*) FILTER (WHERE reason LIKE 'not read:%')::text || '|' || extract(epoch FROM statement_timestamp())
+       || '|' || extract(epoch FROM clock_timestamp()) FROM c" >"$out/$mode.r$k.s$i.out" 2>"$out/$mode.r$k.s$i.err" &
+		pids+=($!)
+	done
+	for i in "${!pids[@]}"; do
+		wait "${pids[$i]}" || report "plan $mode run $k slice $i: psql failed: $(head -3 "$out/$mode.r$k.s$i.err" | tr '\n' ' ')"
+	done
+	drained
+	# what the run history counted for the run's due calls (the emulator's
+	# log is the reference)
+	psqlq -At -F ' ' -c "SELECT sum(reads_sent), sum(reads_skipped) FROM lancelsm_run_history
+		WHERE action = 'reads' AND finished_at >= to_timestamp($start)" >"$out/$mode.r$k.hist" 2>/dev/null || true
+	python3 "$bench/due_plan.py" tally "$EMU" "$out" "$mode" "$k"
+}
 
-report "== checkpoint when due — $(date -u +%F\ %H:%M)Z, $(nproc) CPUs" \
-	"scenario: 2 hot tables (2 buckets, 100 rows/s) + 18 quiet (1 bucket, 0.5 rows/s), $ticks ticks of ${tick_s} s (1 tick = 1 simulated minute), --pass-ms 300, pool 2"
-read -r a_req a_gen a_h1 a_h2 a_bad a_s <<<"$(strategy all lancelsm_checkpoint_all)"
-read -r d_req d_gen d_h1 d_h2 d_bad d_s <<<"$(strategy due lancelsm_checkpoint_due)"
-actions=$(python3 - "$out/due.log.json" <<'PY'
+# plan_mode MODE: every declared table new, the emulator's hot and turning
+# tables too, then the runs of MODE (off: its quiet tables undeclared
+# after BENCH_DUE_PLAN_OFF_RUNS runs)
+plan_mode() {
+	local mode=$1 k
+	python3 "$bench/due_plan.py" renew "$EMU" "$out/plan.json"
+	psqlq -o /dev/null <<SQL
+DELETE FROM lancelsm_table;
+INSERT INTO lancelsm_table (server, table_name, max_l0_generations)
+  SELECT 'lance', p || i, $plan_limit
+    FROM (VALUES ('q', $plan_quiet), ('h', $plan_hot), ('w', $plan_turning)) v(p, c), generate_series(1, c) i;
+VACUUM ANALYZE lancelsm_table;
+SQL
+	plan_prev=
+	for k in $(seq 1 "$plan_runs"); do
+		if [ "$mode" = off ] && [ "$k" = $((plan_off_runs + 1)) ]; then
+			psqlq -o /dev/null -c "DELETE FROM lancelsm_table WHERE table_name LIKE 'q%'"
+		fi
+		plan_run "$mode" "$k" "${BENCH_SLICES:-4}"
+	done
+}
+
+# plan: the scenario "plan" (see the head of the file)
+plan() {
+	local n=${BENCH_DUE_PLAN_TABLES:-100000} seed=${BENCH_SEED:-$RANDOM} rtt=${BENCH_RTT_MS:-0} bound t0
+	plan_hot=${BENCH_DUE_PLAN_HOT:-1000} plan_turning=${BENCH_DUE_PLAN_TURNING:-100} plan_limit=8
+	plan_runs=${BENCH_DUE_PLAN_RUNS:-60}
+	plan_off_runs=${BENCH_DUE_PLAN_OFF_RUNS:-$plan_runs}
+	plan_quiet=$((n - plan_hot - plan_turning))
+	[ "$rtt" != 0 ] || rtt=50
+	t0=$(date +%s)
+	python3 "$bench/due_plan.py" setup "$EMU" "$out/plan.json" "$n" "$plan_hot" "$plan_turning" "$plan_runs" \
+		"$seed" "${BENCH_PERMITS:-50}"
+	ctl POST config "{\"rtt_ms\": $rtt}" >/dev/null
+	# the UPDATE that moves lancelsm's stamps back (see "plan" above)
+	psqlq -At >"$out/plan.shift.sql" <<'SQL'
+SELECT format('UPDATE %s SET %s;', c.oid::regclass,
+              string_agg(format('%1$I = %1$I + :''delta''::interval', a.attname), ', '))
+  FROM pg_class c JOIN pg_attribute a ON a.attrelid = c.oid
+ WHERE c.relkind = 'r' AND c.relname LIKE 'lancelsm%' AND c.relnamespace = 'public'::regnamespace
+   AND a.attnum > 0 AND NOT a.attisdropped AND a.atttypid = 'timestamptz'::regtype
+ GROUP BY c.oid;
+SQL
+	bound=$(psqlq -At -c "SELECT round(extract(epoch FROM current_setting('lancelsm.max_read_interval')::interval) / 60, 1)")
+	report "== due runs planned (lancelsm.due_plan off and on) — $(date -u +%F\ %H:%M)Z, $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg)" \
+		"scenario: $n declared tables, $plan_quiet quiet, $plan_hot hot, $plan_turning turning (seed $seed), max_l0_generations $plan_limit, $plan_runs runs of a simulated minute in ${BENCH_SLICES:-4} slices at $rtt ms, pool ${BENCH_PERMITS:-50}, max_read_interval $bound min; off: every table declared for $plan_off_runs runs, then the hot and turning ones; stamps moved by: $(tr '\n' ' ' <"$out/plan.shift.sql")" \
+		"  setup: $(($(date +%s) - t0)) s"
+	for mode in off on; do
+		t0=$(date +%s)
+		plan_mode "$mode"
+		report "  $mode: $plan_runs runs in $(($(date +%s) - t0)) s, load $(cut -d' ' -f1-3 /proc/loadavg)"
+	done
+	# more runs "on", in one backend
+	for k in $(seq $((plan_runs + 1)) $((plan_runs + ${BENCH_DUE_PLAN_ONE_RUNS:-2}))); do
+		plan_run one "$k" 1
+	done
+	python3 "$bench/due_plan.py" report "$out" "$out/plan.json" "$plan_limit" "$bound" "$plan_off_runs" |
+		tee -a "$BENCH_WORK/results.txt"
+	report "  per hot table (rate, actions and largest L0 at action in each mode): bench/results/latest-due-plan-tables.txt"
+	cp "$out/plan_tables.txt" "$BENCH_WORK/plan_tables.txt"
+}
+
+# tick_runs: the scenario "ticks" (see the head of the file)
+tick_runs() {
+	report "== checkpoint when due — $(date -u +%F\ %H:%M)Z, $(nproc) CPUs" \
+		"scenario: 2 hot tables (2 buckets, 100 rows/s) + 18 quiet (1 bucket, 0.5 rows/s), $ticks ticks of ${tick_s} s (1 tick = 1 simulated minute), --pass-ms 300, pool 2"
+	read -r a_req a_gen a_h1 a_h2 a_bad a_s <<<"$(strategy all lancelsm_checkpoint_all)"
+	read -r d_req d_gen d_h1 d_h2 d_bad d_s <<<"$(strategy due lancelsm_checkpoint_due)"
+	actions=$(python3 - "$out/due.log.json" <<'PY'
 import collections, json, sys
 reqs = json.load(open(sys.argv[1]))["requests"]
 c = collections.Counter((r["table"].rstrip("0123456789"), r["route"]) for r in reqs)
 print(", ".join(f"{t} {r} {n}" for (t, r), n in sorted(c.items())))
 PY
-)
-report "checkpoint_all every tick: requests $a_req, L0 generations created $a_gen, largest L0 hot1 $a_h1 / hot2 $a_h2, rows not ok $a_bad, ${a_s} s" \
-	"checkpoint_due every tick: requests $d_req, L0 generations created $d_gen, largest L0 hot1 $d_h1 / hot2 $d_h2, rows not ok $d_bad, ${d_s} s" \
-	"  due's requests by table kind and route: $actions" \
-	"ratios all / due: requests $(ratio "$a_req" "$d_req")x, L0 generations $(ratio "$a_gen" "$d_gen")x, largest L0 hot1 $(ratio "$a_h1" "$d_h1")x, hot2 $(ratio "$a_h2" "$d_h2")x"
+	)
+	report "checkpoint_all every tick: requests $a_req, L0 generations created $a_gen, largest L0 hot1 $a_h1 / hot2 $a_h2, rows not ok $a_bad, ${a_s} s" \
+		"checkpoint_due every tick: requests $d_req, L0 generations created $d_gen, largest L0 hot1 $d_h1 / hot2 $d_h2, rows not ok $d_bad, ${d_s} s" \
+		"  due's requests by table kind and route: $actions" \
+		"ratios all / due: requests $(ratio "$a_req" "$d_req")x, L0 generations $(ratio "$a_gen" "$d_gen")x, largest L0 hot1 $(ratio "$a_h1" "$d_h1")x, hot2 $(ratio "$a_h2" "$d_h2")x"
+}
+
+scenarios=${BENCH_DUE_SCENARIOS:-ticks many}
+[[ " $scenarios " != *" ticks "* ]] || tick_runs
 if [[ " $scenarios " == *" many "* ]]; then
 	many
 	[ "${BENCH_DUE_HISTORY:-0}" = 0 ] || many_history
 fi
+[[ " $scenarios " != *" plan "* ]] || plan

@@ -58,6 +58,8 @@ outer_run() {
 		BENCH_PORT=$lab_emulator_port timeout ${BENCH_TIMEOUT:-1200} bash '$script'" || rc=$?
 	mkdir -p "$bench/results"
 	[ -f "$work/results.txt" ] && cp "$work/results.txt" "$bench/results/latest-$(basename "$script" .sh).txt"
+	# bench/due.sh's scenario "plan": its per-table figures
+	[ -f "$work/plan_tables.txt" ] && cp "$work/plan_tables.txt" "$bench/results/latest-due-plan-tables.txt"
 	return $rc
 }
 
@@ -65,6 +67,13 @@ outer_run() {
 EMU="http://127.0.0.1:${BENCH_PORT:-0}"
 ctl() { # ctl METHOD PATH [JSON]
 	curl -sS --max-time 60 -X "$1" "$EMU/_emulator/$2" ${3:+-H 'content-type: application/json' -d "$3"}
+}
+# drained: wait (at most 10 min) until no compaction pass runs or waits
+drained() {
+	for _ in $(seq 6000); do
+		[ "$(ctl GET pool | python3 -c 'import json, sys; p = json.load(sys.stdin); print(p["in_use"] + p["waiting"])')" = 0 ] && return
+		sleep 0.1
+	done
 }
 psqlq() { psql -X -q -v ON_ERROR_STOP=1 "$@"; }
 pyutil() { python3 "$bench/util.py" "$@"; }

@@ -50,14 +50,6 @@ SQL
 report "  setup: $(($(date +%s) - t0)) s for the emulator's tables and the declarations"
 hot=$(seq "$step" "$step" "$n" | awk -v s="$step" '($1 / s) % 2 == 1 {printf "k%d ", $1}')
 
-# drained: wait (at most 10 min) until no compaction pass runs or waits
-drained() {
-	for _ in $(seq 6000); do
-		[ "$(ctl GET pool | python3 -c 'import json, sys; p = json.load(sys.stdin); print(p["in_use"] + p["waiting"])')" = 0 ] && return
-		sleep 0.1
-	done
-}
-
 # one_slice I RTT: the psql script of slice I, waiting for $out/start
 one_slice() {
 	local i=$1 p=$out/r$2.s$1

@@ -411,6 +411,8 @@ class Emulator:
             self.tally = {}
             self.seq = 0
             self.conn_counter = 0
+            self.writer_clock = "real"   # "manual": writers advance by
+            # POST /_emulator/advance only
             for name, buckets, rps in self.initial["tables"]:
                 self.create_table(name, buckets, rps)
 
@@ -487,16 +489,32 @@ class Emulator:
         while not self.stopping.wait(0.05):
             now = time.monotonic()
             with self.lock:
-                if self.writing_stale:
-                    self.writing = [t for t in self.tables.values()
-                                    if t.rows_per_second > 0]
-                    self.writing_stale = False
-                for t in self.writing:
-                    self._writer_tick(t, now)
+                for t in self._writers():
+                    dt, t.writer_last = now - t.writer_last, now
+                    if self.writer_clock == "real":
+                        self._writer_tick(t, dt)
 
-    def _writer_tick(self, t, now):
-        """Write the rows t is due since its last tick; caller holds lock."""
-        dt, t.writer_last = now - t.writer_last, now
+    def _writers(self):
+        """The tables with a writer; caller holds lock."""
+        if self.writing_stale:
+            self.writing = [t for t in self.tables.values()
+                            if t.rows_per_second > 0]
+            self.writing_stale = False
+        return self.writing
+
+    def advance(self, seconds, tick_s=0.05):
+        """The writers' clock moved on by SECONDS: every writer writes what
+        it would have in that time, one tick of TICK_S seconds after the
+        other (a batch per bucket each, as the writers' thread every 50 ms),
+        so that memtables seal at --seal-rows as they would have."""
+        with self.lock:
+            ticks = int(round(seconds / tick_s))
+            for t in self._writers():
+                for _ in range(ticks):
+                    self._writer_tick(t, tick_s)
+
+    def _writer_tick(self, t, dt):
+        """Write the rows t is due for DT more seconds; caller holds lock."""
         if (t.paused or t.rows_per_second <= 0 or not t.lsm or not t.claimed
                 or t.replaying or t.dropping):
             t.writer_carry = 0.0
@@ -1777,6 +1795,23 @@ class Control:
                              "seal_rows": emu.seal_rows,
                              "replay_ms": emu.replay_ms,
                              "rtt_ms": emu.rtt_ms}
+        if parts == ["writers"]:
+            if method == "POST":
+                clock = req.get("clock", emu.writer_clock)
+                if clock not in ("real", "manual"):
+                    raise ControlError("clock must be \"real\" or \"manual\"")
+                with emu.lock:
+                    emu.writer_clock = clock
+            with emu.lock:
+                return 200, {"ok": True, "clock": emu.writer_clock}
+        if parts == ["advance"] and method == "POST":
+            secs = req.get("seconds")
+            if isinstance(secs, bool) or not isinstance(secs, (int, float)) \
+                    or secs < 0:
+                raise ControlError("seconds must be a number >= 0")
+            tick_ms = _int(req.get("tick_ms", 50), "tick_ms", 1)
+            emu.advance(secs, tick_ms / 1000.0)
+            return 200, ok
         if parts == ["behaviour"]:
             if method == "POST":
                 with emu.lock:

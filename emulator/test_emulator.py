@@ -130,6 +130,23 @@ class StateMachineTest(unittest.TestCase):
         self.assertEqual(e.tables["t8"].buckets[0].active()["rows"], 0)
         e.stop()
 
+    def test_advance_writes_what_the_seconds_would_have(self):
+        e = emu_mod.Emulator(KEY, [("t", 2, 0), ("idle", 1, 0)], seal_rows=100,
+                             quiet=True)
+        e.writer_clock = "manual"
+        e.tables["t"].rows_per_second = 30
+        e.writing_stale = True
+        time.sleep(0.2)    # the writers' thread ticks, but writes nothing
+        self.assertEqual([b.wal_last for b in e.tables["t"].buckets], [0, 0])
+        e.advance(10, 1.0)    # 300 rows, 15 a tick per bucket
+        t = e.tables["t"]
+        self.assertEqual([b.wal_last for b in t.buckets], [10, 10])
+        self.assertEqual([len(b.l0) for b in t.buckets], [1, 1])
+        self.assertEqual([b.l0[0]["rows"] for b in t.buckets], [105, 105])
+        self.assertEqual([b.active()["rows"] for b in t.buckets], [45, 45])
+        self.assertEqual(e.tables["idle"].buckets[0].wal_last, 0)
+        e.stop()
+
     def test_mutations(self):
         obj = {"lsm_stats": {"buckets": [{"a": 1, "s": "x", "g": [{"n": 2}]}]}}
         raw = json.dumps(obj).encode()
@@ -716,6 +733,26 @@ class HttpTest(unittest.TestCase):
         cfg = self.ctl("config")[1]
         self.assertEqual((cfg["pass_ms"], cfg["prefix_max"], cfg["seal_rows"]), (50, 1, 1000))
         self.assertEqual(len(self.ctl("log")[1]["requests"]), 1)
+
+    def test_manual_writers_clock(self):
+        """writers clock manual: no rows until advance, then a minute's
+        worth; reset brings the real clock back; bad input is a 400."""
+        self.assertEqual(self.ctl("writers")[1], {"ok": True, "clock": "real"})
+        self.assertEqual(self.ctl("writers", {"clock": "manual"})[1]["clock"], "manual")
+        self.ctl("tables/events/writer", {"rows_per_second": 20})
+        time.sleep(0.2)
+        state = self.ctl("tables/events")[1]
+        self.assertEqual([b["wal_entry_position_last_seen"] for b in state["buckets"]], [0, 0])
+        self.assertEqual(self.ctl("advance", {"seconds": 60, "tick_ms": 1000})[1], {"ok": True})
+        state = self.ctl("tables/events")[1]
+        self.assertEqual([b["wal_entry_position_last_seen"] for b in state["buckets"]], [60, 60])
+        self.assertEqual([len(b["generations"]) for b in state["buckets"]], [0, 0])
+        self.assertEqual([b["memtables"][-1]["rows"] for b in state["buckets"]], [600, 600])
+        self.assertEqual(self.ctl("writers", {"clock": "slow"})[0], 400)
+        self.assertEqual(self.ctl("advance", {"seconds": -1})[0], 400)
+        self.assertEqual(self.ctl("advance", {"seconds": 1, "tick_ms": 0})[0], 400)
+        self.ctl("reset", {})
+        self.assertEqual(self.ctl("writers")[1]["clock"], "real")
 
     def test_rtt_delays_every_route_request_and_overlaps(self):
         """config rtt_ms: each route request (a 401 too) answered no sooner
