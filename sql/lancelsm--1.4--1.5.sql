@@ -280,7 +280,10 @@ COMMENT ON FUNCTION @extschema@.lancelsm_checkpoint_due IS
 -- commits; the table's rows in the two histories stay, with the time of
 -- the removal in a new last column, removed_at (NULL for a table still
 -- declared, or never declared), so that an alert can leave them out
--- (docs/monitoring.md).  A function's result columns cannot be altered:
+-- (docs/monitoring.md).  lancelsm_run_history also gets a row per due
+-- run, action reads, counting in reads_sent and reads_skipped the stats
+-- reads it sent and the tables it left unread (section "due without
+-- asking").  A function's result columns cannot be altered:
 -- the functions and their views are dropped and created again, with the
 -- grants of 1.3 and 1.4: EXECUTE and SELECT to pg_read_all_stats, not
 -- PUBLIC.
@@ -322,7 +325,9 @@ RETURNS TABLE (
     passes pg_catalog.int4,
     polls pg_catalog.int4,
     requests pg_catalog.int4,
-    removed_at pg_catalog.timestamptz)
+    removed_at pg_catalog.timestamptz,
+    reads_sent pg_catalog.int4,
+    reads_skipped pg_catalog.int4)
 AS 'MODULE_PATHNAME', 'lancelsm_run_history'
 LANGUAGE C STRICT VOLATILE PARALLEL SAFE ROWS 1000;
 
@@ -343,95 +348,8 @@ COMMENT ON VIEW @extschema@.lancelsm_checkpoint_history IS
 COMMENT ON FUNCTION @extschema@.lancelsm_run_history() IS
   'The rows of the view lancelsm_run_history, read from shared memory in the order the runs ended; no network request; 55000 unless lancelsm is in shared_preload_libraries; EXECUTE granted to pg_read_all_stats';
 COMMENT ON VIEW @extschema@.lancelsm_run_history IS
-  'One row per flush, compact or checkpoint lancelsm ran on a table, cluster-wide (action, source, started_at, finished_at, ok, sqlstate, message, passes, polls, requests; removed_at once lancelsm_remove_table removed it), at most lancelsm.max_run_history, lost at restart; reads shared memory only; needs lancelsm preloaded';
+  'One row per flush, compact or checkpoint lancelsm ran on a table, cluster-wide (action, source, started_at, finished_at, ok, sqlstate, message, passes, polls, requests; removed_at once lancelsm_remove_table removed it), and one per lancelsm_checkpoint_due() run (action reads, no server or table: reads_sent and reads_skipped), at most lancelsm.max_run_history, lost at restart; reads shared memory only; needs lancelsm preloaded';
 -- END no stale rows
-
--- BEGIN the message relation
--- The server's message of each declared table's last outcome (the errmsg
--- and errdetail of a failure: a 403's body, say) was in
--- lancelsm_table.last_message, readable by PUBLIC; the same text in the
--- histories is readable by pg_read_all_stats only.  A column REVOKE does
--- nothing while PUBLIC may SELECT the table, and column grants would
--- break SELECT * for everyone, so the message moves to a relation of its
--- own, gated as the histories are: SELECT for pg_read_all_stats, not
--- PUBLIC.  Its rows follow their table's (renamed, removed) and are
--- written, as the other outcome columns, by the roles that may record
--- (docs/security.md).  lancelsm_status keeps its last_message column,
--- NULL for a role that may not read the relation, as pg_stat_activity
--- shows another role's query.  The messages are not dumped by pg_dump.
-CREATE TABLE @extschema@.lancelsm_table_message (
-    server pg_catalog.text NOT NULL,
-    table_name pg_catalog.text NOT NULL,
-    last_message pg_catalog.text,
-    PRIMARY KEY (server, table_name),
-    FOREIGN KEY (server, table_name)
-      REFERENCES @extschema@.lancelsm_table (server, table_name)
-      ON UPDATE CASCADE ON DELETE CASCADE);
-INSERT INTO @extschema@.lancelsm_table_message (server, table_name, last_message)
-  SELECT server, table_name, last_message FROM @extschema@.lancelsm_table
-   WHERE last_message IS NOT NULL;
-REVOKE ALL ON @extschema@.lancelsm_table_message FROM PUBLIC;
-GRANT SELECT ON @extschema@.lancelsm_table_message TO pg_read_all_stats;
-
-CREATE OR REPLACE VIEW @extschema@.lancelsm_status AS
-  SELECT t.server, t.table_name, t.max_l0_generations, t.max_l0_bytes,
-         t.max_wal_lag, t.max_memtable_rows, t.max_checkpoint_age,
-         t.last_action, t.last_source, t.last_ok, t.last_sqlstate,
-         CASE WHEN pg_catalog.has_table_privilege(
-                     '@extschema@.lancelsm_table_message', 'SELECT')
-              THEN m.last_message END AS last_message,
-         t.last_started_at, t.last_finished_at,
-         t.last_checkpoint_at, r.phase AS running_phase,
-         r.pid AS running_pid, r.started_at AS running_since
-    FROM @extschema@.lancelsm_table t
-    LEFT JOIN @extschema@.lancelsm_table_message m
-      ON m.server OPERATOR(pg_catalog.=) t.server
-     AND m.table_name OPERATOR(pg_catalog.=) t.table_name
-    LEFT JOIN (SELECT DISTINCT ON (server, table_name)
-                      server, table_name, pid, phase, started_at
-                 FROM @extschema@.lancelsm_running()
-                ORDER BY server, table_name, started_at, pid) r
-      ON r.server OPERATOR(pg_catalog.=) t.server
-     AND r.table_name OPERATOR(pg_catalog.=) t.table_name;
-
-ALTER TABLE @extschema@.lancelsm_table DROP COLUMN last_message;
-
-COMMENT ON TABLE @extschema@.lancelsm_table_message IS
-  'The message of each declared table''s last outcome (errmsg: errdetail of a failure, without secrets; a note on a success), one row per table that has one; written by the roles that may record; readable by pg_read_all_stats, not PUBLIC';
-COMMENT ON COLUMN @extschema@.lancelsm_table_message.last_message IS
-  'The message of the last action''s failure (errmsg: errdetail, without secrets), or a note on a success (a joined checkpoint); NULL otherwise';
-COMMENT ON VIEW @extschema@.lancelsm_status IS
-  'One row per declared table: thresholds, the last action and its outcome, the last checkpoint, and the checkpoint running now; last_message only for roles that may read lancelsm_table_message (pg_read_all_stats), NULL for the others; reads no LanceDB server';
--- END the message relation
-
--- BEGIN upgrades keep recording
--- A job role set up as the 1.3 and 1.4 docs said keeps recording after
--- the update, with no extra grant: from 1.5 a role records when it may
--- UPDATE lancelsm_table.last_checkpoint_at (the grant the 1.3 docs gave
--- the job role; the 1.4 docs' grant includes it), and the library writes
--- the outcome columns and the message relation as the owner of
--- lancelsm_table.  The column grants the 1.4 docs added are no longer
--- needed; they stay, harmless, but last_message's went with its column.
--- lancelsm_checkpoint_due() and lancelsm_checkpoint_all() by a role that
--- may not record raise 42501 before any request instead of a WARNING
--- after (docs/upgrading.md).  Nothing in the catalog changes.
-COMMENT ON COLUMN @extschema@.lancelsm_table.last_checkpoint_at IS
-  'Start of the table''s last successful checkpoint by lancelsm_checkpoint_due(), lancelsm_checkpoint_all() or lancelsm_checkpoint on the declared table; never moves back; NULL before the first; UPDATE on this column is what lets a role record the outcomes of declared tables';
--- END upgrades keep recording
-
--- BEGIN honest WAL lag and null index lists
--- The server's wal_entry_position_last_seen is a best-effort hint, not
--- updated on every WAL write, so the WAL lag lancelsm reports is a lower
--- bound and max_wal_lag fires late, never early; a write spec whose
--- maintained_indexes is null maintains every index of the table, shown as
--- NULL (docs/protocol.md).  Comments only.
-COMMENT ON COLUMN @extschema@.lancelsm_table.max_wal_lag IS
-  'Flush when the WAL lag of any one bucket, a lower bound from the server''s best-effort hint, exceeds this many WAL entries; NULL: not used';
-COMMENT ON FUNCTION @extschema@.lancelsm_stats IS
-  'One row per bucket of one table: WAL positions and lag (entries, a lower bound), L0 generations and bytes, memtable rows and bytes; one stats request (include_generation_rows makes the server open every L0 dataset to count rows)';
-COMMENT ON FUNCTION @extschema@.lancelsm_write_spec IS
-  'Reads one table''s LSM write spec: one row (sharding, column, number of buckets, the indexes the server resolved, NULL for every index, writer defaults), or none when the path is off; one request';
--- END honest WAL lag and null index lists
 
 -- BEGIN due without asking
 -- lancelsm_checkpoint_due() read the stats of every declared table at
@@ -470,30 +388,9 @@ COMMENT ON COLUMN @extschema@.lancelsm_table.plan_read_at IS
 COMMENT ON COLUMN @extschema@.lancelsm_table.plan_read_values IS
   'What that read found: l0_generations, l0_bytes, wal_lag_max and memtable_rows, for the projection of the next read';
 
--- lancelsm_status shows each table's plan in two new last columns.
-CREATE OR REPLACE VIEW @extschema@.lancelsm_status AS
-  SELECT t.server, t.table_name, t.max_l0_generations, t.max_l0_bytes,
-         t.max_wal_lag, t.max_memtable_rows, t.max_checkpoint_age,
-         t.last_action, t.last_source, t.last_ok, t.last_sqlstate,
-         CASE WHEN pg_catalog.has_table_privilege(
-                     '@extschema@.lancelsm_table_message', 'SELECT')
-              THEN m.last_message END AS last_message,
-         t.last_started_at, t.last_finished_at,
-         t.last_checkpoint_at, r.phase AS running_phase,
-         r.pid AS running_pid, r.started_at AS running_since,
-         t.next_read_at, t.next_read_reason
-    FROM @extschema@.lancelsm_table t
-    LEFT JOIN @extschema@.lancelsm_table_message m
-      ON m.server OPERATOR(pg_catalog.=) t.server
-     AND m.table_name OPERATOR(pg_catalog.=) t.table_name
-    LEFT JOIN (SELECT DISTINCT ON (server, table_name)
-                      server, table_name, pid, phase, started_at
-                 FROM @extschema@.lancelsm_running()
-                ORDER BY server, table_name, started_at, pid) r
-      ON r.server OPERATOR(pg_catalog.=) t.server
-     AND r.table_name OPERATOR(pg_catalog.=) t.table_name;
-COMMENT ON VIEW @extschema@.lancelsm_status IS
-  'One row per declared table: thresholds, the last action and its outcome, the last checkpoint, the checkpoint running now, and when and why lancelsm_checkpoint_due() reads its stats next; last_message only for roles that may read lancelsm_table_message (pg_read_all_stats), NULL for the others; reads no LanceDB server';
+-- lancelsm_status shows each table's plan in two new last columns
+-- (next_read_at, next_read_reason): the next section defines the 1.5
+-- view.
 
 -- lancelsm_alter_table takes max_read_interval too (clear may name it:
 -- back to the setting), and forgets the plan: the table is read at the
@@ -522,6 +419,96 @@ COMMENT ON FUNCTION @extschema@.lancelsm_alter_table IS
 COMMENT ON FUNCTION @extschema@.lancelsm_checkpoint_due IS
   'The due job: reads the stats of the declared tables whose next read is due (every table with lancelsm.due_plan off), then flushes, compacts or checkpoints only the tables past a threshold, without waiting for a drain; a table not read is a row with action none and a reason starting "not read: "; records each table''s outcome and plan; with strict => true a run in which a table failed ends in an error counting the failed tables (HV000), which pg_cron records as failed';
 -- END due without asking
+
+-- BEGIN the message relation
+-- The server's message of each declared table's last outcome (the errmsg
+-- and errdetail of a failure: a 403's body, say) was in
+-- lancelsm_table.last_message, readable by PUBLIC; the same text in the
+-- histories is readable by pg_read_all_stats only.  A column REVOKE does
+-- nothing while PUBLIC may SELECT the table, and column grants would
+-- break SELECT * for everyone, so the message moves to a relation of its
+-- own, gated as the histories are: SELECT for pg_read_all_stats, not
+-- PUBLIC.  Its rows follow their table's (renamed, removed) and are
+-- written, as the other outcome columns, by the roles that may record
+-- (docs/security.md).  lancelsm_status keeps its last_message column,
+-- NULL for a role that may not read the relation, as pg_stat_activity
+-- shows another role's query, and gains the read plan's two columns
+-- (section "due without asking").  The messages are not dumped by
+-- pg_dump.
+CREATE TABLE @extschema@.lancelsm_table_message (
+    server pg_catalog.text NOT NULL,
+    table_name pg_catalog.text NOT NULL,
+    last_message pg_catalog.text,
+    PRIMARY KEY (server, table_name),
+    FOREIGN KEY (server, table_name)
+      REFERENCES @extschema@.lancelsm_table (server, table_name)
+      ON UPDATE CASCADE ON DELETE CASCADE);
+INSERT INTO @extschema@.lancelsm_table_message (server, table_name, last_message)
+  SELECT server, table_name, last_message FROM @extschema@.lancelsm_table
+   WHERE last_message IS NOT NULL;
+REVOKE ALL ON @extschema@.lancelsm_table_message FROM PUBLIC;
+GRANT SELECT ON @extschema@.lancelsm_table_message TO pg_read_all_stats;
+
+CREATE OR REPLACE VIEW @extschema@.lancelsm_status AS
+  SELECT t.server, t.table_name, t.max_l0_generations, t.max_l0_bytes,
+         t.max_wal_lag, t.max_memtable_rows, t.max_checkpoint_age,
+         t.last_action, t.last_source, t.last_ok, t.last_sqlstate,
+         CASE WHEN pg_catalog.has_table_privilege(
+                     '@extschema@.lancelsm_table_message', 'SELECT')
+              THEN m.last_message END AS last_message,
+         t.last_started_at, t.last_finished_at,
+         t.last_checkpoint_at, r.phase AS running_phase,
+         r.pid AS running_pid, r.started_at AS running_since,
+         t.next_read_at, t.next_read_reason
+    FROM @extschema@.lancelsm_table t
+    LEFT JOIN @extschema@.lancelsm_table_message m
+      ON m.server OPERATOR(pg_catalog.=) t.server
+     AND m.table_name OPERATOR(pg_catalog.=) t.table_name
+    LEFT JOIN (SELECT DISTINCT ON (server, table_name)
+                      server, table_name, pid, phase, started_at
+                 FROM @extschema@.lancelsm_running()
+                ORDER BY server, table_name, started_at, pid) r
+      ON r.server OPERATOR(pg_catalog.=) t.server
+     AND r.table_name OPERATOR(pg_catalog.=) t.table_name;
+
+ALTER TABLE @extschema@.lancelsm_table DROP COLUMN last_message;
+
+COMMENT ON TABLE @extschema@.lancelsm_table_message IS
+  'The message of each declared table''s last outcome (errmsg: errdetail of a failure, without secrets; a note on a success), one row per table that has one; written by the roles that may record; readable by pg_read_all_stats, not PUBLIC';
+COMMENT ON COLUMN @extschema@.lancelsm_table_message.last_message IS
+  'The message of the last action''s failure (errmsg: errdetail, without secrets), or a note on a success (a joined checkpoint); NULL otherwise';
+COMMENT ON VIEW @extschema@.lancelsm_status IS
+  'One row per declared table: thresholds, the last action and its outcome, the last checkpoint, the checkpoint running now, and when and why lancelsm_checkpoint_due() reads its stats next; last_message only for roles that may read lancelsm_table_message (pg_read_all_stats), NULL for the others; reads no LanceDB server';
+-- END the message relation
+
+-- BEGIN upgrades keep recording
+-- A job role set up as the 1.3 and 1.4 docs said keeps recording after
+-- the update, with no extra grant: from 1.5 a role records when it may
+-- UPDATE lancelsm_table.last_checkpoint_at (the grant the 1.3 docs gave
+-- the job role; the 1.4 docs' grant includes it), and the library writes
+-- the outcome columns and the message relation as the owner of
+-- lancelsm_table.  The column grants the 1.4 docs added are no longer
+-- needed; they stay, harmless, but last_message's went with its column.
+-- lancelsm_checkpoint_due() and lancelsm_checkpoint_all() by a role that
+-- may not record raise 42501 before any request instead of a WARNING
+-- after (docs/upgrading.md).  Nothing in the catalog changes.
+COMMENT ON COLUMN @extschema@.lancelsm_table.last_checkpoint_at IS
+  'Start of the table''s last successful checkpoint by lancelsm_checkpoint_due(), lancelsm_checkpoint_all() or lancelsm_checkpoint on the declared table; never moves back; NULL before the first; UPDATE on this column is what lets a role record the outcomes of declared tables';
+-- END upgrades keep recording
+
+-- BEGIN honest WAL lag and null index lists
+-- The server's wal_entry_position_last_seen is a best-effort hint, not
+-- updated on every WAL write, so the WAL lag lancelsm reports is a lower
+-- bound and max_wal_lag fires late, never early; a write spec whose
+-- maintained_indexes is null maintains every index of the table, shown as
+-- NULL (docs/protocol.md).  Comments only.
+COMMENT ON COLUMN @extschema@.lancelsm_table.max_wal_lag IS
+  'Flush when the WAL lag of any one bucket, a lower bound from the server''s best-effort hint, exceeds this many WAL entries; NULL: not used';
+COMMENT ON FUNCTION @extschema@.lancelsm_stats IS
+  'One row per bucket of one table: WAL positions and lag (entries, a lower bound), L0 generations and bytes, memtable rows and bytes; one stats request (include_generation_rows makes the server open every L0 dataset to count rows)';
+COMMENT ON FUNCTION @extschema@.lancelsm_write_spec IS
+  'Reads one table''s LSM write spec: one row (sharding, column, number of buckets, the indexes the server resolved, NULL for every index, writer defaults), or none when the path is off; one request';
+-- END honest WAL lag and null index lists
 
 -- BEGIN end of script
 DROP FUNCTION @extschema@.lancelsm_carry_grants(pg_catalog.regprocedure,

@@ -31,6 +31,7 @@
 #include "functions/recording.h"
 #include "funcapi.h"
 #include "functions/entry.h"
+#include "record/record.h"
 #include "task/task.h"
 #include "settings.h"
 #include "utils/builtins.h"
@@ -449,6 +450,7 @@ lancelsm_checkpoint_due(PG_FUNCTION_ARGS)
 	lsm_declared_record(fcinfo, &set, plan.acts);
 	lsm_declared_record_outcomes(fcinfo, due_outcomes(&set, &plan, started));
 	lsm_declared_record_plans(fcinfo, &set, plan.reads);
+	lsm_run_record_due(plan.nread, set.ntables - plan.nread, started);
 	due_log(&set, &plan, &log);
 	if (strict)
 		lsm_failed_rows_raise(&log, set.ntables);
