@@ -21,7 +21,8 @@
 # watermark read).  Then: lancelsm_run_history has one "reads" row per run
 # with reads_sent and reads_skipped; SET lancelsm.due_plan = off reads every
 # table; the plan survives a restart (a table planned an hour ahead is not
-# read after it); a slice plans its own tables only.
+# read after it); a slice plans its own tables only; a 1.4 catalog not
+# updated yet is served as 1.4 did.
 use strict;
 use warnings FATAL => 'all';
 
@@ -228,6 +229,39 @@ is( $node->safe_psql('postgres', q{
 	       bool_and((s.table_name IS NULL) = (t.next_read_reason = 'altered'))
 	  FROM lancelsm_table t LEFT JOIN slice0 s USING (table_name)}),
 	't|t|t', 'slice 0 of 2 planned its tables only');
+
+# a 1.4 catalog, not updated yet, is served as 1.4 did: add_table and
+# alter_table with their 1.4 arguments, checkpoint_due(slice, slices)
+# reading every table at every run, and a run history without the reads
+# rows (its 1.4 shape has no columns for them)
+emu_table("old_$_", 1) for qw(a b);
+$node->safe_psql('postgres', 'CREATE DATABASE old');
+$node->safe_psql('old', qq{
+	CREATE EXTENSION lancelsm VERSION '1.4';
+	CREATE SERVER emu FOREIGN DATA WRAPPER lancelsm
+	  OPTIONS (database 'mydb', host_override 'http://127.0.0.1:$port');
+	CREATE USER MAPPING FOR PUBLIC SERVER emu OPTIONS (api_key '$API_KEY');
+	SELECT lancelsm_add_table('emu', 'old_a', 5, NULL, NULL, NULL, '1 day');
+	SELECT lancelsm_add_table('emu', 'old_b', max_l0_generations => 5);
+	SELECT lancelsm_alter_table('emu', 'old_b', clear => '{max_l0_generations}');
+}, timeout => 30);
+emu('POST', '/_emulator/log/reset');
+is( join(' ', map { $node->safe_psql('old', q{
+	SELECT string_agg(table_name || ':' || action || ':' || coalesce(reason, '-'), ' '
+	                  ORDER BY table_name COLLATE "C")
+	  FROM lancelsm_checkpoint_due(0, 1)}) } 1 .. 3),
+	'old_a:none:- old_b:none:- ' x 2 . 'old_a:none:- old_b:none:-',
+	'1.4 catalog: three runs, every table read at each');
+is( join(' ', map { stats_reads($_) } qw(old_a old_b)), '3 3',
+	'1.4 catalog: three stats reads of each table');
+is( $node->safe_psql('old', q{
+	SELECT max_l0_generations IS NULL FROM lancelsm_table WHERE table_name = 'old_b'}),
+	't', '1.4 catalog: alter_table with its 1.4 arguments cleared the threshold');
+is( $node->safe_psql('old', q{
+	SELECT count(*) FROM lancelsm_run_history WHERE action = 'reads'}) . ' '
+	  . $node->safe_psql('postgres', q{
+	SELECT count(*) > 0 FROM lancelsm_run_history WHERE action = 'reads'}),
+	'0 t', '1.4 catalog: the run history without the reads rows the 1.5 one shows');
 
 $node->stop;
 done_testing();
