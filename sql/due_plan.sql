@@ -22,6 +22,9 @@ LANGUAGE sql AS $$
               WHEN next_read_at = plan_read_at + coalesce(max_read_interval, '15 min')
                 THEN 'read + bound'
               WHEN next_read_at = added_at + max_checkpoint_age THEN 'added + age'
+              WHEN next_read_at >= plan_read_at + coalesce(max_read_interval, '15 min') / 2
+               AND next_read_at < plan_read_at + coalesce(max_read_interval, '15 min')
+                THEN 'read + spread bound'
               ELSE 'other' END,
          plan_read_values[1]
     FROM lancelsm_table ORDER BY table_name COLLATE "C" $$;
@@ -42,25 +45,23 @@ SELECT table_name, max_read_interval, next_read_at, next_read_reason,
 
 -- run 1: both never read, both read; dp_age (only an age threshold) is
 -- planned at its age (before the bound, the setting's 15 minutes),
--- dp_quiet once more at the next run (one read shows no rate)
+-- dp_quiet (no unflushed writes: quiet) at its first bound, spread over
+-- the bound's second half by its names
 SELECT emu('POST', '/_emulator/log/reset');
 SELECT table_name, ok, due, reason, action FROM lancelsm_checkpoint_due()
  ORDER BY table_name COLLATE "C";
 SELECT * FROM dp_plan();
--- run 2: dp_quiet read again: it did not grow, so it is planned at its
--- bound; dp_age not read: ok, due NULL, action none, reason "not read: "
+-- run 2: nothing read: ok, due NULL, action none, reason "not read: "
 SELECT table_name, ok, due, reason, action FROM lancelsm_checkpoint_due()
  ORDER BY table_name COLLATE "C";
 SELECT * FROM dp_plan();
--- run 3: nothing read
-SELECT table_name, ok, due, reason, action FROM lancelsm_checkpoint_due()
- ORDER BY table_name COLLATE "C";
 SELECT * FROM dp_calls();
 -- lancelsm_status shows the plan
 SELECT table_name, next_read_at IS NOT NULL AS planned, next_read_reason
   FROM lancelsm_status WHERE table_name LIKE 'dp%' ORDER BY table_name COLLATE "C";
 
--- lancelsm.due_plan = off reads every table, and still plans
+-- lancelsm.due_plan = off reads every table, and still plans (the
+-- bound after a bound is not spread)
 SELECT emu('POST', '/_emulator/log/reset');
 SET lancelsm.due_plan = off;
 SELECT table_name, ok, due, action FROM lancelsm_checkpoint_due()

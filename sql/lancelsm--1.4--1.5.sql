@@ -361,8 +361,11 @@ COMMENT ON VIEW @extschema@.lancelsm_run_history IS
 -- projected to the time a threshold would be crossed (read at half that
 -- time), and a bound after which the table is read whatever the
 -- projection, max_read_interval (NULL: the setting
--- lancelsm.max_read_interval).  A table never read, acted on, whose read
--- failed or whose thresholds changed is read at the next run
+-- lancelsm.max_read_interval; the first bound is spread over its second
+-- half by the table's names, so that tables declared together do not
+-- come due together).  A table acted on, whose read failed, whose
+-- thresholds changed, that holds unflushed writes at its first read, or
+-- that is written while its L0 stands still, is read at the next run
 -- (docs/operations.md, "Due without asking").  The plan is kept with the
 -- declaration, in lancelsm_table, so that it survives a restart, a
 -- failover and pg_dump, and each slice plans its own tables; it is
@@ -382,11 +385,11 @@ COMMENT ON COLUMN @extschema@.lancelsm_table.max_read_interval IS
 COMMENT ON COLUMN @extschema@.lancelsm_table.next_read_at IS
   'When lancelsm_checkpoint_due() reads the table''s stats next (the first run at or after it); NULL: at the next run';
 COMMENT ON COLUMN @extschema@.lancelsm_table.next_read_reason IS
-  'Why next_read_at: age, bound, projected <measure> at <rate>/s, or, for a read at the next run, never read, first read, started growing, fell <measure>, acted, read failed or altered';
+  'Why next_read_at: age, bound, projected <measure> at <rate>/s, or, for a read at the next run, never read, first read, started growing, written, fell <measure>, acted, read failed or altered';
 COMMENT ON COLUMN @extschema@.lancelsm_table.plan_read_at IS
   'When lancelsm_checkpoint_due() last read the table''s stats; NULL: never';
 COMMENT ON COLUMN @extschema@.lancelsm_table.plan_read_values IS
-  'What that read found: l0_generations, l0_bytes, wal_lag_max and memtable_rows, for the projection of the next read';
+  'What that read found: l0_generations, l0_bytes, wal_lag_max, memtable_rows and the write position (WAL position and generation summed over the buckets), for the projection of the next read';
 
 -- lancelsm_status shows each table's plan in two new last columns
 -- (next_read_at, next_read_reason): the next section defines the 1.5

@@ -555,6 +555,12 @@ static const char declared_plan_columns[] =
 "(extract(epoch FROM coalesce(max_read_interval, make_interval(secs => %d))) * 1000000)::int8, "
 "next_read_reason";
 
+/* The places a table's phase takes in [0, 1) (declared_read_plan). */
+#define DECLARED_PHASES (1 << 20)
+
+static int	declared_slice_of(const char *server, const char *table_name,
+							  int32 slices);
+
 /*
  * declared_read_plan: the plan of row r of the SPI result of
  * declared_read's query with the plan (columns 12..17) into table i of
@@ -587,12 +593,15 @@ declared_read_plan(DeclaredSet *set, uint64 r, int i, MemoryContext outer)
 		deconstruct_array(a, INT8OID, sizeof(int64), FLOAT8PASSBYVAL,
 						  TYPALIGN_DOUBLE,
 						  &elems, &elem_nulls, &n);
-		in->has_prev = (n == LSM_MEASURES);
+		in->has_prev = (n >= LSM_MEASURES);
 		for (int m = 0; m < n && m < LSM_MEASURES; m++)
 		{
 			in->has_prev &= !elem_nulls[m];
 			in->prev_values[m] = elem_nulls[m] ? 0 : DatumGetInt64(elems[m]);
 		}
+		in->has_prev_written = (n > LSM_MEASURES && !elem_nulls[LSM_MEASURES]);
+		if (in->has_prev_written)
+			in->prev_written = DatumGetInt64(elems[LSM_MEASURES]);
 	}
 	d = SPI_getbinval(tuple, desc, 15, &isnull);
 	in->age_expiry = isnull ? 0 : DatumGetTimestampTz(d);
@@ -601,6 +610,10 @@ declared_read_plan(DeclaredSet *set, uint64 r, int i, MemoryContext outer)
 	if (set->plan_reasons[i] != NULL)
 		set->plan_reasons[i] = MemoryContextStrdup(outer, set->plan_reasons[i]);
 	in->prev_rate_known = lsm_read_plan_rate_known(set->plan_reasons[i]);
+	in->prev_bound = set->plan_reasons[i] != NULL &&
+		strcmp(set->plan_reasons[i], "bound") == 0;
+	in->phase = (double) declared_slice_of(set->servers[i], set->names[i],
+										   DECLARED_PHASES) / DECLARED_PHASES;
 }
 
 /*
@@ -1330,11 +1343,14 @@ declared_array(Datum *elems, bool *nulls, int n, Oid type)
 static const char declared_plan_update[] =
 "UPDATE %s t SET next_read_at = u.next_read_at, next_read_reason = u.reason, "
 "plan_read_at = CASE WHEN u.ok THEN u.read_at ELSE t.plan_read_at END, "
-"plan_read_values = CASE WHEN u.ok THEN ARRAY[u.l0_generations, u.l0_bytes, u.wal_lag, u.memtable_rows] "
+"plan_read_values = CASE WHEN u.ok THEN ARRAY[u.l0_generations, u.l0_bytes, u.wal_lag, u.memtable_rows, u.written] "
 "ELSE t.plan_read_values END "
-"FROM unnest($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) "
-"u(server, table_name, next_read_at, reason, ok, read_at, l0_generations, l0_bytes, wal_lag, memtable_rows) "
+"FROM unnest($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) "
+"u(server, table_name, next_read_at, reason, ok, read_at, l0_generations, l0_bytes, wal_lag, memtable_rows, written) "
 "WHERE t.server = u.server AND t.table_name = u.table_name";
+
+/* The parameters of declared_plan_update: arrays of these types. */
+#define DECLARED_PLAN_PARAMS 11
 
 /*
  * lsm_declared_record_plans: write the read plan of each table of the
@@ -1353,16 +1369,17 @@ lsm_declared_record_plans(FunctionCallInfo fcinfo, const DeclaredSet *set,
 {
 	int			n = 0;
 	int			size = Max(set->ntables, 1);
-	Datum	   *cols[10];
+	Datum	   *cols[DECLARED_PLAN_PARAMS];
 	bool	   *next_nulls = palloc(size * sizeof(bool));
-	Oid			types[10] = {TEXTOID, TEXTOID, TIMESTAMPTZOID, TEXTOID, BOOLOID,
-	TIMESTAMPTZOID, INT8OID, INT8OID, INT8OID, INT8OID};
-	Oid			argtypes[10];
-	Datum		args[10];
+	Oid			types[DECLARED_PLAN_PARAMS] = {TEXTOID, TEXTOID, TIMESTAMPTZOID,
+		TEXTOID, BOOLOID, TIMESTAMPTZOID, INT8OID, INT8OID, INT8OID, INT8OID,
+	INT8OID};
+	Oid			argtypes[DECLARED_PLAN_PARAMS];
+	Datum		args[DECLARED_PLAN_PARAMS];
 
 	if (set->plan_in == NULL || !set->records)
 		return;
-	for (int c = 0; c < 10; c++)
+	for (int c = 0; c < DECLARED_PLAN_PARAMS; c++)
 		cols[c] = palloc(size * sizeof(Datum));
 	for (int t = 0; t < set->ntables; t++)
 	{
@@ -1379,18 +1396,19 @@ lsm_declared_record_plans(FunctionCallInfo fcinfo, const DeclaredSet *set,
 		cols[5][n] = TimestampTzGetDatum(row->read_at);
 		for (int m = 0; m < LSM_MEASURES; m++)
 			cols[6 + m][n] = Int64GetDatum(row->values[m]);
+		cols[6 + LSM_MEASURES][n] = Int64GetDatum(row->written);
 		n++;
 	}
 	if (n == 0)
 		return;
-	for (int c = 0; c < 10; c++)
+	for (int c = 0; c < DECLARED_PLAN_PARAMS; c++)
 	{
 		args[c] = declared_array(cols[c], c == 2 ? next_nulls : NULL, n,
 								 types[c]);
 		argtypes[c] = get_array_type(types[c]);
 	}
-	declared_update_safely(fcinfo, declared_plan_update, 10, argtypes, args,
-						   DECLARED_WRITE_PLANS);
+	declared_update_safely(fcinfo, declared_plan_update, DECLARED_PLAN_PARAMS,
+						   argtypes, args, DECLARED_WRITE_PLANS);
 }
 
 /*

@@ -74,6 +74,7 @@ typedef struct DeclaredPlanRow
 	bool		read_ok;		/* and the read succeeded: values are valid */
 	TimestampTz read_at;
 	int64		values[LSM_MEASURES];
+	int64		written;		/* the write position (lsm_read_plan_written) */
 	TimestampTz next_read_at;	/* 0: at the next run (NULL) */
 	char	   *reason;
 } DeclaredPlanRow;

@@ -27,6 +27,7 @@
  */
 #include "postgres.h"
 
+#include "access/xact.h"
 #include "functions/declared.h"
 #include "functions/recording.h"
 #include "funcapi.h"
@@ -100,7 +101,9 @@ due_plan_alloc(const DeclaredSet *set, DuePlan *plan)
 /*
  * due_plan_read: the plan of table t's next read, after its stats read
  * (the task stats, summarized into summary) and its decision, into
- * plan->reads[t], allocated in CurrentMemoryContext: at the next run
+ * plan->reads[t], allocated in CurrentMemoryContext, timed from the start
+ * of the run's transaction (now(), which the next runs compare the plan
+ * with): at the next run
  * when the read failed ("read failed") or the table is acted on
  * ("acted"), else as src/functions/plan.c plans it.  Nothing without the
  * 1.5 catalog's plan.
@@ -116,14 +119,14 @@ due_plan_read(const DeclaredSet *set, DuePlan *plan, int t,
 		return;
 	row->read = true;
 	row->read_ok = (stats->failure == NULL);
-	row->read_at = stats->finished_at ? stats->finished_at :
-		GetCurrentTimestamp();
+	row->read_at = GetCurrentTransactionStartTimestamp();
 	if (!row->read_ok)
 	{
 		row->reason = "read failed";
 		return;
 	}
 	lsm_due_measures(summary, row->values);
+	row->written = lsm_read_plan_written(summary);
 	if (plan->actions[t] != LSM_DUE_NONE)
 	{
 		row->reason = "acted";
@@ -132,6 +135,7 @@ due_plan_read(const DeclaredSet *set, DuePlan *plan, int t,
 	in = set->plan_in[t];
 	in.read_at = row->read_at;
 	memcpy(in.values, row->values, sizeof(in.values));
+	in.written = row->written;
 	row->next_read_at = lsm_read_plan(&in, &row->reason);
 }
 

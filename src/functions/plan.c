@@ -16,22 +16,40 @@
  *				T: the next read is at T / 2 (PLAN_MARGIN), so that the
  *				reads close in on the crossing and a rate that rises is
  *				seen before the crossing
- *	 bound		the last read + max_read_interval, whatever the projection
+ *	 bound		the last read + max_read_interval, whatever the projection;
+ *				the first bound after reads planned otherwise is spread
+ *				over its second half by the table's names (phase), so that
+ *				tables declared or altered together do not all come due at
+ *				the same run again
  *
- * and the next read is the earliest of them.  The rest is conservative:
- * the table is read at the next run (no time: NULL) when its rate cannot
- * be known from the two reads:
+ * and the next read is the earliest of them.  Times run from the start of
+ * the run that read, so that a bound of 15 minutes is read by the run 15
+ * minutes later, not the one after it.  The rest is conservative: the
+ * table is read at the next run (no time: NULL) when its rate cannot be
+ * known from the two reads:
  *
- *	 first read			no earlier read to compare with
+ *	 first read			no earlier read to compare with, and the table
+ *						holds unflushed writes (memtable rows, a WAL lag):
+ *						it may be written now (a table without them is
+ *						planned as a quiet one)
  *	 fell <measure>		a measure with a threshold fell (a flush, the
  *						server's compaction): what was written meanwhile
  *						is unknown, and may be much
- *	 started growing	a measure grew after a read planned by the bound or
- *						the age: it may have started just before, so the
- *						two reads give too low a rate
+ *	 started growing	a measure grew, or the table was written, after a
+ *						read planned by the bound or the age: it may have
+ *						started just before, so the two reads give too
+ *						low a rate
+ *	 written			the table was written (its write position moved)
+ *						and its L0 measure with a threshold did not change:
+ *						L0 grows in steps, one generation per memtable
+ *						flush, so no rate of it is known, and the next
+ *						step may cross the threshold
  *
- * A measure that did not change projects nothing: a quiet table is read
- * at its bound, or when its age expires.
+ * The write position (lsm_read_plan_written) never falls: it moves with
+ * every write the server's hints show, whatever a flush or the server's
+ * compaction did.  A measure that did not change, in a table not
+ * written, projects nothing: a quiet table is read at its bound, or when
+ * its age expires.
  *
  *-------------------------------------------------------------------------
  */
@@ -61,6 +79,17 @@ plan_any_limit(const LsmLimits *limits)
 }
 
 /*
+ * plan_written: whether the table was written between the two reads (its
+ * write position moved; unknown before a read that kept it: no).
+ */
+static bool
+plan_written(const LsmReadPlanInput *in)
+{
+	return in->has_prev && in->has_prev_written &&
+		in->written != in->prev_written;
+}
+
+/*
  * plan_next_run: the reason of a read at the next run, when the growth
  * between the two reads cannot be projected (see the head of the file),
  * or NULL when it can.
@@ -68,15 +97,23 @@ plan_any_limit(const LsmLimits *limits)
 static char *
 plan_next_run(const LsmReadPlanInput *in)
 {
+	const LsmLimits *limits = in->limits;
+
 	if (!in->has_prev || in->read_at <= in->prev_at)
-		return pstrdup("first read");
+		return (in->values[LSM_MEASURE_MEMTABLE_ROWS] > 0 ||
+				in->values[LSM_MEASURE_WAL_LAG] > 0) ?
+			pstrdup("first read") : NULL;
 	for (int m = 0; m < LSM_MEASURES; m++)
-		if (in->limits->has_max[m] && in->values[m] < in->prev_values[m])
+		if (limits->has_max[m] && in->values[m] < in->prev_values[m])
 			return psprintf("fell %s", plan_measure_names[m]);
 	for (int m = 0; m < LSM_MEASURES; m++)
-		if (in->limits->has_max[m] && in->values[m] > in->prev_values[m] &&
-			!in->prev_rate_known)
+		if (((limits->has_max[m] && in->values[m] > in->prev_values[m]) ||
+			 plan_written(in)) && !in->prev_rate_known)
 			return pstrdup("started growing");
+	for (int m = LSM_MEASURE_L0_GENERATIONS; m <= LSM_MEASURE_L0_BYTES; m++)
+		if (limits->has_max[m] && in->values[m] == in->prev_values[m] &&
+			plan_written(in))
+			return pstrdup("written");
 	return NULL;
 }
 
@@ -85,8 +122,8 @@ plan_next_run(const LsmReadPlanInput *in)
  *		The time of a table's next stats read, planned at a read (see the
  *		head of the file), and in *reason why: "age", "bound",
  *		"projected <measure> at <rate>/s", or, with 0 returned (read at
- *		the next run), "first read", "fell <measure>" or "started
- *		growing".  A measure already over its threshold is not planned
+ *		the next run), "first read", "fell <measure>", "started growing"
+ *		or "written".  A measure already over its threshold is not planned
  *		here: the table is acted on and read at the next run.  Allocates
  *		*reason in CurrentMemoryContext.
  */
@@ -95,6 +132,9 @@ lsm_read_plan(const LsmReadPlanInput *in, char **reason)
 {
 	TimestampTz next = in->read_at + in->bound_us;
 	double		dt = (double) (in->read_at - in->prev_at);
+
+	if (!in->prev_bound)
+		next -= (TimestampTz) (in->bound_us * 0.5 * in->phase);
 
 	if (plan_any_limit(in->limits) && (*reason = plan_next_run(in)) != NULL)
 		return 0;
@@ -137,6 +177,26 @@ lsm_read_plan_rate_known(const char *reason)
 		(strcmp(reason, "first read") == 0 ||
 		 strcmp(reason, "started growing") == 0 ||
 		 strcmp(reason, "acted") == 0 ||
+		 strcmp(reason, "written") == 0 ||
 		 strncmp(reason, "fell ", 5) == 0 ||
 		 strncmp(reason, "projected ", 10) == 0);
+}
+
+/*
+ * lsm_read_plan_written: the write position of a table: the sum over its
+ * buckets of the last WAL entry position seen and the current generation,
+ * each of which only moves forward while the table is written (a flush
+ * advances the generation, a write the position), whatever a flush or
+ * compaction does to the measures.  Wraps on overflow: it is only
+ * compared for a change.
+ */
+int64
+lsm_read_plan_written(const LsmTableSummary *table)
+{
+	uint64		sum = 0;
+
+	for (int b = 0; b < table->nbuckets; b++)
+		sum += (uint64) table->buckets[b].wal_entry_position_last_seen +
+			(uint64) table->buckets[b].current_generation;
+	return (int64) sum;
 }
