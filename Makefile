@@ -52,6 +52,7 @@ OBJS = \
 	src/net/token.o \
 	src/functions/due.o \
 	src/functions/threshold.o \
+	src/functions/plan.o \
 	src/functions/outcome.o \
 	src/functions/recording.o \
 	src/functions/outcome_writer.o \
@@ -73,7 +74,7 @@ DATA = $(wildcard sql/$(EXTENSION)--*.sql)
 # together; PostgreSQL 15 has no separate --expecteddir.)  setup starts
 # the emulator unless LANCELSM_EMULATOR_PORT names one; teardown, last,
 # stops it.
-REGRESS = setup options functions faults checkpoint permissions declared due progress scale write_spec client_options connections comments teardown
+REGRESS = setup options functions faults checkpoint permissions declared due due_plan progress scale write_spec client_options connections comments teardown
 REGRESS_OPTS = --dbname=contrib_regression
 TAP_TESTS = 1
 

@@ -63,7 +63,7 @@ SELECT dt_try($$INSERT INTO lancelsm_table VALUES ('emu', 'dt_a')$$);
 SELECT dt_try($$DELETE FROM lancelsm_table$$);
 RESET ROLE;
 SELECT f, has_function_privilege('regress_dt_reader', f, 'EXECUTE') AS execute
-  FROM unnest(ARRAY['lancelsm_add_table(text, text, bigint, bigint, bigint, bigint, interval, boolean)',
+  FROM unnest(ARRAY['lancelsm_add_table(text, text, bigint, bigint, bigint, bigint, interval, boolean, interval)',
                     'lancelsm_remove_table(text, text)',
                     'lancelsm_checkpoint_all(boolean)',
                     'lancelsm_declared_bucket_stats()',

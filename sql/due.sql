@@ -227,8 +227,8 @@ CREATE ROLE regress_du_reader;
 GRANT USAGE ON FOREIGN SERVER emu TO regress_du_reader;
 UPDATE lancelsm_table SET last_checkpoint_at = NULL WHERE table_name = 'du_age';
 SELECT f, has_function_privilege('regress_du_reader', f, 'EXECUTE') AS execute
-  FROM unnest(ARRAY['lancelsm_add_table(text, text, bigint, bigint, bigint, bigint, interval, boolean)',
-                    'lancelsm_alter_table(text, text, bigint, bigint, bigint, bigint, interval, text[])',
+  FROM unnest(ARRAY['lancelsm_add_table(text, text, bigint, bigint, bigint, bigint, interval, boolean, interval)',
+                    'lancelsm_alter_table(text, text, bigint, bigint, bigint, bigint, interval, text[], interval)',
                     'lancelsm_checkpoint_due(integer, integer, boolean)',
                     'lancelsm_declared_table_stats()']) f;
 SET ROLE regress_du_reader;

@@ -117,7 +117,8 @@ COMMENT ON EVENT TRIGGER lancelsm_server_drop IS
 -- does not have (HV00R), declaring nothing; validate => false declares
 -- without a request, for a table not created yet.  The new argument makes
 -- a new signature, which takes over the 1.2 one's EXECUTE grants (revoked
--- from PUBLIC by default).
+-- from PUBLIC by default).  Its last argument, max_read_interval, is the
+-- section "due without asking"'s (below).
 CREATE FUNCTION @extschema@.lancelsm_add_table(
     server pg_catalog.text,
     table_name pg_catalog.text,
@@ -126,13 +127,14 @@ CREATE FUNCTION @extschema@.lancelsm_add_table(
     max_wal_lag pg_catalog.int8 DEFAULT NULL,
     max_memtable_rows pg_catalog.int8 DEFAULT NULL,
     max_checkpoint_age pg_catalog.interval DEFAULT NULL,
-    validate pg_catalog.bool DEFAULT true)
+    validate pg_catalog.bool DEFAULT true,
+    max_read_interval pg_catalog.interval DEFAULT NULL)
 RETURNS pg_catalog.void
 AS 'MODULE_PATHNAME', 'lancelsm_add_table'
 LANGUAGE C VOLATILE PARALLEL UNSAFE;
 SELECT @extschema@.lancelsm_carry_grants(
   '@extschema@.lancelsm_add_table(pg_catalog.text, pg_catalog.text, pg_catalog.int8, pg_catalog.int8, pg_catalog.int8, pg_catalog.int8, pg_catalog.interval)',
-  '@extschema@.lancelsm_add_table(pg_catalog.text, pg_catalog.text, pg_catalog.int8, pg_catalog.int8, pg_catalog.int8, pg_catalog.int8, pg_catalog.interval, pg_catalog.bool)');
+  '@extschema@.lancelsm_add_table(pg_catalog.text, pg_catalog.text, pg_catalog.int8, pg_catalog.int8, pg_catalog.int8, pg_catalog.int8, pg_catalog.interval, pg_catalog.bool, pg_catalog.interval)');
 DROP FUNCTION @extschema@.lancelsm_add_table(pg_catalog.text, pg_catalog.text,
   pg_catalog.int8, pg_catalog.int8, pg_catalog.int8, pg_catalog.int8, pg_catalog.interval);
 COMMENT ON FUNCTION @extschema@.lancelsm_add_table IS
@@ -278,7 +280,10 @@ COMMENT ON FUNCTION @extschema@.lancelsm_checkpoint_due IS
 -- commits; the table's rows in the two histories stay, with the time of
 -- the removal in a new last column, removed_at (NULL for a table still
 -- declared, or never declared), so that an alert can leave them out
--- (docs/monitoring.md).  A function's result columns cannot be altered:
+-- (docs/monitoring.md).  lancelsm_run_history also gets a row per due
+-- run, action reads, counting in reads_sent and reads_skipped the stats
+-- reads it sent and the tables it left unread (section "due without
+-- asking").  A function's result columns cannot be altered:
 -- the functions and their views are dropped and created again, with the
 -- grants of 1.3 and 1.4: EXECUTE and SELECT to pg_read_all_stats, not
 -- PUBLIC.
@@ -320,7 +325,9 @@ RETURNS TABLE (
     passes pg_catalog.int4,
     polls pg_catalog.int4,
     requests pg_catalog.int4,
-    removed_at pg_catalog.timestamptz)
+    removed_at pg_catalog.timestamptz,
+    reads_sent pg_catalog.int4,
+    reads_skipped pg_catalog.int4)
 AS 'MODULE_PATHNAME', 'lancelsm_run_history'
 LANGUAGE C STRICT VOLATILE PARALLEL SAFE ROWS 1000;
 
@@ -341,8 +348,80 @@ COMMENT ON VIEW @extschema@.lancelsm_checkpoint_history IS
 COMMENT ON FUNCTION @extschema@.lancelsm_run_history() IS
   'The rows of the view lancelsm_run_history, read from shared memory in the order the runs ended; no network request; 55000 unless lancelsm is in shared_preload_libraries; EXECUTE granted to pg_read_all_stats';
 COMMENT ON VIEW @extschema@.lancelsm_run_history IS
-  'One row per flush, compact or checkpoint lancelsm ran on a table, cluster-wide (action, source, started_at, finished_at, ok, sqlstate, message, passes, polls, requests; removed_at once lancelsm_remove_table removed it), at most lancelsm.max_run_history, lost at restart; reads shared memory only; needs lancelsm preloaded';
+  'One row per flush, compact or checkpoint lancelsm ran on a table, cluster-wide (action, source, started_at, finished_at, ok, sqlstate, message, passes, polls, requests; removed_at once lancelsm_remove_table removed it), and one per lancelsm_checkpoint_due() run (action reads, no server or table: reads_sent and reads_skipped), at most lancelsm.max_run_history, lost at restart; reads shared memory only; needs lancelsm preloaded';
 -- END no stale rows
+
+-- BEGIN due without asking
+-- lancelsm_checkpoint_due() read the stats of every declared table at
+-- every run: at 100,000 tables and a run a minute, 1,667 requests a
+-- second, each opening an uncached dataset on the server, 99 % of them
+-- finding nothing to do.  From 1.5 a due run reads a table only when its
+-- next read is due, planned from the thresholds: the time the checkpoint
+-- age expires, the growth seen between the table's last two reads
+-- projected to the time a threshold would be crossed (read at half that
+-- time), and a bound after which the table is read whatever the
+-- projection, max_read_interval (NULL: the setting
+-- lancelsm.max_read_interval; the first bound is spread over its second
+-- half by the table's names, so that tables declared together do not
+-- come due together).  A table acted on, whose read failed, whose
+-- thresholds changed, that holds unflushed writes at its first read, or
+-- that is written while its L0 stands still, is read at the next run
+-- (docs/operations.md, "Due without asking").  The plan is kept with the
+-- declaration, in lancelsm_table, so that it survives a restart, a
+-- failover and pg_dump, and each slice plans its own tables; it is
+-- written as the owner of lancelsm_table by the due run that read the
+-- table.  lancelsm.due_plan = off reads every table as 1.4 did.
+ALTER TABLE @extschema@.lancelsm_table
+  ADD COLUMN max_read_interval pg_catalog.interval
+    CONSTRAINT lancelsm_table_max_read_interval_check
+    CHECK (max_read_interval OPERATOR(pg_catalog.>) '0'::pg_catalog.interval),
+  ADD COLUMN next_read_at pg_catalog.timestamptz,
+  ADD COLUMN next_read_reason pg_catalog.text DEFAULT 'never read',
+  ADD COLUMN plan_read_at pg_catalog.timestamptz,
+  ADD COLUMN plan_read_values pg_catalog.int8[];
+
+COMMENT ON COLUMN @extschema@.lancelsm_table.max_read_interval IS
+  'The longest time lancelsm_checkpoint_due() goes without reading the table''s stats, whatever its plan; NULL: the setting lancelsm.max_read_interval';
+COMMENT ON COLUMN @extschema@.lancelsm_table.next_read_at IS
+  'When lancelsm_checkpoint_due() reads the table''s stats next (the first run at or after it); NULL: at the next run';
+COMMENT ON COLUMN @extschema@.lancelsm_table.next_read_reason IS
+  'Why next_read_at: age, bound, projected <measure> at <rate>/s, or, for a read at the next run, never read, first read, started growing, written, fell <measure>, acted, read failed or altered';
+COMMENT ON COLUMN @extschema@.lancelsm_table.plan_read_at IS
+  'When lancelsm_checkpoint_due() last read the table''s stats; NULL: never';
+COMMENT ON COLUMN @extschema@.lancelsm_table.plan_read_values IS
+  'What that read found: l0_generations, l0_bytes, wal_lag_max, memtable_rows and the write position (WAL position and generation summed over the buckets), for the projection of the next read';
+
+-- lancelsm_status shows each table's plan in two new last columns
+-- (next_read_at, next_read_reason): the next section defines the 1.5
+-- view.
+
+-- lancelsm_alter_table takes max_read_interval too (clear may name it:
+-- back to the setting), and forgets the plan: the table is read at the
+-- next run.  The new signature takes over the 1.4 one's EXECUTE grants.
+CREATE FUNCTION @extschema@.lancelsm_alter_table(
+    server pg_catalog.text,
+    table_name pg_catalog.text,
+    max_l0_generations pg_catalog.int8 DEFAULT NULL,
+    max_l0_bytes pg_catalog.int8 DEFAULT NULL,
+    max_wal_lag pg_catalog.int8 DEFAULT NULL,
+    max_memtable_rows pg_catalog.int8 DEFAULT NULL,
+    max_checkpoint_age pg_catalog.interval DEFAULT NULL,
+    clear pg_catalog.text[] DEFAULT NULL,
+    max_read_interval pg_catalog.interval DEFAULT NULL)
+RETURNS pg_catalog.void
+AS 'MODULE_PATHNAME', 'lancelsm_alter_table'
+LANGUAGE C VOLATILE PARALLEL UNSAFE;
+SELECT @extschema@.lancelsm_carry_grants(
+  '@extschema@.lancelsm_alter_table(pg_catalog.text, pg_catalog.text, pg_catalog.int8, pg_catalog.int8, pg_catalog.int8, pg_catalog.int8, pg_catalog.interval, pg_catalog.text[])',
+  '@extschema@.lancelsm_alter_table(pg_catalog.text, pg_catalog.text, pg_catalog.int8, pg_catalog.int8, pg_catalog.int8, pg_catalog.int8, pg_catalog.interval, pg_catalog.text[], pg_catalog.interval)');
+DROP FUNCTION @extschema@.lancelsm_alter_table(pg_catalog.text, pg_catalog.text,
+  pg_catalog.int8, pg_catalog.int8, pg_catalog.int8, pg_catalog.int8, pg_catalog.interval,
+  pg_catalog.text[]);
+COMMENT ON FUNCTION @extschema@.lancelsm_alter_table IS
+  'Changes the due thresholds and max_read_interval of a declared table: a value given is set, one omitted keeps its value, one named in clear is set to NULL; the table is read at the next due run; no network request; EXECUTE revoked from PUBLIC';
+COMMENT ON FUNCTION @extschema@.lancelsm_checkpoint_due IS
+  'The due job: reads the stats of the declared tables whose next read is due (every table with lancelsm.due_plan off), then flushes, compacts or checkpoints only the tables past a threshold, without waiting for a drain; a table not read is a row with action none and a reason starting "not read: "; records each table''s outcome and plan; with strict => true a run in which a table failed ends in an error counting the failed tables (HV000), which pg_cron records as failed';
+-- END due without asking
 
 -- BEGIN the message relation
 -- The server's message of each declared table's last outcome (the errmsg
@@ -356,7 +435,9 @@ COMMENT ON VIEW @extschema@.lancelsm_run_history IS
 -- written, as the other outcome columns, by the roles that may record
 -- (docs/security.md).  lancelsm_status keeps its last_message column,
 -- NULL for a role that may not read the relation, as pg_stat_activity
--- shows another role's query.  The messages are not dumped by pg_dump.
+-- shows another role's query, and gains the read plan's two columns
+-- (section "due without asking").  The messages are not dumped by
+-- pg_dump.
 CREATE TABLE @extschema@.lancelsm_table_message (
     server pg_catalog.text NOT NULL,
     table_name pg_catalog.text NOT NULL,
@@ -380,7 +461,8 @@ CREATE OR REPLACE VIEW @extschema@.lancelsm_status AS
               THEN m.last_message END AS last_message,
          t.last_started_at, t.last_finished_at,
          t.last_checkpoint_at, r.phase AS running_phase,
-         r.pid AS running_pid, r.started_at AS running_since
+         r.pid AS running_pid, r.started_at AS running_since,
+         t.next_read_at, t.next_read_reason
     FROM @extschema@.lancelsm_table t
     LEFT JOIN @extschema@.lancelsm_table_message m
       ON m.server OPERATOR(pg_catalog.=) t.server
@@ -399,7 +481,7 @@ COMMENT ON TABLE @extschema@.lancelsm_table_message IS
 COMMENT ON COLUMN @extschema@.lancelsm_table_message.last_message IS
   'The message of the last action''s failure (errmsg: errdetail, without secrets), or a note on a success (a joined checkpoint); NULL otherwise';
 COMMENT ON VIEW @extschema@.lancelsm_status IS
-  'One row per declared table: thresholds, the last action and its outcome, the last checkpoint, and the checkpoint running now; last_message only for roles that may read lancelsm_table_message (pg_read_all_stats), NULL for the others; reads no LanceDB server';
+  'One row per declared table: thresholds, the last action and its outcome, the last checkpoint, the checkpoint running now, and when and why lancelsm_checkpoint_due() reads its stats next; last_message only for roles that may read lancelsm_table_message (pg_read_all_stats), NULL for the others; reads no LanceDB server';
 -- END the message relation
 
 -- BEGIN upgrades keep recording

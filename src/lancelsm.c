@@ -103,6 +103,15 @@ _PG_init(void)
 							"At the bound a new connection waits for a slot, as at lancelsm.max_name_lookups.",
 							&lsm_max_cluster_name_lookups, 256, 1, 100000,
 							PGC_SIGHUP, 0, NULL, NULL, NULL);
+	DefineCustomBoolVariable("lancelsm.due_plan",
+							 "Sets whether lancelsm_checkpoint_due reads the stats of a declared table only when its planned next read is due; off, it reads every table at every run.",
+							 NULL, &lsm_due_plan, true, PGC_USERSET, 0,
+							 NULL, NULL, NULL);
+	DefineCustomIntVariable("lancelsm.max_read_interval",
+							"Sets the longest time lancelsm_checkpoint_due goes without reading the stats of a declared table, whatever its plan, for the tables declared without max_read_interval.",
+							"It is also how long a quiet table that starts being written may go unnoticed.",
+							&lsm_max_read_interval_s, 900, 1, INT_MAX / 1000,
+							PGC_USERSET, GUC_UNIT_S, NULL, NULL, NULL);
 	lsm_mapping_init();
 	lsm_recording_init();
 	lsm_record_init();

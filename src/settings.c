@@ -29,3 +29,5 @@ char	   *lsm_allowed_endpoints = NULL;
 int			lsm_log_min_duration_ms = -1;
 int			lsm_max_name_lookups = 16;
 int			lsm_max_cluster_name_lookups = 256;
+bool		lsm_due_plan = true;
+int			lsm_max_read_interval_s = 900;

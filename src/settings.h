@@ -38,5 +38,7 @@ extern char *lsm_allowed_endpoints; /* "": any endpoint */
 extern int	lsm_log_min_duration_ms;	/* -1: actions not logged */
 extern int	lsm_max_name_lookups;	/* name lookups pending per backend */
 extern int	lsm_max_cluster_name_lookups;	/* ... in the cluster */
+extern bool lsm_due_plan;			/* due runs read only planned tables */
+extern int	lsm_max_read_interval_s;	/* longest time between reads */
 
 #endif							/* LANCELSM_SETTINGS_H */

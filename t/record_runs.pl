@@ -8,7 +8,8 @@
 #   - lancelsm_checkpoint_all(): one row per declared table, source
 #     checkpoint_all;
 #   - lancelsm_checkpoint_due(): one row for the table past its threshold,
-#     source checkpoint_due; none for the table it leaves alone;
+#     source checkpoint_due; none for the table it leaves alone; one
+#     "reads" row of the run, counting its stats reads (1.5);
 #   - a failed flush (the server answers 404): its row has ok false and
 #     HV00R, though the call raised its error; a checkpoint ended by
 #     statement_timeout: 57014 and the interruption;
@@ -126,10 +127,18 @@ is($node->safe_psql('postgres', q{
 		 WHERE n >= 8}),
 	'quiet:compact:checkpoint_due:true:1:0:1',
 	'checkpoint_due: one row for the table it acted on, none for the other');
+# and (1.5) one row of the run's own: its stats reads, sent and skipped
+is($node->safe_psql('postgres', q{
+		SELECT concat_ws(':', coalesce(server, '-'), coalesce(table_name, '-'),
+		                 action, source, ok, requests, reads_sent, reads_skipped)
+		  FROM (SELECT *, row_number() OVER () AS n FROM lancelsm_run_history) r
+		 WHERE n = 9}),
+	'-:-:reads:checkpoint_due:t:2:2:0',
+	'checkpoint_due: a reads row, with its 2 stats reads sent and none skipped');
 
 is($node->safe_psql('postgres',
 		'SELECT run_entries, max_run_entries, run_evicted FROM lancelsm_info'),
-	'8|50|0', 'lancelsm_info: 8 runs kept of 50, none evicted');
+	'9|50|0', 'lancelsm_info: 9 runs kept of 50, none evicted');
 
 $node->stop;
 done_testing();

@@ -50,16 +50,35 @@
 
 /* Arguments of lancelsm_add_table up to 1.4, and of lancelsm_alter_table in 1.2. */
 #define DECLARE_ARGS 7
-/* Arguments of lancelsm_add_table since 1.5: validate. */
-#define ADD_ARGS 8
-/* Arguments of lancelsm_alter_table since 1.4: the thresholds to clear. */
-#define ALTER_ARGS 8
+/* Arguments of lancelsm_add_table since 1.5: validate, max_read_interval. */
+#define ADD_ARGS 9
+#define VALIDATE_ARG 7
+/* Arguments of lancelsm_alter_table in 1.4: the thresholds to clear. */
+#define ALTER_ARGS_V1_4 8
+#define CLEAR_ARG 7
+/* Arguments of lancelsm_alter_table since 1.5: max_read_interval. */
+#define ALTER_ARGS 9
+/* max_read_interval, the last argument of both since 1.5 */
+#define READ_INTERVAL_ARG 8
 
-/* The thresholds lancelsm_alter_table's clear argument may name. */
+/* The argument types of lancelsm_add_table and lancelsm_alter_table. */
+static const Oid declared_add_types[ADD_ARGS] = {TEXTOID, TEXTOID, INT8OID,
+	INT8OID, INT8OID, INT8OID, INTERVALOID, BOOLOID, INTERVALOID};
+static const Oid declared_alter_types[ALTER_ARGS] = {TEXTOID, TEXTOID,
+	INT8OID, INT8OID, INT8OID, INT8OID, INTERVALOID, TEXTARRAYOID,
+INTERVALOID};
+
+/*
+ * The thresholds lancelsm_alter_table's clear argument may name, in the
+ * order of their arguments from the third; since 1.5 max_read_interval
+ * too (the last argument).
+ */
 static const char *const declared_thresholds[] = {
 	"max_l0_generations", "max_l0_bytes", "max_wal_lag", "max_memtable_rows",
-	"max_checkpoint_age"
+	"max_checkpoint_age", "max_read_interval"
 };
+
+static bool declared_has_column(FunctionCallInfo fcinfo, const char *column);
 
 /*
  * declared_relation: the schema-qualified, quoted name of lancelsm_table,
@@ -113,23 +132,23 @@ declared_spi_finish(int nestlevel)
 /*
  * declared_modify: run one INSERT, UPDATE or DELETE on lancelsm_table
  * with the query template (%s: the table) and the function's first nargs
- * arguments as parameters $1..$nargs (server, table_name, then the five
- * thresholds), as the current role.  Returns the number of rows it
- * changed.  Errors: 42501 without the privilege on lancelsm_table, 23514
- * for a threshold its CHECK constraint refuses.
+ * arguments, of argtypes, as parameters $1..$nargs (server, table_name,
+ * then the five thresholds and the function's own), as the current role.
+ * Returns the number of rows it changed.  Errors: 42501 without the
+ * privilege on lancelsm_table, 23514 for a threshold its CHECK constraint
+ * refuses.
  */
 static uint64
-declared_modify(FunctionCallInfo fcinfo, const char *template, int nargs)
+declared_modify(FunctionCallInfo fcinfo, const char *template, int nargs,
+				const Oid *argtypes)
 {
-	static const Oid argtypes[ALTER_ARGS] = {TEXTOID, TEXTOID, INT8OID,
-		INT8OID, INT8OID, INT8OID, INTERVALOID, TEXTARRAYOID};
 	Datum		args[ALTER_ARGS];
 	char		nulls[ALTER_ARGS];
 	uint64		processed;
 	int			nestlevel;
 	int			rc;
 
-	Assert(nargs <= ALTER_ARGS);
+	Assert(nargs <= ALTER_ARGS && nargs <= ADD_ARGS);
 	for (int i = 0; i < nargs; i++)
 	{
 		args[i] = PG_GETARG_DATUM(i);
@@ -194,8 +213,9 @@ lsm_declared_query(FunctionCallInfo fcinfo, const char *template, int nargs,
 
 /*
  * declared_check_clear: the clear argument of lancelsm_alter_table (the
- * eighth, NULL: none) names only thresholds, none of them also given a
- * value.  Errors: 22023 otherwise, listing the thresholds.
+ * eighth, NULL: none) names only thresholds (and, since 1.5,
+ * max_read_interval), none of them also given a value.  Errors: 22023
+ * otherwise, listing them.
  */
 static void
 declared_check_clear(FunctionCallInfo fcinfo)
@@ -204,25 +224,28 @@ declared_check_clear(FunctionCallInfo fcinfo)
 	bool	   *elem_nulls;
 	int			n;
 
-	if (PG_ARGISNULL(ALTER_ARGS - 1))
+	int			nnames = lengthof(declared_thresholds) -
+		(PG_NARGS() < ALTER_ARGS ? 1 : 0);
+
+	if (PG_ARGISNULL(CLEAR_ARG))
 		return;
-	deconstruct_array(PG_GETARG_ARRAYTYPE_P(ALTER_ARGS - 1), TEXTOID, -1,
+	deconstruct_array(PG_GETARG_ARRAYTYPE_P(CLEAR_ARG), TEXTOID, -1,
 					  false, TYPALIGN_INT, &elems, &elem_nulls, &n);
 	for (int i = 0; i < n; i++)
 	{
 		char	   *name = elem_nulls[i] ? NULL : TextDatumGetCString(elems[i]);
 		int			k;
 
-		for (k = 0; k < lengthof(declared_thresholds); k++)
+		for (k = 0; k < nnames; k++)
 			if (name != NULL && strcmp(name, declared_thresholds[k]) == 0)
 				break;
-		if (k == lengthof(declared_thresholds))
+		if (k == nnames)
 			ereport(ERROR,
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 					 errmsg("cannot clear \"%s\": it is not a threshold",
 							name ? name : "NULL"),
-					 errhint("The thresholds are max_l0_generations, max_l0_bytes, max_wal_lag, max_memtable_rows and max_checkpoint_age.")));
-		if (!PG_ARGISNULL(2 + k))
+					 errhint("The thresholds are max_l0_generations, max_l0_bytes, max_wal_lag, max_memtable_rows and max_checkpoint_age; max_read_interval may be cleared too.")));
+		if (!PG_ARGISNULL(k < 5 ? 2 + k : READ_INTERVAL_ARG))
 			ereport(ERROR,
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 					 errmsg("threshold \"%s\" cannot be both set and cleared",
@@ -275,12 +298,15 @@ declared_validate(FunctionCallInfo fcinfo, const char *server,
  * lancelsm_add_table(server text, table_name text,
  *   max_l0_generations bigint DEFAULT NULL, max_l0_bytes bigint DEFAULT NULL,
  *   max_wal_lag bigint DEFAULT NULL, max_memtable_rows bigint DEFAULT NULL,
- *   max_checkpoint_age interval DEFAULT NULL, validate boolean DEFAULT true)
+ *   max_checkpoint_age interval DEFAULT NULL, validate boolean DEFAULT true,
+ *   max_read_interval interval DEFAULT NULL)
  *   RETURNS void
  *
  * Declares a LanceDB table of a lancelsm server: inserts (server,
  * table_name) and its thresholds (NULL: not used; counts of generations,
- * bytes, WAL entries and rows, and an age) into lancelsm_table.  The
+ * bytes, WAL entries and rows, and an age) into lancelsm_table, with
+ * max_read_interval, the longest time lancelsm_checkpoint_due() goes
+ * without reading its stats (NULL: lancelsm.max_read_interval).  The
  * server must exist and belong to the lancelsm wrapper.  With validate,
  * the table's stats are then read once (one request, with USAGE on the
  * server and a user mapping, as lancelsm_stats), and a table the read
@@ -293,7 +319,8 @@ declared_validate(FunctionCallInfo fcinfo, const char *server,
  * lancelsm_alter_table), 42704 unknown server, 42809 a server of another
  * wrapper, 22023 an empty or over-long table name, 23514 a negative
  * threshold or an age not above zero, 42501 without INSERT on
- * lancelsm_table (EXECUTE is revoked from PUBLIC).  Declared by 1.1 with
+ * lancelsm_table (EXECUTE is revoked from PUBLIC), 23514 also for a
+ * max_read_interval not above zero.  Declared by 1.1 with
  * two arguments only, it stores no thresholds; declared by 1.2 to 1.4
  * without validate, it contacts nothing, as those versions documented.
  */
@@ -305,15 +332,16 @@ lancelsm_add_table(PG_FUNCTION_ARGS)
 	char	   *table_name;
 	LsmFailure *problem;
 	bool		limits = PG_NARGS() >= DECLARE_ARGS;
-	bool		validate = PG_NARGS() >= ADD_ARGS;
+	bool		validate = PG_NARGS() > VALIDATE_ARG;
+	bool		bound = PG_NARGS() >= ADD_ARGS;
 
 	if (PG_ARGISNULL(0) || PG_ARGISNULL(1))
 		PG_RETURN_NULL();
-	if (validate && PG_ARGISNULL(ADD_ARGS - 1))
+	if (validate && PG_ARGISNULL(VALIDATE_ARG))
 		ereport(ERROR,
 				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
 				 errmsg("validate must not be null")));
-	validate = validate && PG_GETARG_BOOL(ADD_ARGS - 1);
+	validate = validate && PG_GETARG_BOOL(VALIDATE_ARG);
 	server = text_to_cstring(PG_GETARG_TEXT_PP(0));
 	table_name = text_to_cstring(PG_GETARG_TEXT_PP(1));
 	problem = lsm_server_problem(server);
@@ -321,10 +349,13 @@ lancelsm_add_table(PG_FUNCTION_ARGS)
 		problem = lsm_table_name_problem(table_name);
 	if (problem != NULL)
 		lsm_fault_raise(problem);
-	if (declared_modify(fcinfo, limits ?
+	if (declared_modify(fcinfo, bound ?
+						"INSERT INTO %s (server, table_name, max_l0_generations, max_l0_bytes, max_wal_lag, max_memtable_rows, max_checkpoint_age, max_read_interval) VALUES ($1, $2, $3, $4, $5, $6, $7, $9) ON CONFLICT DO NOTHING" :
+						limits ?
 						"INSERT INTO %s (server, table_name, max_l0_generations, max_l0_bytes, max_wal_lag, max_memtable_rows, max_checkpoint_age) VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT DO NOTHING" :
 						"INSERT INTO %s (server, table_name) VALUES ($1, $2) ON CONFLICT DO NOTHING",
-						limits ? DECLARE_ARGS : 2) == 0)
+						bound ? ADD_ARGS : limits ? DECLARE_ARGS : 2,
+						declared_add_types) == 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_DUPLICATE_OBJECT),
 				 errmsg("table \"%s\" of server \"%s\" is already declared",
@@ -339,32 +370,48 @@ lancelsm_add_table(PG_FUNCTION_ARGS)
  * lancelsm_alter_table(server text, table_name text,
  *   max_l0_generations bigint DEFAULT NULL, max_l0_bytes bigint DEFAULT NULL,
  *   max_wal_lag bigint DEFAULT NULL, max_memtable_rows bigint DEFAULT NULL,
- *   max_checkpoint_age interval DEFAULT NULL, clear text[] DEFAULT NULL)
+ *   max_checkpoint_age interval DEFAULT NULL, clear text[] DEFAULT NULL,
+ *   max_read_interval interval DEFAULT NULL)
  *   RETURNS void
  *
  * Changes the thresholds of a declared table as cron.alter_job changes a
  * job: a threshold given (not NULL) is set, one omitted or NULL keeps its
  * value, and one named in clear (by its argument name) is set to NULL,
- * that is, no longer used.  Nothing is contacted.  Returns NULL and does
+ * that is, no longer used; max_read_interval likewise (cleared: the
+ * setting lancelsm.max_read_interval).  The table's read plan is
+ * forgotten: lancelsm_checkpoint_due() reads it at its next run
+ * (next_read_reason 'altered').  Nothing is contacted.  Returns NULL and does
  * nothing when server or table_name is NULL.  Errors: 42704 when the
  * table is not declared, 22023 a name in clear that is no threshold, or
  * a threshold both given and cleared, 23514 a negative threshold or an
  * age not above zero, 42501 without UPDATE on lancelsm_table (EXECUTE is
  * revoked from PUBLIC).  Declared by 1.2 and 1.3 without clear, it sets
  * the five thresholds to exactly the arguments (NULL: not used), as those
- * versions documented.
+ * versions documented; declared by 1.4 without max_read_interval, it
+ * leaves the plan alone.
  */
 PG_FUNCTION_INFO_V1(lancelsm_alter_table);
 Datum
 lancelsm_alter_table(PG_FUNCTION_ARGS)
 {
-	bool		keeps = PG_NARGS() >= ALTER_ARGS;
+	bool		keeps = PG_NARGS() >= ALTER_ARGS_V1_4;
+	bool		plans = PG_NARGS() >= ALTER_ARGS;
 
 	if (PG_ARGISNULL(0) || PG_ARGISNULL(1))
 		PG_RETURN_NULL();
 	if (keeps)
 		declared_check_clear(fcinfo);
-	if (declared_modify(fcinfo, keeps ?
+	if (declared_modify(fcinfo, plans ?
+						"UPDATE %s SET "
+						"max_l0_generations = CASE WHEN 'max_l0_generations' = ANY ($8) THEN NULL ELSE coalesce($3, max_l0_generations) END, "
+						"max_l0_bytes = CASE WHEN 'max_l0_bytes' = ANY ($8) THEN NULL ELSE coalesce($4, max_l0_bytes) END, "
+						"max_wal_lag = CASE WHEN 'max_wal_lag' = ANY ($8) THEN NULL ELSE coalesce($5, max_wal_lag) END, "
+						"max_memtable_rows = CASE WHEN 'max_memtable_rows' = ANY ($8) THEN NULL ELSE coalesce($6, max_memtable_rows) END, "
+						"max_checkpoint_age = CASE WHEN 'max_checkpoint_age' = ANY ($8) THEN NULL ELSE coalesce($7, max_checkpoint_age) END, "
+						"max_read_interval = CASE WHEN 'max_read_interval' = ANY ($8) THEN NULL ELSE coalesce($9, max_read_interval) END, "
+						"next_read_at = NULL, next_read_reason = 'altered' "
+						"WHERE server = $1 AND table_name = $2" :
+						keeps ?
 						"UPDATE %s SET "
 						"max_l0_generations = CASE WHEN 'max_l0_generations' = ANY ($8) THEN NULL ELSE coalesce($3, max_l0_generations) END, "
 						"max_l0_bytes = CASE WHEN 'max_l0_bytes' = ANY ($8) THEN NULL ELSE coalesce($4, max_l0_bytes) END, "
@@ -373,7 +420,8 @@ lancelsm_alter_table(PG_FUNCTION_ARGS)
 						"max_checkpoint_age = CASE WHEN 'max_checkpoint_age' = ANY ($8) THEN NULL ELSE coalesce($7, max_checkpoint_age) END "
 						"WHERE server = $1 AND table_name = $2" :
 						"UPDATE %s SET max_l0_generations = $3, max_l0_bytes = $4, max_wal_lag = $5, max_memtable_rows = $6, max_checkpoint_age = $7 WHERE server = $1 AND table_name = $2",
-						keeps ? ALTER_ARGS : DECLARE_ARGS) == 0)
+						plans ? ALTER_ARGS : keeps ? ALTER_ARGS_V1_4 : DECLARE_ARGS,
+						declared_alter_types) == 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_UNDEFINED_OBJECT),
 				 errmsg("table \"%s\" of server \"%s\" is not declared",
@@ -399,7 +447,7 @@ lancelsm_remove_table(PG_FUNCTION_ARGS)
 {
 	if (declared_modify(fcinfo,
 						"DELETE FROM %s WHERE server = $1 AND table_name = $2",
-						2) == 0)
+						2, declared_add_types) == 0)
 		PG_RETURN_BOOL(false);
 	lsm_record_forget_removed(text_to_cstring(PG_GETARG_TEXT_PP(0)),
 							  text_to_cstring(PG_GETARG_TEXT_PP(1)));
@@ -491,6 +539,84 @@ declared_read_limits(DeclaredSet *set, uint64 r, int i, MemoryContext outer)
 }
 
 /*
+ * The columns of declared_read's query that read the plan (1.5), after
+ * those of the thresholds: whether the next read is due (%d: the setting
+ * lancelsm.max_read_interval in seconds), the last planned read and its
+ * values, when the age expires, the bound in microseconds, the reason of
+ * the plan.  The table is read when its plan says so, and also when its
+ * bound or age says so now (a setting or a checkpoint changed since the
+ * plan was made).
+ */
+static const char declared_plan_columns[] =
+", (next_read_at IS NULL OR next_read_at <= now() OR plan_read_at IS NULL "
+"OR plan_read_at + coalesce(max_read_interval, make_interval(secs => %d)) <= now() "
+"OR coalesce(now() - coalesce(last_checkpoint_at, added_at) > max_checkpoint_age, false)), "
+"plan_read_at, plan_read_values, coalesce(last_checkpoint_at, added_at) + max_checkpoint_age, "
+"(extract(epoch FROM coalesce(max_read_interval, make_interval(secs => %d))) * 1000000)::int8, "
+"next_read_reason";
+
+/* The places a table's phase takes in [0, 1) (declared_read_plan). */
+#define DECLARED_PHASES (1 << 20)
+
+static int	declared_slice_of(const char *server, const char *table_name,
+							  int32 slices);
+
+/*
+ * declared_read_plan: the plan of row r of the SPI result of
+ * declared_read's query with the plan (columns 12..17) into table i of
+ * the set, allocated in outer; with lancelsm.due_plan off every table is
+ * to be read.
+ */
+static void
+declared_read_plan(DeclaredSet *set, uint64 r, int i, MemoryContext outer)
+{
+	HeapTuple	tuple = SPI_tuptable->vals[r];
+	TupleDesc	desc = SPI_tuptable->tupdesc;
+	LsmReadPlanInput *in = &set->plan_in[i];
+	bool		isnull;
+	Datum		d;
+
+	set->to_read[i] = !lsm_due_plan ||
+		DatumGetBool(SPI_getbinval(tuple, desc, 12, &isnull));
+	in->limits = &set->limits[i];
+	d = SPI_getbinval(tuple, desc, 13, &isnull);
+	in->prev_at = isnull ? 0 : DatumGetTimestampTz(d);
+	d = SPI_getbinval(tuple, desc, 14, &isnull);
+	in->has_prev = !isnull && in->prev_at != 0;
+	if (in->has_prev)
+	{
+		ArrayType  *a = DatumGetArrayTypeP(d);
+		Datum	   *elems;
+		bool	   *elem_nulls;
+		int			n;
+
+		deconstruct_array(a, INT8OID, sizeof(int64), FLOAT8PASSBYVAL,
+						  TYPALIGN_DOUBLE,
+						  &elems, &elem_nulls, &n);
+		in->has_prev = (n >= LSM_MEASURES);
+		for (int m = 0; m < n && m < LSM_MEASURES; m++)
+		{
+			in->has_prev &= !elem_nulls[m];
+			in->prev_values[m] = elem_nulls[m] ? 0 : DatumGetInt64(elems[m]);
+		}
+		in->has_prev_written = (n > LSM_MEASURES && !elem_nulls[LSM_MEASURES]);
+		if (in->has_prev_written)
+			in->prev_written = DatumGetInt64(elems[LSM_MEASURES]);
+	}
+	d = SPI_getbinval(tuple, desc, 15, &isnull);
+	in->age_expiry = isnull ? 0 : DatumGetTimestampTz(d);
+	in->bound_us = DatumGetInt64(SPI_getbinval(tuple, desc, 16, &isnull));
+	set->plan_reasons[i] = SPI_getvalue(tuple, desc, 17);
+	if (set->plan_reasons[i] != NULL)
+		set->plan_reasons[i] = MemoryContextStrdup(outer, set->plan_reasons[i]);
+	in->prev_rate_known = lsm_read_plan_rate_known(set->plan_reasons[i]);
+	in->prev_bound = set->plan_reasons[i] != NULL &&
+		strcmp(set->plan_reasons[i], "bound") == 0;
+	in->phase = (double) declared_slice_of(set->servers[i], set->names[i],
+										   DECLARED_PHASES) / DECLARED_PHASES;
+}
+
+/*
  * FNV-1a, 64 bits (offset basis and prime), over the bytes of a slice key.
  */
 #define DECLARED_FNV_BASIS UINT64CONST(0xcbf29ce484222325)
@@ -573,14 +699,16 @@ declared_slice_rows(int32 slice, int32 slices, int *count)
  * declared_read: the declared tables of slice slice of slices
  * (declared_slice_of; 0 of 1: all of them), ordered by server and
  * table_name under the "C" collation, into set->servers and set->names
- * and, with limits, their thresholds, allocated in the caller's memory
- * context.  The checkpoint age runs from last_checkpoint_at, or from
- * added_at for a table never checkpointed, to the start of the
- * transaction.  Errors: 42501 without SELECT on lancelsm_table.
+ * and, with limits, their thresholds and, with the plan as well (from
+ * the 1.5 catalog on; without it the plan's arrays are NULL), their
+ * read plans, allocated in the caller's memory context.  The checkpoint
+ * age runs from last_checkpoint_at, or from added_at for a table never
+ * checkpointed, to the start of the transaction.  Errors: 42501 without
+ * SELECT on lancelsm_table.
  */
 static void
-declared_read(FunctionCallInfo fcinfo, bool with_limits, int32 slice,
-			  int32 slices, DeclaredSet *set)
+declared_read(FunctionCallInfo fcinfo, bool with_limits, bool with_plan,
+			  int32 slice, int32 slices, DeclaredSet *set)
 {
 	MemoryContext outer = CurrentMemoryContext;
 	bool	   *mine;
@@ -588,15 +716,22 @@ declared_read(FunctionCallInfo fcinfo, bool with_limits, int32 slice,
 	int			i;
 	int			nestlevel;
 	int			rc;
+	char	   *plan_columns = "";
 
+	with_plan = with_limits && with_plan &&
+		declared_has_column(fcinfo, "next_read_at");
+	if (with_plan)
+		plan_columns = psprintf(declared_plan_columns,
+								lsm_max_read_interval_s,
+								lsm_max_read_interval_s);
 	nestlevel = declared_spi_connect();
 	rc = SPI_execute(psprintf(with_limits ?
 							  "SELECT server, table_name, max_l0_generations, max_l0_bytes, max_wal_lag, max_memtable_rows, max_checkpoint_age, last_checkpoint_at, "
 							  "coalesce(now() - coalesce(last_checkpoint_at, added_at) > max_checkpoint_age, false), "
-							  "date_trunc('second', now() - coalesce(last_checkpoint_at, added_at))::text, max_checkpoint_age::text "
+							  "date_trunc('second', now() - coalesce(last_checkpoint_at, added_at))::text, max_checkpoint_age::text%s "
 							  "FROM %s ORDER BY server COLLATE \"C\", table_name COLLATE \"C\"" :
-							  "SELECT server, table_name FROM %s ORDER BY server COLLATE \"C\", table_name COLLATE \"C\"",
-							  declared_relation(fcinfo)), true, 0);
+							  "SELECT server, table_name%s FROM %s ORDER BY server COLLATE \"C\", table_name COLLATE \"C\"",
+							  plan_columns, declared_relation(fcinfo)), true, 0);
 	if (rc != SPI_OK_SELECT)
 		ereport(ERROR,
 				(errcode(ERRCODE_INTERNAL_ERROR),
@@ -609,6 +744,16 @@ declared_read(FunctionCallInfo fcinfo, bool with_limits, int32 slice,
 	set->limits = NULL;
 	set->limit_values = NULL;
 	set->limit_nulls = NULL;
+	set->to_read = NULL;
+	set->plan_in = NULL;
+	set->plan_reasons = NULL;
+	if (with_plan)
+	{
+		set->to_read = MemoryContextAlloc(outer, n * sizeof(bool));
+		set->plan_in = MemoryContextAllocZero(outer,
+											  n * sizeof(LsmReadPlanInput));
+		set->plan_reasons = MemoryContextAlloc(outer, n * sizeof(char *));
+	}
 	if (with_limits)
 	{
 		set->limits = MemoryContextAllocZero(outer, n * sizeof(LsmLimits));
@@ -631,6 +776,8 @@ declared_read(FunctionCallInfo fcinfo, bool with_limits, int32 slice,
 											SPI_getvalue(tuple, desc, 2));
 		if (with_limits)
 			declared_read_limits(set, r, i, outer);
+		if (with_plan)
+			declared_read_plan(set, r, i, outer);
 		i++;
 	}
 	declared_spi_finish(nestlevel);
@@ -639,7 +786,8 @@ declared_read(FunctionCallInfo fcinfo, bool with_limits, int32 slice,
 /*
  * lsm_declared_resolve: read the declared tables of slice slice of slices
  * (0 of 1: all; see declared_slice_of, the caller checks 0 <= slice
- * < slices) with their thresholds when with_limits, and resolve each
+ * < slices) with their thresholds when with_limits, and with their read
+ * plans when with_plan too and the catalog has them, and resolve each
  * distinct server once, without
  * raising: set->table_configs holds each table's server (NULL where it
  * is unusable) and set->refusals the failure of a table whose server is
@@ -650,14 +798,15 @@ declared_read(FunctionCallInfo fcinfo, bool with_limits, int32 slice,
  * SELECT on lancelsm_table.
  */
 pg_noinline void
-lsm_declared_resolve(FunctionCallInfo fcinfo, bool with_limits, int32 slice,
-					 int32 slices, DeclaredSet *set)
+lsm_declared_resolve(FunctionCallInfo fcinfo, bool with_limits,
+					 bool with_plan, int32 slice, int32 slices,
+					 DeclaredSet *set)
 {
 	LsmConfig  *config = NULL;
 	LsmFailure *server_failure = NULL;
 	int			n;
 
-	declared_read(fcinfo, with_limits, slice, slices, set);
+	declared_read(fcinfo, with_limits, with_plan, slice, slices, set);
 	set->records = lsm_role_records(fcinfo);
 	n = Max(set->ntables, 1);
 	set->tasks = NULL;
@@ -710,7 +859,7 @@ pg_noinline void
 lsm_declared_prepare(FunctionCallInfo fcinfo, LsmTaskKind kind,
 					 bool with_limits, DeclaredSet *set)
 {
-	lsm_declared_resolve(fcinfo, with_limits, 0, 1, set);
+	lsm_declared_resolve(fcinfo, with_limits, false, 0, 1, set);
 	set->tasks = palloc0(Max(set->ntables, 1) * sizeof(LsmTask *));
 	for (int i = 0; i < set->ntables; i++)
 	{
@@ -1029,7 +1178,8 @@ declared_has_column(FunctionCallInfo fcinfo, const char *column)
 typedef enum DeclaredWrite
 {
 	DECLARED_WRITE_CHECKPOINT,	/* last_checkpoint_at */
-	DECLARED_WRITE_OUTCOMES		/* the last_* outcome columns (1.4) */
+	DECLARED_WRITE_OUTCOMES,	/* the last_* outcome columns (1.4) */
+	DECLARED_WRITE_PLANS		/* the read plans (1.5) */
 } DeclaredWrite;
 
 /*
@@ -1081,7 +1231,13 @@ declared_update_safely(FunctionCallInfo fcinfo, const char *template,
 		CurrentResourceOwner = owner;
 		if (edata->sqlerrcode == ERRCODE_QUERY_CANCELED)
 			ReThrowError(edata);
-		if (what == DECLARED_WRITE_OUTCOMES)
+		if (what == DECLARED_WRITE_PLANS)
+			ereport(WARNING,
+					(errcode(edata->sqlerrcode),
+					 errmsg("could not record the read plans of declared tables"),
+					 errdetail_internal("%s", edata->message),
+					 errhint("The tables read by this run are read again at the next run.")));
+		else if (what == DECLARED_WRITE_OUTCOMES)
 			ereport(WARNING,
 					(errcode(edata->sqlerrcode),
 					 errmsg("could not record the outcomes of declared tables"),
@@ -1163,6 +1319,96 @@ lsm_declared_record_outcomes(FunctionCallInfo fcinfo,
 		declared_update_safely(fcinfo, update.template, LSM_OUTCOME_PARAMS,
 							   update.argtypes, update.args,
 							   DECLARED_WRITE_OUTCOMES);
+}
+
+/*
+ * declared_array: an array of n Datums of a type (int8, timestamptz or
+ * text), NULL where nulls says so (nulls NULL: none).
+ */
+static Datum
+declared_array(Datum *elems, bool *nulls, int n, Oid type)
+{
+	int			dims[1] = {n};
+	int			lbs[1] = {1};
+	int16		len;
+	bool		byval;
+	char		align;
+
+	get_typlenbyvalalign(type, &len, &byval, &align);
+	return PointerGetDatum(construct_md_array(elems, nulls, 1, dims, lbs,
+											  type, len, byval, align));
+}
+
+/* The UPDATE of lsm_declared_record_plans: one row per table read. */
+static const char declared_plan_update[] =
+"UPDATE %s t SET next_read_at = u.next_read_at, next_read_reason = u.reason, "
+"plan_read_at = CASE WHEN u.ok THEN u.read_at ELSE t.plan_read_at END, "
+"plan_read_values = CASE WHEN u.ok THEN ARRAY[u.l0_generations, u.l0_bytes, u.wal_lag, u.memtable_rows, u.written] "
+"ELSE t.plan_read_values END "
+"FROM unnest($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) "
+"u(server, table_name, next_read_at, reason, ok, read_at, l0_generations, l0_bytes, wal_lag, memtable_rows, written) "
+"WHERE t.server = u.server AND t.table_name = u.table_name";
+
+/* The parameters of declared_plan_update: arrays of these types. */
+#define DECLARED_PLAN_PARAMS 11
+
+/*
+ * lsm_declared_record_plans: write the read plan of each table of the
+ * set that rows (one per table) says was read: next_read_at and
+ * next_read_reason and, for a read that succeeded, plan_read_at and
+ * plan_read_values (a failed read keeps the last good one).  Written as
+ * lsm_declared_record_outcomes writes: in the calling transaction, as
+ * the owner of lancelsm_table, a WARNING where that fails (the tables
+ * are then read again at the next run, the safe direction); lost if the
+ * transaction rolls back, likewise.  Does nothing without the plan
+ * (before the 1.5 catalog), nor for a role that may not record.
+ */
+void
+lsm_declared_record_plans(FunctionCallInfo fcinfo, const DeclaredSet *set,
+						  const DeclaredPlanRow *rows)
+{
+	int			n = 0;
+	int			size = Max(set->ntables, 1);
+	Datum	   *cols[DECLARED_PLAN_PARAMS];
+	bool	   *next_nulls = palloc(size * sizeof(bool));
+	Oid			types[DECLARED_PLAN_PARAMS] = {TEXTOID, TEXTOID, TIMESTAMPTZOID,
+		TEXTOID, BOOLOID, TIMESTAMPTZOID, INT8OID, INT8OID, INT8OID, INT8OID,
+	INT8OID};
+	Oid			argtypes[DECLARED_PLAN_PARAMS];
+	Datum		args[DECLARED_PLAN_PARAMS];
+
+	if (set->plan_in == NULL || !set->records)
+		return;
+	for (int c = 0; c < DECLARED_PLAN_PARAMS; c++)
+		cols[c] = palloc(size * sizeof(Datum));
+	for (int t = 0; t < set->ntables; t++)
+	{
+		const DeclaredPlanRow *row = &rows[t];
+
+		if (!row->read)
+			continue;
+		cols[0][n] = CStringGetTextDatum(set->servers[t]);
+		cols[1][n] = CStringGetTextDatum(set->names[t]);
+		cols[2][n] = TimestampTzGetDatum(row->next_read_at);
+		next_nulls[n] = (row->next_read_at == 0);
+		cols[3][n] = CStringGetTextDatum(row->reason);
+		cols[4][n] = BoolGetDatum(row->read_ok);
+		cols[5][n] = TimestampTzGetDatum(row->read_at);
+		for (int m = 0; m < LSM_MEASURES; m++)
+			cols[6 + m][n] = Int64GetDatum(row->values[m]);
+		cols[6 + LSM_MEASURES][n] = Int64GetDatum(row->written);
+		n++;
+	}
+	if (n == 0)
+		return;
+	for (int c = 0; c < DECLARED_PLAN_PARAMS; c++)
+	{
+		args[c] = declared_array(cols[c], c == 2 ? next_nulls : NULL, n,
+								 types[c]);
+		argtypes[c] = get_array_type(types[c]);
+	}
+	declared_update_safely(fcinfo, declared_plan_update, DECLARED_PLAN_PARAMS,
+						   argtypes, args, DECLARED_WRITE_PLANS);
 }
 
 /*

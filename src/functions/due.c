@@ -27,10 +27,12 @@
  */
 #include "postgres.h"
 
+#include "access/xact.h"
 #include "functions/declared.h"
 #include "functions/recording.h"
 #include "funcapi.h"
 #include "functions/entry.h"
+#include "record/record.h"
 #include "task/task.h"
 #include "settings.h"
 #include "utils/builtins.h"
@@ -54,6 +56,8 @@ typedef struct DuePlan
 	LsmTask   **run;			/* the action tasks, nrun of them */
 	int			nrun;
 	int			ndecided;		/* the tables read and decided so far */
+	DeclaredPlanRow *reads;		/* per table: its next read, if read */
+	int			nread;			/* the tables whose stats were read */
 } DuePlan;
 
 /*
@@ -90,6 +94,49 @@ due_plan_alloc(const DeclaredSet *set, DuePlan *plan)
 	plan->run = palloc0(n * sizeof(LsmTask *));
 	plan->nrun = 0;
 	plan->ndecided = 0;
+	plan->reads = palloc0(n * sizeof(DeclaredPlanRow));
+	plan->nread = 0;
+}
+
+/*
+ * due_plan_read: the plan of table t's next read, after its stats read
+ * (the task stats, summarized into summary) and its decision, into
+ * plan->reads[t], allocated in CurrentMemoryContext, timed from the start
+ * of the run's transaction (now(), which the next runs compare the plan
+ * with): at the next run
+ * when the read failed ("read failed") or the table is acted on
+ * ("acted"), else as src/functions/plan.c plans it.  Nothing without the
+ * 1.5 catalog's plan.
+ */
+static void
+due_plan_read(const DeclaredSet *set, DuePlan *plan, int t,
+			  const LsmTask *stats, const LsmTableSummary *summary)
+{
+	DeclaredPlanRow *row = &plan->reads[t];
+	LsmReadPlanInput in;
+
+	if (set->plan_in == NULL)
+		return;
+	row->read = true;
+	row->read_ok = (stats->failure == NULL);
+	row->read_at = GetCurrentTransactionStartTimestamp();
+	if (!row->read_ok)
+	{
+		row->reason = "read failed";
+		return;
+	}
+	lsm_due_measures(summary, row->values);
+	row->written = lsm_read_plan_written(summary);
+	if (plan->actions[t] != LSM_DUE_NONE)
+	{
+		row->reason = "acted";
+		return;
+	}
+	in = set->plan_in[t];
+	in.read_at = row->read_at;
+	memcpy(in.values, row->values, sizeof(in.values));
+	in.written = row->written;
+	row->next_read_at = lsm_read_plan(&in, &row->reason);
 }
 
 /*
@@ -114,6 +161,8 @@ due_decide(const DeclaredSet *set, DuePlan *plan, int t, LsmTask *stats,
 		plan->actions[t] = lsm_due_evaluate(&set->limits[t], &summary,
 											&reason);
 	old = MemoryContextSwitchTo(outer);
+	due_plan_read(set, plan, t, stats, &summary);
+	plan->nread++;
 	plan->failures[t] = lsm_fault_copy(stats->failure);
 	plan->reasons[t] = reason ? pstrdup(reason) : NULL;
 	if (plan->actions[t] != LSM_DUE_NONE)
@@ -133,7 +182,18 @@ due_decide(const DeclaredSet *set, DuePlan *plan, int t, LsmTask *stats,
 }
 
 /*
- * due_read_all: read the stats of every table of the set and decide its
+ * due_unread: whether table t of the set is left unread by this run: its
+ * next read is not due (src/functions/declared.c reads the plan).
+ */
+static inline bool
+due_unread(const DeclaredSet *set, int t)
+{
+	return set->to_read != NULL && !set->to_read[t];
+}
+
+/*
+ * due_read_all: read the stats of every table of the set whose next read
+ * is due (every table without the plan) and decide its
  * action, DUE_CHUNK tables at a time: the reads of one chunk run
  * concurrently through the connection pool, and all that they allocate
  * (tasks, requests, decoded answers, summaries) is freed before the next
@@ -152,23 +212,29 @@ due_read_all(const DeclaredSet *set, DuePlan *plan)
 													ALLOCSET_DEFAULT_SIZES);
 	LsmTask   **tasks = palloc(DUE_CHUNK * sizeof(LsmTask *));
 	LsmTask    *slots = palloc(DUE_CHUNK * sizeof(LsmTask));
+	int		   *which = palloc(DUE_CHUNK * sizeof(int));
+	int			next = 0;
 
-	for (int from = 0; from < set->ntables; from += DUE_CHUNK)
+	while (next < set->ntables)
 	{
-		int			k = Min(DUE_CHUNK, set->ntables - from);
+		int			k = 0;
 
 		MemoryContextSwitchTo(chunk_cxt);
-		for (int j = 0; j < k; j++)
+		for (; next < set->ntables && k < DUE_CHUNK; next++)
 		{
-			tasks[j] = &slots[j];
-			lsm_declared_task_init(set, from + j, LSM_TASK_STATS, tasks[j]);
+			if (due_unread(set, next))
+				continue;
+			which[k] = next;
+			tasks[k] = &slots[k];
+			lsm_declared_task_init(set, next, LSM_TASK_STATS, tasks[k++]);
 		}
 		lsm_task_run_all(tasks, k);
 		for (int j = 0; j < k; j++)
-			due_decide(set, plan, from + j, tasks[j], outer);
+			due_decide(set, plan, which[j], tasks[j], outer);
 		MemoryContextSwitchTo(outer);
 		MemoryContextReset(chunk_cxt);
 	}
+	pfree(which);
 	MemoryContextDelete(chunk_cxt);
 	pfree(slots);
 	pfree(tasks);
@@ -192,6 +258,10 @@ due_outcomes(const DeclaredSet *set, const DuePlan *plan,
 	call->kind = LSM_TASK_STATS;
 	call->stats_failures = plan->failures;
 	call->ndecided = plan->ndecided;
+	call->unread = set->to_read ? palloc(Max(set->ntables, 1) * sizeof(bool)) :
+		NULL;
+	for (int t = 0; call->unread != NULL && t < set->ntables; t++)
+		call->unread[t] = due_unread(set, t);
 	call->stats_started = started;
 	return call;
 }
@@ -213,19 +283,24 @@ due_row(ReturnSetInfo *rsinfo, const DeclaredSet *set, const DuePlan *plan,
 	bool		skipped = row_task != NULL && lsm_herd_skipped(row_task);
 	int			c = 0;
 
+	char	   *reason = plan->reasons[i];
+
 	if (row_task == NULL)
 	{
 		lsm_task_init(&none, LSM_TASK_STATS, NULL, set->names[i], false);
 		lsm_task_set_failure(&none, plan->failures[i]);
 		row_task = &none;
 	}
+	if (due_unread(set, i))
+		reason = psprintf("not read: %s", set->plan_reasons[i] ?
+						  set->plan_reasons[i] : "planned");
 	values[c] = CStringGetTextDatum(set->servers[i]);
 	nulls[c++] = false;
 	c = lsm_checkpoint_row_values(row_task, values, nulls, c);
 	values[c] = BoolGetDatum(plan->actions[i] != LSM_DUE_NONE);
-	nulls[c++] = (plan->failures[i] != NULL);
-	values[c] = plan->reasons[i] ? CStringGetTextDatum(plan->reasons[i]) : 0;
-	nulls[c++] = (plan->reasons[i] == NULL);
+	nulls[c++] = (plan->failures[i] != NULL || due_unread(set, i));
+	values[c] = reason ? CStringGetTextDatum(reason) : 0;
+	nulls[c++] = (reason == NULL);
 	values[c] = CStringGetTextDatum(lsm_due_action_name(skipped ? LSM_DUE_NONE :
 														plan->actions[i]));
 	nulls[c++] = false;
@@ -362,7 +437,7 @@ lancelsm_checkpoint_due(PG_FUNCTION_ARGS)
 	strict = lsm_strict_arg(fcinfo, 2);
 	lsm_role_require_record(fcinfo);
 	rsinfo = lsm_materialize(fcinfo, LSM_DUE_COLS);
-	lsm_declared_resolve(fcinfo, true, slice, slices, &set);
+	lsm_declared_resolve(fcinfo, true, true, slice, slices, &set);
 	due_plan_alloc(&set, &plan);
 	PG_TRY();
 	{
@@ -378,6 +453,8 @@ lancelsm_checkpoint_due(PG_FUNCTION_ARGS)
 	lsm_declared_wipe(&set);
 	lsm_declared_record(fcinfo, &set, plan.acts);
 	lsm_declared_record_outcomes(fcinfo, due_outcomes(&set, &plan, started));
+	lsm_declared_record_plans(fcinfo, &set, plan.reads);
+	lsm_run_record_due(plan.nread, set.ntables - plan.nread, started);
 	due_log(&set, &plan, &log);
 	if (strict)
 		lsm_failed_rows_raise(&log, set.ntables);

@@ -61,7 +61,7 @@
 #define LSM_INFO_COLS 22
 /* lancelsm_run_history (1.4); 1.5 adds removed_at */
 #define LSM_RUN_HISTORY_COLS 13
-#define LSM_RUN_HISTORY_COLS_V1_5 14
+#define LSM_RUN_HISTORY_COLS_V1_5 16
 /* lancelsm_table_counters (1.4): one row per table and action */
 #define LSM_TABLE_COUNTERS_COLS 14
 /* lancelsm_last_stats (1.4): one row per table whose stats were read */

@@ -385,6 +385,8 @@ lancelsm_checkpoint_history_reset(PG_FUNCTION_ARGS)
 static const char *
 run_action_name(LsmTaskKind kind)
 {
+	if (kind == LSM_TASK_STATS)
+		return "reads";
 	if (kind == LSM_TASK_FLUSH)
 		return "flush";
 	return kind == LSM_TASK_COMPACT ? "compact" : "checkpoint";
@@ -403,8 +405,9 @@ run_source_name(LsmRunSource source)
 
 /*
  * run_row: the lancelsm_run_history row of one run (a copy); sqlstate
- * and message are NULL for a success; removed_at last unless the catalog
- * is 1.4's (with_removed false).
+ * and message are NULL for a success; removed_at, reads_sent and
+ * reads_skipped last unless the catalog is 1.4's (with_removed false),
+ * which gets no row of a due run's reads.
  */
 static void
 run_row(ReturnSetInfo *rsinfo, const LsmRunCopy *run, bool with_removed)
@@ -412,11 +415,16 @@ run_row(ReturnSetInfo *rsinfo, const LsmRunCopy *run, bool with_removed)
 	const LsmHistoryCopy *r = &run->outcome;
 	Datum		values[LSM_RUN_HISTORY_COLS_V1_5];
 	bool		nulls[LSM_RUN_HISTORY_COLS_V1_5] = {0};
+	bool		reads = (run->kind == LSM_TASK_STATS);
 	int			i = 0;
 
+	if (reads && !with_removed)
+		return;
 	values[i] = database_datum(r->dbid, &nulls[i]);
 	i++;
+	nulls[i] = reads;
 	values[i++] = monitoring_text(r->server);
+	nulls[i] = reads;
 	values[i++] = monitoring_text(r->table_name);
 	values[i++] = CStringGetTextDatum(run_action_name(run->kind));
 	values[i++] = CStringGetTextDatum(run_source_name(run->source));
@@ -431,7 +439,13 @@ run_row(ReturnSetInfo *rsinfo, const LsmRunCopy *run, bool with_removed)
 	values[i++] = Int32GetDatum(run->polls);
 	values[i++] = Int32GetDatum(run->requests);
 	if (with_removed)
+	{
 		i = monitoring_removed_at(r, values, nulls, i);
+		values[i] = Int32GetDatum(run->requests);
+		nulls[i++] = !reads;
+		values[i] = Int32GetDatum(run->reads_skipped);
+		nulls[i++] = !reads;
+	}
 	lsm_put_row(rsinfo, values, nulls, i);
 }
 
@@ -441,10 +455,14 @@ run_row(ReturnSetInfo *rsinfo, const LsmRunCopy *run, bool with_removed)
  *   action text, source text, started_at timestamptz,
  *   finished_at timestamptz, ok boolean, sqlstate text, message text,
  *   passes integer, polls integer, requests integer,
- *   removed_at timestamptz)
+ *   removed_at timestamptz, reads_sent integer, reads_skipped integer)
  *
  * No arguments.  One row per flush, compact or checkpoint that lancelsm
- * ran on a table, kept in shared memory (src/record/run.c: at most
+ * ran on a table and (1.5) one per lancelsm_checkpoint_due() call that
+ * ended without an error (action reads, server and table_name NULL,
+ * reads_sent its stats reads, also in requests, and reads_skipped the
+ * tables it did not read because their next read was not due; both NULL
+ * on the other rows), kept in shared memory (src/record/run.c: at most
  * lancelsm.max_run_history, evicted by the fair rule), of every database
  * (database: its name, NULL once dropped), in the order they ended,
  * copied under a shared lock.  action: flush, compact or checkpoint;

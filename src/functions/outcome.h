@@ -41,6 +41,8 @@ typedef struct LsmOutcomeCall
 	LsmFailure **stats_failures;	/* per table, or NULL: why its stats read
 									 * failed (lancelsm_checkpoint_due) */
 	int			ndecided;		/* with stats_failures: the tables read */
+	bool	   *unread;			/* per table, or NULL: not read at all (its
+								 * next read not due), nothing recorded */
 	TimestampTz stats_started;	/* when the call (its stats reads) started */
 } LsmOutcomeCall;
 

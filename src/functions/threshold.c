@@ -48,13 +48,13 @@ threshold_reason_add(StringInfo reason, const char *name, const char *value,
 }
 
 /*
- * threshold_measures_of: the statistics of a table summary that the
+ * lsm_due_measures: the statistics of a table summary that the
  * thresholds are compared with, into measures (LSM_MEASURES values,
  * LsmMeasure order): L0 generations and bytes and memtable rows summed
  * over the buckets, the largest WAL lag of a bucket (0 without buckets).
  */
-static void
-threshold_measures_of(const LsmTableSummary *table, int64 *measures)
+void
+lsm_due_measures(const LsmTableSummary *table, int64 *measures)
 {
 	measures[LSM_MEASURE_L0_GENERATIONS] = table->l0_generations;
 	measures[LSM_MEASURE_L0_BYTES] = table->l0_bytes;
@@ -76,7 +76,7 @@ lsm_due_evaluate(const LsmLimits *limits, const LsmTableSummary *table,
 	int			action = LSM_DUE_NONE;
 	int64		measures[LSM_MEASURES];
 
-	threshold_measures_of(table, measures);
+	lsm_due_measures(table, measures);
 	initStringInfo(&buf);
 	for (int m = 0; m < LSM_MEASURES; m++)
 	{

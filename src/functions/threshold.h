@@ -50,5 +50,6 @@ extern LsmDueAction lsm_due_evaluate(const LsmLimits *limits,
 									 const LsmTableSummary *table,
 									 char **reason);
 extern const char *lsm_due_action_name(LsmDueAction action);
+extern void lsm_due_measures(const LsmTableSummary *table, int64 *measures);
 
 #endif							/* LANCELSM_THRESHOLD_H */

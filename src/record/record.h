@@ -182,6 +182,8 @@ typedef struct LsmRunCopy
 	LsmRunSource source;
 	int32		polls;
 	int32		requests;
+	int32		reads_skipped;	/* kind LSM_TASK_STATS: a due run's entry,
+								 * requests its stats reads */
 } LsmRunCopy;
 
 /* The actions the table counters count, in their rows' order. */
@@ -277,6 +279,8 @@ extern void lsm_pace_remember(Oid serverid, const char *wire_table_name,
 							  const LsmPace *pace);
 /* in run.c */
 extern void lsm_run_record(const LsmTaskSnapshot *snap, int interrupted_by);
+extern void lsm_run_record_due(int reads_sent, int reads_skipped,
+							   TimestampTz started_at);
 /* in counters.c */
 extern void lsm_counters_record(const LsmTaskSnapshot *snap,
 								int interrupted_by);

@@ -17,7 +17,12 @@
  * unusable server, a refused name) writes none; nor does a checkpoint
  * that joined or was skipped for another backend's run of its table: the
  * run it joined is the one recorded, by the backend that ran it.  A
- * lancelsm_checkpoint_due() run that leaves a table alone writes nothing.
+ * lancelsm_checkpoint_due() run that leaves a table alone writes nothing
+ * for it; since 1.5 each such run (each slice's call) that ends without
+ * an error writes one entry of its own, of kind LSM_TASK_STATS, with no
+ * server and no table, counting the stats reads it sent (requests) and
+ * the tables it did not read because their next read was not due
+ * (lsm_run_record_due).
  *
  * The entries are at most lancelsm.max_run_history, under one LWLock.
  * Every run adds an entry; when all are in use, it evicts one by the fair
@@ -57,6 +62,7 @@ typedef struct RunEntry
 	int32		polls;
 	int32		requests;
 	TimestampTz removed_at;		/* its table removed; 0: not (1.5) */
+	int32		reads_skipped;	/* a due run's entry: tables not read */
 } RunEntry;
 
 /* The shared header; the entries follow it. */
@@ -117,6 +123,29 @@ run_recorded(const LsmTaskSnapshot *snap)
 }
 
 /*
+ * run_add: add a filled entry (its key in use), evicting by the fair rule
+ * when all are in use, and count an eviction.  Never raises an error.
+ */
+static void
+run_add(RunEntry *entry)
+{
+	bool		evicts;
+	int			i;
+
+	LWLockAcquire(run_shared->array.lock, LW_EXCLUSIVE);
+	i = shared_key_slot_new(run_entries, sizeof(RunEntry), run_shared->array.n,
+							&entry->key, &evicts);
+	if (evicts)
+		pg_atomic_fetch_add_u64(&run_shared->array.evicted, 1);
+	if (i >= 0)
+	{
+		entry->seq = run_shared->next_seq++;
+		run_entries[i] = *entry;
+	}
+	LWLockRelease(run_shared->array.lock);
+}
+
+/*
  * lsm_run_record: a task is over (interrupted_by: 0, or the SQLSTATE of
  * the error that ended the statement): when it is a run (see the head of
  * this file), add its entry, evicting by the fair rule when all are in
@@ -127,8 +156,6 @@ void
 lsm_run_record(const LsmTaskSnapshot *snap, int interrupted_by)
 {
 	RunEntry	entry;
-	bool		evicts;
-	int			i;
 
 	if (!run_recorded(snap))
 		return;
@@ -139,17 +166,36 @@ lsm_run_record(const LsmTaskSnapshot *snap, int interrupted_by)
 	entry.polls = snap->counters.polls;
 	entry.requests = snap->requests;
 
-	LWLockAcquire(run_shared->array.lock, LW_EXCLUSIVE);
-	i = shared_key_slot_new(run_entries, sizeof(RunEntry), run_shared->array.n,
-							&entry.key, &evicts);
-	if (evicts)
-		pg_atomic_fetch_add_u64(&run_shared->array.evicted, 1);
-	if (i >= 0)
-	{
-		entry.seq = run_shared->next_seq++;
-		run_entries[i] = entry;
-	}
-	LWLockRelease(run_shared->array.lock);
+	run_add(&entry);
+}
+
+/*
+ * lsm_run_record_due: a lancelsm_checkpoint_due() call that started at
+ * started_at is over: add its entry (see the head of this file), with
+ * reads_sent stats reads sent and reads_skipped tables not read, evicting
+ * by the fair rule when all are in use.  A no-op when lancelsm is not
+ * preloaded.  Never raises an error.
+ */
+void
+lsm_run_record_due(int reads_sent, int reads_skipped, TimestampTz started_at)
+{
+	RunEntry	entry;
+
+	if (run_shared == NULL || run_shared->array.n == 0)
+		return;
+	memset(&entry, 0, sizeof(entry));
+	shared_key_set(&entry.key, InvalidOid, "", false);
+	entry.outcome.ok = true;
+	entry.outcome.started_at = started_at;
+	entry.outcome.finished_at = GetCurrentTimestamp();
+	entry.key.age = entry.outcome.finished_at;
+	entry.key.in_use = true;
+	entry.kind = (uint8) LSM_TASK_STATS;
+	entry.source = (uint8) LSM_RUN_CHECKPOINT_DUE;
+	entry.requests = reads_sent;
+	entry.reads_skipped = reads_skipped;
+
+	run_add(&entry);
 }
 
 /*
@@ -195,6 +241,7 @@ lsm_run_copy(int *n)
 		row->source = (LsmRunSource) e->source;
 		row->polls = e->polls;
 		row->requests = e->requests;
+		row->reads_skipped = e->reads_skipped;
 		row->outcome.removed_at = e->removed_at;
 	}
 	LWLockRelease(run_shared->array.lock);

@@ -14,7 +14,9 @@
 # given on the 1.4 lancelsm_info on its 1.5 view and function, and a
 # pg_dump round trip: declared tables
 # (lancelsm_table rows, with their thresholds, last_checkpoint_at and last
-# outcome) survive pg_dump and a restore into a new database.
+# outcome, max_read_interval and read plan) survive pg_dump and a restore
+# into a new database; the grants given the 1.4 lancelsm_alter_table are
+# on its 1.5 signature (max_read_interval).
 #
 # Run as the postgres user, with lancelsm built and installed; scripts/test.sh
 # calls it.  No emulator needed: nothing here contacts a LanceDB server.
@@ -142,8 +144,10 @@ CREATE EXTENSION lancelsm VERSION '1.4';
 CREATE ROLE regress_upgrade_mon;
 GRANT SELECT ON lancelsm_info TO regress_upgrade_mon;
 GRANT EXECUTE ON FUNCTION lancelsm_info() TO regress_upgrade_mon;
+GRANT EXECUTE ON FUNCTION lancelsm_alter_table(text, text, int8, int8, int8, int8, interval, text[]) TO regress_upgrade_mon;
 ALTER EXTENSION lancelsm UPDATE;
 SQL
+alter=$(psql_q -d info_grants -A -t -c "SELECT has_function_privilege('regress_upgrade_mon', 'lancelsm_alter_table(text, text, int8, int8, int8, int8, interval, text[], interval)', 'EXECUTE'), has_function_privilege('public', 'lancelsm_alter_table(text, text, int8, int8, int8, int8, interval, text[], interval)', 'EXECUTE'), (SELECT count(*) FROM pg_proc WHERE proname = 'lancelsm_alter_table')")
 info=$(psql_q -d info_grants -A -t -c "SELECT has_table_privilege('regress_upgrade_mon', 'lancelsm_info', 'SELECT'), has_function_privilege('regress_upgrade_mon', 'lancelsm_info()', 'EXECUTE'), has_function_privilege('public', 'lancelsm_info()', 'EXECUTE'), (SELECT count(*) FROM pg_attribute WHERE attrelid = 'lancelsm_info'::regclass AND attnum > 0)")
 psql_q -d postgres -c "DROP DATABASE info_grants" -c "DROP ROLE regress_upgrade_mon"
 if [ "$info" != "t|t|f|22" ]; then
@@ -151,6 +155,11 @@ if [ "$info" != "t|t|f|22" ]; then
 	exit 1
 fi
 echo "upgrade: the grants on lancelsm_info are carried to its 1.5 view and function ($info)"
+if [ "$alter" != "t|f|1" ]; then
+	echo "upgrade: the grants on lancelsm_alter_table were not carried to its 1.5 signature (max_read_interval): '$alter'" >&2
+	exit 1
+fi
+echo "upgrade: the grants on lancelsm_alter_table are carried to its 1.5 signature ($alter)"
 
 # pg_dump round trip of the declared tables
 psql_q -d fresh -o /dev/null <<'SQL'
@@ -159,11 +168,14 @@ CREATE SERVER dump_srv FOREIGN DATA WRAPPER lancelsm
 SELECT lancelsm_add_table('dump_srv', 'events', max_l0_generations => 20,
                           max_wal_lag => 1000, max_checkpoint_age => '15 minutes',
                           validate => false);
-SELECT lancelsm_add_table('dump_srv', 'ns$orders', 1, 2, 3, 4, '1 day', validate => false);
+SELECT lancelsm_add_table('dump_srv', 'ns$orders', 1, 2, 3, 4, '1 day', validate => false,
+                          max_read_interval => '30 minutes');
 UPDATE lancelsm_table SET last_checkpoint_at = '2026-11-30 12:34:56.789+00',
        last_action = 'checkpoint', last_source = 'checkpoint_due', last_ok = true,
        last_started_at = '2026-11-30 12:34:56.789+00',
-       last_finished_at = '2026-11-30 12:35:01.5+00'
+       last_finished_at = '2026-11-30 12:35:01.5+00',
+       next_read_at = '2026-11-30 12:50:01.5+00', next_read_reason = 'bound',
+       plan_read_at = '2026-11-30 12:35:01.5+00', plan_read_values = '{1,2,3,4}'
  WHERE table_name = 'events';
 UPDATE lancelsm_table SET last_action = 'flush', last_source = 'direct', last_ok = false,
        last_sqlstate = 'HV000',
@@ -171,7 +183,7 @@ UPDATE lancelsm_table SET last_action = 'flush', last_source = 'direct', last_ok
  WHERE table_name = 'ns$orders';
 SQL
 rows() {
-	psql_q -d "$1" -A -t -c "SELECT concat_ws(' ', server, table_name, added_at, max_l0_generations, max_l0_bytes, max_wal_lag, max_memtable_rows, max_checkpoint_age, coalesce(last_checkpoint_at::text, 'never'), last_action, last_source, last_ok, last_sqlstate, last_started_at, last_finished_at) FROM lancelsm_table ORDER BY server COLLATE \"C\", table_name COLLATE \"C\""
+	psql_q -d "$1" -A -t -c "SELECT concat_ws(' ', server, table_name, added_at, max_l0_generations, max_l0_bytes, max_wal_lag, max_memtable_rows, max_checkpoint_age, coalesce(last_checkpoint_at::text, 'never'), last_action, last_source, last_ok, last_sqlstate, last_started_at, last_finished_at, max_read_interval, next_read_at, next_read_reason, plan_read_at, plan_read_values) FROM lancelsm_table ORDER BY server COLLATE \"C\", table_name COLLATE \"C\""
 }
 pg_dump fresh >"$tmp/dump.sql"
 createdb restored
@@ -183,5 +195,5 @@ if [ "$(wc -l <"$tmp/rows.fresh")" != 2 ] || ! diff -u "$tmp/rows.fresh" "$tmp/r
 	cat "$tmp/rows.fresh" >&2
 	exit 1
 fi
-echo "upgrade: pg_dump round trip kept $(wc -l <"$tmp/rows.restored") declared tables with their thresholds, last checkpoint and last outcome"
+echo "upgrade: pg_dump round trip kept $(wc -l <"$tmp/rows.restored") declared tables with their thresholds, last checkpoint, last outcome and read plan"
 cat "$tmp/rows.restored"

@@ -1,0 +1,202 @@
+/*-------------------------------------------------------------------------
+ *
+ * plan.c
+ *		The plan of a declared table's next stats read: when
+ *		lancelsm_checkpoint_due() needs to read it again, and why.
+ *
+ * A due run reads a table only when its next read is due
+ * (src/functions/due.c); this file plans that read once the table has
+ * been read, from what can be known without another request:
+ *
+ *	 age		max_checkpoint_age expires at a known time
+ *				(coalesce(last_checkpoint_at, added_at) + max_checkpoint_age)
+ *	 projected	a measure with a threshold (l0_generations, l0_bytes,
+ *				wal_lag, memtable_rows) that grew between the last two
+ *				reads crosses its threshold, at the same rate, after time
+ *				T: the next read is at T / 2 (PLAN_MARGIN), so that the
+ *				reads close in on the crossing and a rate that rises is
+ *				seen before the crossing
+ *	 bound		the last read + max_read_interval, whatever the projection;
+ *				the first bound after reads planned otherwise is spread
+ *				over its second half by the table's names (phase), so that
+ *				tables declared or altered together do not all come due at
+ *				the same run again
+ *
+ * and the next read is the earliest of them.  Times run from the start of
+ * the run that read, so that a bound of 15 minutes is read by the run 15
+ * minutes later, not the one after it.  The rest is conservative: the
+ * table is read at the next run (no time: NULL) when its rate cannot be
+ * known from the two reads:
+ *
+ *	 first read			no earlier read to compare with, and the table
+ *						holds unflushed writes (memtable rows, a WAL lag):
+ *						it may be written now (a table without them is
+ *						planned as a quiet one)
+ *	 fell <measure>		a measure with a threshold fell (a flush, the
+ *						server's compaction): what was written meanwhile
+ *						is unknown, and may be much
+ *	 started growing	a measure grew, or the table was written, after a
+ *						read planned by the bound or the age: it may have
+ *						started just before, so the two reads give too
+ *						low a rate
+ *	 written			the table was written (its write position moved)
+ *						and its L0 measure with a threshold did not change:
+ *						L0 grows in steps, one generation per memtable
+ *						flush, so no rate of it is known, and the next
+ *						step may cross the threshold
+ *
+ * The write position (lsm_read_plan_written) never falls: it moves with
+ * every write the server's hints show, whatever a flush or the server's
+ * compaction did.  A measure that did not change, in a table not
+ * written, projects nothing: a quiet table is read at its bound, or when
+ * its age expires.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "functions/plan.h"
+
+/* The next read is at this fraction of the time to a projected crossing. */
+#define PLAN_MARGIN 0.5
+
+/* Names of the measures in reasons (LsmMeasure order). */
+static const char *const plan_measure_names[LSM_MEASURES] = {
+	"l0_generations", "l0_bytes", "wal_lag", "memtable_rows"
+};
+
+/*
+ * plan_any_limit: whether the table has a threshold on a measure (not
+ * only an age).
+ */
+static bool
+plan_any_limit(const LsmLimits *limits)
+{
+	for (int m = 0; m < LSM_MEASURES; m++)
+		if (limits->has_max[m])
+			return true;
+	return false;
+}
+
+/*
+ * plan_written: whether the table was written between the two reads (its
+ * write position moved; unknown before a read that kept it: no).
+ */
+static bool
+plan_written(const LsmReadPlanInput *in)
+{
+	return in->has_prev && in->has_prev_written &&
+		in->written != in->prev_written;
+}
+
+/*
+ * plan_next_run: the reason of a read at the next run, when the growth
+ * between the two reads cannot be projected (see the head of the file),
+ * or NULL when it can.
+ */
+static char *
+plan_next_run(const LsmReadPlanInput *in)
+{
+	const LsmLimits *limits = in->limits;
+
+	if (!in->has_prev || in->read_at <= in->prev_at)
+		return (in->values[LSM_MEASURE_MEMTABLE_ROWS] > 0 ||
+				in->values[LSM_MEASURE_WAL_LAG] > 0) ?
+			pstrdup("first read") : NULL;
+	for (int m = 0; m < LSM_MEASURES; m++)
+		if (limits->has_max[m] && in->values[m] < in->prev_values[m])
+			return psprintf("fell %s", plan_measure_names[m]);
+	for (int m = 0; m < LSM_MEASURES; m++)
+		if (((limits->has_max[m] && in->values[m] > in->prev_values[m]) ||
+			 plan_written(in)) && !in->prev_rate_known)
+			return pstrdup("started growing");
+	for (int m = LSM_MEASURE_L0_GENERATIONS; m <= LSM_MEASURE_L0_BYTES; m++)
+		if (limits->has_max[m] && in->values[m] == in->prev_values[m] &&
+			plan_written(in))
+			return pstrdup("written");
+	return NULL;
+}
+
+/*
+ * lsm_read_plan
+ *		The time of a table's next stats read, planned at a read (see the
+ *		head of the file), and in *reason why: "age", "bound",
+ *		"projected <measure> at <rate>/s", or, with 0 returned (read at
+ *		the next run), "first read", "fell <measure>", "started growing"
+ *		or "written".  A measure already over its threshold is not planned
+ *		here: the table is acted on and read at the next run.  Allocates
+ *		*reason in CurrentMemoryContext.
+ */
+TimestampTz
+lsm_read_plan(const LsmReadPlanInput *in, char **reason)
+{
+	TimestampTz next = in->read_at + in->bound_us;
+	double		dt = (double) (in->read_at - in->prev_at);
+
+	if (!in->prev_bound)
+		next -= (TimestampTz) (in->bound_us * 0.5 * in->phase);
+
+	if (plan_any_limit(in->limits) && (*reason = plan_next_run(in)) != NULL)
+		return 0;
+	*reason = pstrdup("bound");
+	if (in->age_expiry != 0 && in->age_expiry <= next)
+	{
+		next = in->age_expiry;
+		*reason = pstrdup("age");
+	}
+	for (int m = 0; m < LSM_MEASURES && in->has_prev; m++)
+	{
+		double		rate;		/* per microsecond */
+		double		wait;		/* microseconds */
+
+		if (!in->limits->has_max[m] || in->values[m] <= in->prev_values[m])
+			continue;
+		rate = (double) (in->values[m] - in->prev_values[m]) / dt;
+		wait = ((double) in->limits->max[m] + 1 - (double) in->values[m]) /
+			rate * PLAN_MARGIN;
+		if (wait >= (double) (next - in->read_at))
+			continue;
+		next = in->read_at + (TimestampTz) Max(wait, 0);
+		*reason = psprintf("projected %s at %.3g/s", plan_measure_names[m],
+						   rate * USECS_PER_SEC);
+	}
+	return next;
+}
+
+/*
+ * lsm_read_plan_rate_known: whether a read planned for this reason (the
+ * stored next_read_reason; NULL: none) measures a rate with the read
+ * before it: a read at the next run or at a projection does; one at the
+ * bound or the age, one after a change of the thresholds or a failed
+ * read may come long after the writes started.
+ */
+bool
+lsm_read_plan_rate_known(const char *reason)
+{
+	return reason != NULL &&
+		(strcmp(reason, "first read") == 0 ||
+		 strcmp(reason, "started growing") == 0 ||
+		 strcmp(reason, "acted") == 0 ||
+		 strcmp(reason, "written") == 0 ||
+		 strncmp(reason, "fell ", 5) == 0 ||
+		 strncmp(reason, "projected ", 10) == 0);
+}
+
+/*
+ * lsm_read_plan_written: the write position of a table: the sum over its
+ * buckets of the last WAL entry position seen and the current generation,
+ * each of which only moves forward while the table is written (a flush
+ * advances the generation, a write the position), whatever a flush or
+ * compaction does to the measures.  Wraps on overflow: it is only
+ * compared for a change.
+ */
+int64
+lsm_read_plan_written(const LsmTableSummary *table)
+{
+	uint64		sum = 0;
+
+	for (int b = 0; b < table->nbuckets; b++)
+		sum += (uint64) table->buckets[b].wal_entry_position_last_seen +
+			(uint64) table->buckets[b].current_generation;
+	return (int64) sum;
+}
