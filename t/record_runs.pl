@@ -13,7 +13,12 @@
 #   - a failed flush (the server answers 404): its row has ok false and
 #     HV00R, though the call raised its error; a checkpoint ended by
 #     statement_timeout: 57014 and the interruption;
-#   - lancelsm_info counts the runs kept and their maximum.
+#   - lancelsm_info counts the runs kept and their maximum;
+#   - a lancelsm_checkpoint_due() run that statement_timeout ends while
+#     the server holds its stats answers still has its reads row: ok
+#     false, 57014, the reads sent as the server saw them, the tables not
+#     due; a read refused before any request is not sent; a strict run's
+#     HV000 leaves its reads row ok.
 use strict;
 use warnings FATAL => 'all';
 
@@ -24,6 +29,7 @@ use PostgreSQL::Test::Cluster;
 use JSON::PP;
 use PostgreSQL::Test::Utils;
 use Test::More;
+use Time::HiRes qw(time sleep);
 
 my $port = start_emulator();
 my $node = setup_node_conf('runs', $port, qq{
@@ -139,6 +145,95 @@ is($node->safe_psql('postgres', q{
 is($node->safe_psql('postgres',
 		'SELECT run_entries, max_run_entries, run_evicted FROM lancelsm_info'),
 	'9|50|0', 'lancelsm_info: 9 runs kept of 50, none evicted');
+
+# lancelsm_checkpoint_due() that an error ends still has its reads row
+# (1.5), in database due_errors: spare_a and spare_b planned an hour
+# ahead by a first run; broken on a server without a user mapping (its
+# read fails before any request: not sent); slow_a .. slow_c never read,
+# whose stats requests the emulator reads and never answers, until
+# statement_timeout ends the run
+emu_table($_, 0) for qw(spare_a spare_b slow_a slow_b slow_c);
+$node->safe_psql('postgres', 'CREATE DATABASE due_errors');
+install_lancelsm($node, $port, 'due_errors');
+$node->safe_psql('due_errors', qq{
+	CREATE SERVER unmapped FOREIGN DATA WRAPPER lancelsm
+	  OPTIONS (database 'mydb', host_override 'http://127.0.0.1:$port');
+	SELECT count(lancelsm_add_table('emu', 'spare_' || s, max_l0_generations => 5,
+	  validate => false, max_read_interval => '1 hour')) FROM unnest('{a,b}'::text[]) s;
+	SELECT lancelsm_add_table('unmapped', 'broken', validate => false);
+}, timeout => 30);
+
+# the reads rows of database due_errors from position $from on (0-based):
+# ok, sqlstate, message, reads_sent, requests, reads_skipped
+sub due_reads_rows
+{
+	my ($from) = @_;
+	return $node->safe_psql('due_errors', qq{
+		SELECT ok, sqlstate, message, reads_sent, requests, reads_skipped
+		  FROM lancelsm_run_history
+		 WHERE action = 'reads' AND database = 'due_errors'
+		 ORDER BY finished_at OFFSET $from});
+}
+
+is($node->safe_psql('due_errors', q{
+		SELECT string_agg(table_name || ':' || ok || ':' || coalesce(sqlstate, '-'), ' '
+		                  ORDER BY table_name COLLATE "C")
+		  FROM lancelsm_checkpoint_due()}),
+	'broken:false:42704 spare_a:true:- spare_b:true:-',
+	'due run 1: broken fails without a user mapping, the spares are read');
+is(due_reads_rows(0), 't|||2|2|0',
+	'due run 1: its reads row counts the two reads sent, not the read refused before any request');
+
+# run 2: slow_a .. slow_c are read, their answers held; spare_a and
+# spare_b are not due
+$node->safe_psql('due_errors', q{
+	SELECT count(lancelsm_add_table('emu', 'slow_' || s, validate => false))
+	  FROM unnest('{a,b,c}'::text[]) s});
+emu('POST', '/_emulator/faults', { table => $_, route => 'get_lsm_stats',
+	action => 'hang', count => -1, max_ms => 60000 })
+  for qw(slow_a slow_b slow_c);
+emu('POST', '/_emulator/log/reset');
+my $s = $node->background_psql('due_errors', on_error_stop => 0, timeout => 60);
+$s->query_safe('\set VERBOSITY verbose');
+$s->query_safe("SET statement_timeout = '3s'");
+my $call = send_query($s, 'SELECT count(*) FROM lancelsm_checkpoint_due()');
+
+# the stats requests of each table called since the log reset, "t:n ..."
+sub stats_requests
+{
+	my $t = emu('GET', '/_emulator/counts/tables')->{tables};
+	return join(' ', map { "$_:" . ($t->{$_}{get_lsm_stats} // 0) }
+		  sort keys %$t);
+}
+my $until = time() + 10;
+sleep(0.02)
+  while stats_requests() ne 'slow_a:1 slow_b:1 slow_c:1' && time() < $until;
+is(stats_requests(), 'slow_a:1 slow_b:1 slow_c:1',
+	'due run 2: the three reads reached the server, which holds their answers');
+($out, $err) = finish_query($s, $call);
+like($err, qr/ERROR:\s+57014: canceling statement due to statement timeout/,
+	'due run 2: statement_timeout ends it with 57014');
+$s->quit;
+is(stats_requests(), 'slow_a:1 slow_b:1 slow_c:1',
+	'due run 2: no other request reached the server');
+is(due_reads_rows(1),
+	"f|57014|canceling statement due to statement timeout|3|3|2",
+	'due run 2: its reads row, ok false, 57014, the 3 reads sent, the 2 tables not due');
+is($node->safe_psql('due_errors', q{
+		SELECT finished_at - started_at >= interval '2.5 s'
+		  FROM lancelsm_run_history
+		 WHERE action = 'reads' AND database = 'due_errors'
+		 ORDER BY finished_at OFFSET 1}),
+	't', 'due run 2: its reads row was written when the timeout ended it');
+
+# run 3, strict: broken fails, the run ends in HV000 after its reads and
+# actions: its reads row is ok (broken's failure is its own row)
+emu('POST', '/_emulator/faults/clear');
+my ($sout, $serr) = psql_verbose($node, q{\c due_errors
+SELECT count(*) FROM lancelsm_checkpoint_due(strict => true)});
+is(sqlstate_of($serr), 'HV000', 'due run 3, strict: broken failed, HV000');
+is(due_reads_rows(2), 't|||3|3|2',
+	'due run 3, strict: its reads row is ok, the 3 reads sent, the 2 tables not due');
 
 $node->stop;
 done_testing();

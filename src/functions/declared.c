@@ -1485,6 +1485,8 @@ lancelsm_checkpoint_all(PG_FUNCTION_ARGS)
 	}
 	PG_CATCH();
 	{
+		/* out of ErrorContext, which lsm_outcome_error flushes */
+		MemoryContextSwitchTo(cxt);
 		lsm_outcome_error(fcinfo, declared_outcomes(&set), cxt);
 	}
 	PG_END_TRY();

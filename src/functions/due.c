@@ -57,7 +57,11 @@ typedef struct DuePlan
 	int			nrun;
 	int			ndecided;		/* the tables read and decided so far */
 	DeclaredPlanRow *reads;		/* per table: its next read, if read */
-	int			nread;			/* the tables whose stats were read */
+	LsmTask   **chunk;			/* the stats reads running (due_read_all) */
+	int			nchunk;			/* their number; 0: none running */
+	int			nsent;			/* tables of the chunks ended whose stats
+								 * read sent a request */
+	int			nrequests;		/* those reads' requests, retries included */
 } DuePlan;
 
 /*
@@ -95,7 +99,10 @@ due_plan_alloc(const DeclaredSet *set, DuePlan *plan)
 	plan->nrun = 0;
 	plan->ndecided = 0;
 	plan->reads = palloc0(n * sizeof(DeclaredPlanRow));
-	plan->nread = 0;
+	plan->chunk = NULL;
+	plan->nchunk = 0;
+	plan->nsent = 0;
+	plan->nrequests = 0;
 }
 
 /*
@@ -162,7 +169,6 @@ due_decide(const DeclaredSet *set, DuePlan *plan, int t, LsmTask *stats,
 											&reason);
 	old = MemoryContextSwitchTo(outer);
 	due_plan_read(set, plan, t, stats, &summary);
-	plan->nread++;
 	plan->failures[t] = lsm_fault_copy(stats->failure);
 	plan->reasons[t] = reason ? pstrdup(reason) : NULL;
 	if (plan->actions[t] != LSM_DUE_NONE)
@@ -192,6 +198,22 @@ due_unread(const DeclaredSet *set, int t)
 }
 
 /*
+ * due_chunk_sent: add to *sent the tables of the running chunk of stats
+ * reads (plan->chunk) that sent a request, and to *requests their
+ * requests, retries included.  Runs in the call's error handler too: no
+ * allocation.
+ */
+static void
+due_chunk_sent(const DuePlan *plan, int *sent, int *requests)
+{
+	for (int j = 0; j < plan->nchunk; j++)
+	{
+		*sent += (plan->chunk[j]->requests > 0);
+		*requests += plan->chunk[j]->requests;
+	}
+}
+
+/*
  * due_read_all: read the stats of every table of the set whose next read
  * is due (every table without the plan) and decide its
  * action, DUE_CHUNK tables at a time: the reads of one chunk run
@@ -199,7 +221,10 @@ due_unread(const DeclaredSet *set, int t)
  * (tasks, requests, decoded answers, summaries) is freed before the next
  * chunk starts, so that the call's memory grows with the tables by the
  * few pointers of the plan only, and the driver's scans over its tasks
- * stay DUE_CHUNK long.  Each table is read exactly once.  Raises only
+ * stay DUE_CHUNK long.  Each table is read exactly once.  The chunk
+ * whose reads run is plan->chunk until they end, then its reads sent are
+ * counted in plan->nsent and plan->nrequests, so that the reads sent are
+ * known whenever an error ends the call (due_reads).  Raises only
  * PostgreSQL's own errors (cancel, statement_timeout: 57014, out of
  * memory).
  */
@@ -228,7 +253,11 @@ due_read_all(const DeclaredSet *set, DuePlan *plan)
 			tasks[k] = &slots[k];
 			lsm_declared_task_init(set, next, LSM_TASK_STATS, tasks[k++]);
 		}
+		plan->chunk = tasks;
+		plan->nchunk = k;
 		lsm_task_run_all(tasks, k);
+		due_chunk_sent(plan, &plan->nsent, &plan->nrequests);
+		plan->nchunk = 0;
 		for (int j = 0; j < k; j++)
 			due_decide(set, plan, which[j], tasks[j], outer);
 		MemoryContextSwitchTo(outer);
@@ -241,8 +270,31 @@ due_read_all(const DeclaredSet *set, DuePlan *plan)
 }
 
 /*
+ * due_reads: the stats reads of the call so far, for its entry in the run
+ * history (src/record/run.c, lsm_run_record_due): the tables whose read
+ * sent a request, with the chunk still running when an error ended the
+ * call; their requests; the tables not read because their next read was
+ * not due; when the call started.  A table whose read failed before any
+ * request (an unusable server, a refused name) or that an error kept from
+ * being read is neither sent nor skipped.
+ */
+static LsmDueReads *
+due_reads(const DeclaredSet *set, const DuePlan *plan, TimestampTz started)
+{
+	LsmDueReads *reads = palloc0(sizeof(LsmDueReads));
+
+	reads->sent = plan->nsent;
+	reads->requests = plan->nrequests;
+	due_chunk_sent(plan, &reads->sent, &reads->requests);
+	for (int t = 0; t < set->ntables; t++)
+		reads->skipped += due_unread(set, t);
+	reads->started_at = started;
+	return reads;
+}
+
+/*
  * due_outcomes: the tables of the call and what it did to each so far,
- * for the record (src/functions/outcome.c).
+ * and its stats reads, for the record (src/functions/outcome.c).
  */
 static LsmOutcomeCall *
 due_outcomes(const DeclaredSet *set, const DuePlan *plan,
@@ -263,6 +315,7 @@ due_outcomes(const DeclaredSet *set, const DuePlan *plan,
 	for (int t = 0; call->unread != NULL && t < set->ntables; t++)
 		call->unread[t] = due_unread(set, t);
 	call->stats_started = started;
+	call->reads = due_reads(set, plan, started);
 	return call;
 }
 
@@ -406,6 +459,18 @@ due_slice_args(FunctionCallInfo fcinfo, int32 *slice, int32 *slices)
  * per call), and one WARNING counts them; the other actions are logged as
  * lancelsm.log_min_duration says.
  *
+ * With lancelsm preloaded, each call (1.5) adds one entry of action reads
+ * to lancelsm_run_history (src/record/run.c, lsm_run_record_due):
+ * reads_sent the tables whose stats read it sent, requests their requests
+ * (retries included), reads_skipped the tables it did not read because
+ * their next read was not due.  It is written once the reads and actions
+ * end, with ok true: the tables' failures are their own rows, and the
+ * strict ERROR (HV000) or a failure to write the record come after it.
+ * When an error ends the call while it reads or acts (57014 for a cancel
+ * or statement_timeout), the entry is written before the error goes on,
+ * with ok false, that error's SQLSTATE and message, and the reads sent
+ * until then, the chunk still waiting for its answers included.
+ *
  * With strict true (1.5), a call in which any table failed (its stats
  * read or its action; not a table skipped for another backend's run)
  * ends, once every outcome is recorded, in an ERROR (HV000) counting the
@@ -432,6 +497,7 @@ lancelsm_checkpoint_due(PG_FUNCTION_ARGS)
 	MemoryContext cxt = CurrentMemoryContext;
 	LsmFailedRows log = {0};
 	bool		strict;
+	LsmOutcomeCall *call;
 
 	due_slice_args(fcinfo, &slice, &slices);
 	strict = lsm_strict_arg(fcinfo, 2);
@@ -446,15 +512,18 @@ lancelsm_checkpoint_due(PG_FUNCTION_ARGS)
 	}
 	PG_CATCH();
 	{
+		/* out of ErrorContext, which lsm_outcome_error flushes */
+		MemoryContextSwitchTo(cxt);
 		lsm_declared_wipe(&set);
 		lsm_outcome_error(fcinfo, due_outcomes(&set, &plan, started), cxt);
 	}
 	PG_END_TRY();
 	lsm_declared_wipe(&set);
+	call = due_outcomes(&set, &plan, started);
+	lsm_run_record_due(call->reads, NULL);
 	lsm_declared_record(fcinfo, &set, plan.acts);
-	lsm_declared_record_outcomes(fcinfo, due_outcomes(&set, &plan, started));
+	lsm_declared_record_outcomes(fcinfo, call);
 	lsm_declared_record_plans(fcinfo, &set, plan.reads);
-	lsm_run_record_due(plan.nread, set.ntables - plan.nread, started);
 	due_log(&set, &plan, &log);
 	if (strict)
 		lsm_failed_rows_raise(&log, set.ntables);

@@ -441,7 +441,7 @@ run_row(ReturnSetInfo *rsinfo, const LsmRunCopy *run, bool with_removed)
 	if (with_removed)
 	{
 		i = monitoring_removed_at(r, values, nulls, i);
-		values[i] = Int32GetDatum(run->requests);
+		values[i] = Int32GetDatum(run->reads_sent);
 		nulls[i++] = !reads;
 		values[i] = Int32GetDatum(run->reads_skipped);
 		nulls[i++] = !reads;
@@ -458,11 +458,13 @@ run_row(ReturnSetInfo *rsinfo, const LsmRunCopy *run, bool with_removed)
  *   removed_at timestamptz, reads_sent integer, reads_skipped integer)
  *
  * No arguments.  One row per flush, compact or checkpoint that lancelsm
- * ran on a table and (1.5) one per lancelsm_checkpoint_due() call that
- * ended without an error (action reads, server and table_name NULL,
- * reads_sent its stats reads, also in requests, and reads_skipped the
- * tables it did not read because their next read was not due; both NULL
- * on the other rows), kept in shared memory (src/record/run.c: at most
+ * ran on a table and (1.5) one per lancelsm_checkpoint_due() call (action
+ * reads, server and table_name NULL, reads_sent the tables whose stats
+ * read it sent, requests those reads' requests, reads_skipped the tables
+ * it did not read because their next read was not due; both NULL on the
+ * other rows; ok false with the SQLSTATE and message of the error that
+ * ended the call while it read or acted, 57014 for a cancel or
+ * statement_timeout), kept in shared memory (src/record/run.c: at most
  * lancelsm.max_run_history, evicted by the fair rule), of every database
  * (database: its name, NULL once dropped), in the order they ended,
  * copied under a shared lock.  action: flush, compact or checkpoint;

@@ -400,13 +400,17 @@ lsm_outcome_update(FunctionCallInfo fcinfo, const LsmOutcomeCall *call,
 /*
  * lsm_outcome_error: in the PG_CATCH of a call whose tables (call, its
  * acts those it started, ndecided those lancelsm_checkpoint_due() has
- * read) an error ended, stage the outcome of each table: its own where
+ * read) an error ended, add the run history's entry of the call's stats
+ * reads with that error when it has them (call->reads: src/record/run.c,
+ * lsm_run_record_due), and stage the outcome of each table: its own where
  * it had finished, that error where not; then rethrow the error, for a
  * 57014 with a context line naming the tables it ended (the first
  * OUTCOME_WAITING_NAMED), whether declared or not.  The outcomes are only
  * staged: the error rolls the transaction (or subtransaction) back, and
  * a worker writes them (src/record/outcome_queue.c).  cxt is the caller's
- * memory context (not ErrorContext).  Never returns.
+ * memory context (not ErrorContext); call must not be in ErrorContext
+ * either, which this flushes: a caller that builds it in its PG_CATCH
+ * switches to cxt first.  Never returns.
  */
 void
 lsm_outcome_error(FunctionCallInfo fcinfo, const LsmOutcomeCall *call,
@@ -418,6 +422,8 @@ lsm_outcome_error(FunctionCallInfo fcinfo, const LsmOutcomeCall *call,
 	MemoryContextSwitchTo(cxt);
 	edata = CopyErrorData();
 	FlushErrorState();
+	if (call->reads != NULL)
+		lsm_run_record_due(call->reads, edata);
 	if (!outcome_rows_init(fcinfo, call, edata, &rows))
 		rows.stage = false;
 	for (int t = 0; t < call->ntables; t++)

@@ -44,6 +44,8 @@ typedef struct LsmOutcomeCall
 	bool	   *unread;			/* per table, or NULL: not read at all (its
 								 * next read not due), nothing recorded */
 	TimestampTz stats_started;	/* when the call (its stats reads) started */
+	const LsmDueReads *reads;	/* lancelsm_checkpoint_due(): its stats
+								 * reads, for the run history; else NULL */
 } LsmOutcomeCall;
 
 /* Parameters of the UPDATE: eleven arrays, one row per table */

@@ -182,9 +182,21 @@ typedef struct LsmRunCopy
 	LsmRunSource source;
 	int32		polls;
 	int32		requests;
-	int32		reads_skipped;	/* kind LSM_TASK_STATS: a due run's entry,
-								 * requests its stats reads */
+	int32		reads_sent;		/* kind LSM_TASK_STATS: a due run's entry */
+	int32		reads_skipped;	/* its stats reads, as LsmDueReads counts */
 } LsmRunCopy;
+
+/*
+ * The stats reads of one lancelsm_checkpoint_due() call, for its entry in
+ * the run history (lsm_run_record_due).
+ */
+typedef struct LsmDueReads
+{
+	int32		sent;			/* tables whose stats read sent a request */
+	int32		requests;		/* the stats requests, retries included */
+	int32		skipped;		/* tables not read: next read not due */
+	TimestampTz started_at;		/* when the call started */
+} LsmDueReads;
 
 /* The actions the table counters count, in their rows' order. */
 typedef enum LsmCountedAction
@@ -279,8 +291,8 @@ extern void lsm_pace_remember(Oid serverid, const char *wire_table_name,
 							  const LsmPace *pace);
 /* in run.c */
 extern void lsm_run_record(const LsmTaskSnapshot *snap, int interrupted_by);
-extern void lsm_run_record_due(int reads_sent, int reads_skipped,
-							   TimestampTz started_at);
+extern void lsm_run_record_due(const LsmDueReads *reads,
+							   const ErrorData *error);
 /* in counters.c */
 extern void lsm_counters_record(const LsmTaskSnapshot *snap,
 								int interrupted_by);

@@ -18,11 +18,13 @@
  * that joined or was skipped for another backend's run of its table: the
  * run it joined is the one recorded, by the backend that ran it.  A
  * lancelsm_checkpoint_due() run that leaves a table alone writes nothing
- * for it; since 1.5 each such run (each slice's call) that ends without
- * an error writes one entry of its own, of kind LSM_TASK_STATS, with no
- * server and no table, counting the stats reads it sent (requests) and
+ * for it; since 1.5 each such run (each slice's call) writes one entry of
+ * its own, of kind LSM_TASK_STATS, with no server and no table, counting
+ * the tables whose stats read it sent (reads_sent), their requests and
  * the tables it did not read because their next read was not due
- * (lsm_run_record_due).
+ * (lsm_run_record_due): ok when its reads and actions ended without an
+ * error, else that error's SQLSTATE and "errmsg: errdetail", written
+ * before the error goes on.
  *
  * The entries are at most lancelsm.max_run_history, under one LWLock.
  * Every run adds an entry; when all are in use, it evicts one by the fair
@@ -62,6 +64,7 @@ typedef struct RunEntry
 	int32		polls;
 	int32		requests;
 	TimestampTz removed_at;		/* its table removed; 0: not (1.5) */
+	int32		reads_sent;		/* a due run's entry: tables read (sent) */
 	int32		reads_skipped;	/* a due run's entry: tables not read */
 } RunEntry;
 
@@ -170,14 +173,18 @@ lsm_run_record(const LsmTaskSnapshot *snap, int interrupted_by)
 }
 
 /*
- * lsm_run_record_due: a lancelsm_checkpoint_due() call that started at
- * started_at is over: add its entry (see the head of this file), with
- * reads_sent stats reads sent and reads_skipped tables not read, evicting
- * by the fair rule when all are in use.  A no-op when lancelsm is not
- * preloaded.  Never raises an error.
+ * lsm_run_record_due: a lancelsm_checkpoint_due() call is over, or an
+ * error (NULL: none) ended it while it read or acted: add its entry (see
+ * the head of this file) with its stats reads (reads: sent, requests,
+ * skipped, started_at) and, for an error, ok false with the error's
+ * SQLSTATE and "errmsg: errdetail", evicting by the fair rule when all
+ * are in use.  A no-op when lancelsm is not preloaded.  Called in the
+ * call's error handler with the error already copied out of ErrorContext
+ * (src/functions/outcome.c, lsm_outcome_error): never raises an error but
+ * out of memory.
  */
 void
-lsm_run_record_due(int reads_sent, int reads_skipped, TimestampTz started_at)
+lsm_run_record_due(const LsmDueReads *reads, const ErrorData *error)
 {
 	RunEntry	entry;
 
@@ -186,14 +193,18 @@ lsm_run_record_due(int reads_sent, int reads_skipped, TimestampTz started_at)
 	memset(&entry, 0, sizeof(entry));
 	shared_key_set(&entry.key, InvalidOid, "", false);
 	entry.outcome.ok = true;
-	entry.outcome.started_at = started_at;
+	if (error != NULL)
+		shared_outcome_failed(&entry.outcome, error->sqlerrcode,
+							  error->message, error->detail);
+	entry.outcome.started_at = reads->started_at;
 	entry.outcome.finished_at = GetCurrentTimestamp();
 	entry.key.age = entry.outcome.finished_at;
 	entry.key.in_use = true;
 	entry.kind = (uint8) LSM_TASK_STATS;
 	entry.source = (uint8) LSM_RUN_CHECKPOINT_DUE;
-	entry.requests = reads_sent;
-	entry.reads_skipped = reads_skipped;
+	entry.requests = reads->requests;
+	entry.reads_sent = reads->sent;
+	entry.reads_skipped = reads->skipped;
 
 	run_add(&entry);
 }
@@ -241,6 +252,7 @@ lsm_run_copy(int *n)
 		row->source = (LsmRunSource) e->source;
 		row->polls = e->polls;
 		row->requests = e->requests;
+		row->reads_sent = e->reads_sent;
 		row->reads_skipped = e->reads_skipped;
 		row->outcome.removed_at = e->removed_at;
 	}

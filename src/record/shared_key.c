@@ -275,38 +275,55 @@ shared_key_find(void *base, Size stride, int n, const SharedKey *key,
 }
 
 /*
- * shared_outcome_text: how a task (its snapshot) that is over ended:
- * returns whether it succeeded; for a failure, its SQLSTATE into sqlstate
- * (6 bytes) and "errmsg: errdetail" into message (message_size bytes,
- * clipped, UTF-8; both cleared by the caller).  A task not finished was
+ * shared_outcome_failed: a failure into an outcome cleared before: ok
+ * false, the SQLSTATE sqlerrcode, and "message: detail" (database
+ * encoding; detail may be NULL) as the outcome's message, clipped, in
+ * UTF-8.  Never raises an error but out of memory.
+ */
+void
+shared_outcome_failed(SharedOutcome *outcome, int sqlerrcode,
+					  const char *message, const char *detail)
+{
+	outcome->ok = false;
+	strlcpy(outcome->sqlstate, unpack_sql_state(sqlerrcode),
+			sizeof(outcome->sqlstate));
+	if (message)
+		shared_key_clip_append(outcome->message, message,
+							   sizeof(outcome->message));
+	if (detail)
+	{
+		shared_key_clip_append(outcome->message, ": ",
+							   sizeof(outcome->message));
+		shared_key_clip_append(outcome->message, detail,
+							   sizeof(outcome->message));
+	}
+}
+
+/*
+ * shared_outcome_text: how a task (its snapshot) that is over ended, into
+ * outcome (cleared by the caller): ok, or its failure (SQLSTATE and
+ * "errmsg: errdetail", shared_outcome_failed).  A task not finished was
  * ended by its statement's interruption, whose SQLSTATE is
  * interrupted_by.  Never raises an error but out of memory.
  */
-static bool
+static void
 shared_outcome_text(const LsmTaskSnapshot *snap, int interrupted_by,
-					char *sqlstate, char *message, int message_size)
+					SharedOutcome *outcome)
 {
 	const LsmFailure *f = snap->finished ? snap->failure : NULL;
 
+	outcome->ok = snap->finished && f == NULL;
 	if (f)
-	{
-		strlcpy(sqlstate, unpack_sql_state(f->sqlerrcode), 6);
-		shared_key_clip_append(message, f->message, message_size);
-		if (f->detail)
-		{
-			shared_key_clip_append(message, ": ", message_size);
-			shared_key_clip_append(message, f->detail, message_size);
-		}
-	}
+		shared_outcome_failed(outcome, f->sqlerrcode, f->message, f->detail);
 	else if (!snap->finished)
 	{
-		strlcpy(sqlstate, unpack_sql_state(interrupted_by), 6);
-		strlcpy(message, snap->kind == LSM_TASK_CHECKPOINT ?
+		strlcpy(outcome->sqlstate, unpack_sql_state(interrupted_by),
+				sizeof(outcome->sqlstate));
+		strlcpy(outcome->message, snap->kind == LSM_TASK_CHECKPOINT ?
 				"the statement was interrupted (canceled, timed out or failed) before the checkpoint finished" :
 				"the statement was interrupted (canceled, timed out or failed) before the action finished",
-				message_size);
+				sizeof(outcome->message));
 	}
-	return snap->finished && f == NULL;
 }
 
 /*
@@ -329,9 +346,7 @@ shared_outcome_fill(SharedKey *key, SharedOutcome *outcome,
 	outcome->finished_at = snap->finished ? snap->finished_at :
 		GetCurrentTimestamp();
 	outcome->passes = snap->counters.passes;
-	outcome->ok = shared_outcome_text(snap, interrupted_by,
-									  outcome->sqlstate, outcome->message,
-									  sizeof(outcome->message));
+	shared_outcome_text(snap, interrupted_by, outcome);
 	key->age = outcome->finished_at;
 	key->in_use = true;
 }

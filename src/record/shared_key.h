@@ -55,6 +55,8 @@ extern void shared_key_set(SharedKey *key, Oid serverid,
 extern void shared_outcome_fill(SharedKey *key, SharedOutcome *outcome,
 								const LsmTaskSnapshot *snap,
 								int interrupted_by);
+extern void shared_outcome_failed(SharedOutcome *outcome, int sqlerrcode,
+								  const char *message, const char *detail);
 extern void shared_outcome_copy(const SharedKey *key,
 								const SharedOutcome *outcome,
 								LsmHistoryCopy *copy);
