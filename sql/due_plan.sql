@@ -44,17 +44,22 @@ SELECT table_name, max_read_interval, next_read_at, next_read_reason,
   FROM lancelsm_table ORDER BY table_name COLLATE "C";
 
 -- run 1: both never read, both read; dp_age (only an age threshold) is
--- planned at its age (before the bound, the setting's 15 minutes),
--- dp_quiet (no unflushed writes: quiet) at its first bound, spread over
--- the bound's second half by its names
+-- planned at its age (before the bound, the setting's 15 minutes);
+-- dp_quiet holds an L0 generation under its L0 threshold, so it may be
+-- written now: its first read plans a read at the next run
 SELECT emu('POST', '/_emulator/log/reset');
 SELECT table_name, ok, due, reason, action FROM lancelsm_checkpoint_due()
  ORDER BY table_name COLLATE "C";
 SELECT * FROM dp_plan();
--- run 2: nothing read: ok, due NULL, action none, reason "not read: "
+-- run 2: dp_quiet read again, unchanged: planned at its first bound,
+-- spread over the bound's second half by its names; dp_age not read:
+-- ok, due NULL, action none, reason "not read: "
 SELECT table_name, ok, due, reason, action FROM lancelsm_checkpoint_due()
  ORDER BY table_name COLLATE "C";
 SELECT * FROM dp_plan();
+-- run 3: nothing read
+SELECT table_name, ok, due, reason, action FROM lancelsm_checkpoint_due()
+ ORDER BY table_name COLLATE "C";
 SELECT * FROM dp_calls();
 -- lancelsm_status shows the plan
 SELECT table_name, next_read_at IS NOT NULL AS planned, next_read_reason

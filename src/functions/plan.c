@@ -29,9 +29,12 @@
  * known from the two reads:
  *
  *	 first read			no earlier read to compare with, and the table
- *						holds unflushed writes (memtable rows, a WAL lag):
- *						it may be written now (a table without them is
- *						planned as a quiet one)
+ *						holds writes: unflushed ones (memtable rows, a WAL
+ *						lag), or L0 generations where it has a threshold
+ *						on L0 (a table written at a whole number of
+ *						memtables between reads may be read just after a
+ *						seal, with its memtable empty): it may be written
+ *						now (a table with none is planned as a quiet one)
  *	 fell <measure>		a measure with a threshold fell (a flush, the
  *						server's compaction): what was written meanwhile
  *						is unknown, and may be much
@@ -90,6 +93,23 @@ plan_written(const LsmReadPlanInput *in)
 }
 
 /*
+ * plan_holds_writes: whether a table read for the first time holds writes
+ * that may still be coming: memtable rows, a WAL lag, or L0 generations
+ * when a threshold is on L0.
+ */
+static bool
+plan_holds_writes(const LsmReadPlanInput *in)
+{
+	const LsmLimits *limits = in->limits;
+
+	return in->values[LSM_MEASURE_MEMTABLE_ROWS] > 0 ||
+		in->values[LSM_MEASURE_WAL_LAG] > 0 ||
+		(in->values[LSM_MEASURE_L0_GENERATIONS] > 0 &&
+		 (limits->has_max[LSM_MEASURE_L0_GENERATIONS] ||
+		  limits->has_max[LSM_MEASURE_L0_BYTES]));
+}
+
+/*
  * plan_next_run: the reason of a read at the next run, when the growth
  * between the two reads cannot be projected (see the head of the file),
  * or NULL when it can.
@@ -100,9 +120,7 @@ plan_next_run(const LsmReadPlanInput *in)
 	const LsmLimits *limits = in->limits;
 
 	if (!in->has_prev || in->read_at <= in->prev_at)
-		return (in->values[LSM_MEASURE_MEMTABLE_ROWS] > 0 ||
-				in->values[LSM_MEASURE_WAL_LAG] > 0) ?
-			pstrdup("first read") : NULL;
+		return plan_holds_writes(in) ? pstrdup("first read") : NULL;
 	for (int m = 0; m < LSM_MEASURES; m++)
 		if (limits->has_max[m] && in->values[m] < in->prev_values[m])
 			return psprintf("fell %s", plan_measure_names[m]);
