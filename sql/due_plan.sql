@@ -44,17 +44,22 @@ SELECT table_name, max_read_interval, next_read_at, next_read_reason,
   FROM lancelsm_table ORDER BY table_name COLLATE "C";
 
 -- run 1: both never read, both read; dp_age (only an age threshold) is
--- planned at its age (before the bound, the setting's 15 minutes),
--- dp_quiet (no unflushed writes: quiet) at its first bound, spread over
--- the bound's second half by its names
+-- planned at its age (before the bound, the setting's 15 minutes);
+-- dp_quiet holds an L0 generation under its L0 threshold, so it may be
+-- written now: its first read plans a read at the next run
 SELECT emu('POST', '/_emulator/log/reset');
 SELECT table_name, ok, due, reason, action FROM lancelsm_checkpoint_due()
  ORDER BY table_name COLLATE "C";
 SELECT * FROM dp_plan();
--- run 2: nothing read: ok, due NULL, action none, reason "not read: "
+-- run 2: dp_quiet read again, unchanged: planned at its first bound,
+-- spread over the bound's second half by its names; dp_age not read:
+-- ok, due NULL, action none, reason "not read: "
 SELECT table_name, ok, due, reason, action FROM lancelsm_checkpoint_due()
  ORDER BY table_name COLLATE "C";
 SELECT * FROM dp_plan();
+-- run 3: nothing read
+SELECT table_name, ok, due, reason, action FROM lancelsm_checkpoint_due()
+ ORDER BY table_name COLLATE "C";
 SELECT * FROM dp_calls();
 -- lancelsm_status shows the plan
 SELECT table_name, next_read_at IS NOT NULL AS planned, next_read_reason
@@ -93,9 +98,12 @@ SELECT table_name, reason FROM lancelsm_checkpoint_due()
 SELECT * FROM dp_plan();
 
 -- growth after a read at the next run: projected.  The last read is made
--- to say 0 L0 generations 10 minutes ago; now 1, threshold 5: at that
--- rate the threshold is crossed (6 generations) in 5 * 10 minutes, and
--- the next read is at half that (within its bound, 1 hour)
+-- to say 0 L0 generations 10 minutes ago; now 1, threshold 5.  L0 grows
+-- in whole generations, so up to one more may have been written by each
+-- read: at the fastest rate the two reads allow (2 in 10 minutes), from
+-- one above what was read (2), the threshold is exceeded (6 generations)
+-- 4 generations later, in 20 minutes at the earliest; the next read is at
+-- half that (within its bound, 1 hour).  The reason gives the rate seen.
 UPDATE lancelsm_table SET plan_read_values = '{0,0,0,0}',
        plan_read_at = now() - interval '10 minutes', next_read_at = NULL,
        next_read_reason = 'first read', max_read_interval = '1 hour'
@@ -103,8 +111,8 @@ UPDATE lancelsm_table SET plan_read_values = '{0,0,0,0}',
 SELECT table_name, reason FROM lancelsm_checkpoint_due()
  WHERE table_name = 'dp_quiet';
 SELECT next_read_reason ~ '^projected l0_generations at 0\.00167/s$' AS projected,
-       next_read_at - plan_read_at BETWEEN interval '25 minutes'
-                                       AND interval '25 minutes 30 seconds' AS at_half
+       next_read_at - plan_read_at BETWEEN interval '10 minutes'
+                                       AND interval '10 minutes 30 seconds' AS at_half
   FROM lancelsm_table WHERE table_name = 'dp_quiet';
 -- the same growth after a read at the bound: it may have started just
 -- before, so the rate is unknown: read at the next run

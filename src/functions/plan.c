@@ -12,10 +12,18 @@
  *				(coalesce(last_checkpoint_at, added_at) + max_checkpoint_age)
  *	 projected	a measure with a threshold (l0_generations, l0_bytes,
  *				wal_lag, memtable_rows) that grew between the last two
- *				reads crosses its threshold, at the same rate, after time
- *				T: the next read is at T / 2 (PLAN_MARGIN), so that the
- *				reads close in on the crossing and a rate that rises is
- *				seen before the crossing
+ *				reads could cross its threshold, at the same rate, after
+ *				time T at the earliest: the next read is at T / 2
+ *				(PLAN_MARGIN), so that the reads close in on the crossing
+ *				and a rate that rises is seen before the crossing.  The
+ *				measures are counted in steps (L0 grows by a whole
+ *				generation at a seal), so a read sees the writes only up
+ *				to the last step: up to one step more may have been
+ *				written by each read.  T is taken at the fastest rate
+ *				the two reads allow (growth + one step over the time
+ *				between them) from one step above what was read, so a
+ *				steady writer is read no later than the run at which its
+ *				threshold is first exceeded
  *	 bound		the last read + max_read_interval, whatever the projection;
  *				the first bound after reads planned otherwise is spread
  *				over its second half by the table's names (phase), so that
@@ -29,9 +37,12 @@
  * known from the two reads:
  *
  *	 first read			no earlier read to compare with, and the table
- *						holds unflushed writes (memtable rows, a WAL lag):
- *						it may be written now (a table without them is
- *						planned as a quiet one)
+ *						holds writes: unflushed ones (memtable rows, a WAL
+ *						lag), or L0 generations where it has a threshold
+ *						on L0 (a table written at a whole number of
+ *						memtables between reads may be read just after a
+ *						seal, with its memtable empty): it may be written
+ *						now (a table with none is planned as a quiet one)
  *	 fell <measure>		a measure with a threshold fell (a flush, the
  *						server's compaction): what was written meanwhile
  *						is unknown, and may be much
@@ -90,6 +101,23 @@ plan_written(const LsmReadPlanInput *in)
 }
 
 /*
+ * plan_holds_writes: whether a table read for the first time holds writes
+ * that may still be coming: memtable rows, a WAL lag, or L0 generations
+ * when a threshold is on L0.
+ */
+static bool
+plan_holds_writes(const LsmReadPlanInput *in)
+{
+	const LsmLimits *limits = in->limits;
+
+	return in->values[LSM_MEASURE_MEMTABLE_ROWS] > 0 ||
+		in->values[LSM_MEASURE_WAL_LAG] > 0 ||
+		(in->values[LSM_MEASURE_L0_GENERATIONS] > 0 &&
+		 (limits->has_max[LSM_MEASURE_L0_GENERATIONS] ||
+		  limits->has_max[LSM_MEASURE_L0_BYTES]));
+}
+
+/*
  * plan_next_run: the reason of a read at the next run, when the growth
  * between the two reads cannot be projected (see the head of the file),
  * or NULL when it can.
@@ -100,9 +128,7 @@ plan_next_run(const LsmReadPlanInput *in)
 	const LsmLimits *limits = in->limits;
 
 	if (!in->has_prev || in->read_at <= in->prev_at)
-		return (in->values[LSM_MEASURE_MEMTABLE_ROWS] > 0 ||
-				in->values[LSM_MEASURE_WAL_LAG] > 0) ?
-			pstrdup("first read") : NULL;
+		return plan_holds_writes(in) ? pstrdup("first read") : NULL;
 	for (int m = 0; m < LSM_MEASURES; m++)
 		if (limits->has_max[m] && in->values[m] < in->prev_values[m])
 			return psprintf("fell %s", plan_measure_names[m]);
@@ -115,6 +141,35 @@ plan_next_run(const LsmReadPlanInput *in)
 			plan_written(in))
 			return pstrdup("written");
 	return NULL;
+}
+
+/*
+ * plan_step: the step in which measure m grows, as a read sees it: one
+ * generation's bytes for l0_bytes (their mean in this read), else 1.
+ */
+static double
+plan_step(const LsmReadPlanInput *in, int m)
+{
+	int64		generations = in->values[LSM_MEASURE_L0_GENERATIONS];
+
+	if (m == LSM_MEASURE_L0_BYTES && generations > 0)
+		return Max((double) in->values[m] / (double) generations, 1.0);
+	return 1.0;
+}
+
+/*
+ * plan_crossing: microseconds from the read until measure m, which grew
+ * between the two reads, may exceed its threshold at the earliest at the
+ * rate it grew (see "projected" at the head of the file; 0: at once).
+ */
+static double
+plan_crossing(const LsmReadPlanInput *in, int m, double dt)
+{
+	double		step = plan_step(in, m);
+	double		fastest = ((double) (in->values[m] - in->prev_values[m]) + step) / dt;
+	double		left = (double) in->limits->max[m] + 1 - step - (double) in->values[m];
+
+	return Max(left, 0) / fastest;
 }
 
 /*
@@ -146,19 +201,17 @@ lsm_read_plan(const LsmReadPlanInput *in, char **reason)
 	}
 	for (int m = 0; m < LSM_MEASURES && in->has_prev; m++)
 	{
-		double		rate;		/* per microsecond */
 		double		wait;		/* microseconds */
 
 		if (!in->limits->has_max[m] || in->values[m] <= in->prev_values[m])
 			continue;
-		rate = (double) (in->values[m] - in->prev_values[m]) / dt;
-		wait = ((double) in->limits->max[m] + 1 - (double) in->values[m]) /
-			rate * PLAN_MARGIN;
+		wait = plan_crossing(in, m, dt) * PLAN_MARGIN;
 		if (wait >= (double) (next - in->read_at))
 			continue;
-		next = in->read_at + (TimestampTz) Max(wait, 0);
+		next = in->read_at + (TimestampTz) wait;
 		*reason = psprintf("projected %s at %.3g/s", plan_measure_names[m],
-						   rate * USECS_PER_SEC);
+						   (double) (in->values[m] - in->prev_values[m]) /
+						   dt * USECS_PER_SEC);
 	}
 	return next;
 }
