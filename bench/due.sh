@@ -41,7 +41,7 @@
 # the history rows (goal: min(tables, lancelsm.max_history_entries)) and
 # the shared memory the backend touched (RssShmem).  BENCH_PG_OPTS=
 # "lancelsm.max_history_entries=10000" sizes the history for all.
-# Then "plan" (not in the default: it takes about 40 minutes at 60 runs):
+# Then "plan" (not in the default: it takes about 20 minutes at 60 runs):
 # lancelsm_checkpoint_due() with lancelsm.due_plan off (every table read,
 # as 1.4 did) and on (a table read only when its planned read is due),
 # one mode after the other in the same bench run, over

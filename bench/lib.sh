@@ -49,6 +49,9 @@ outer_run() {
 	# BENCH_PRELOAD=1 (default) loads the library at server start, so a
 	# build that defines PGC_POSTMASTER settings (shared memory) also works
 	[ "${BENCH_PRELOAD:-1}" = 1 ] && settings+=$'\n'"shared_preload_libraries = '${BENCH_SO:-lancelsm}'"
+	# a BENCH_SO build is found by name too: its background workers name
+	# their library "lancelsm", as an installed one's do
+	[ -z "${BENCH_SO:-}" ] || settings+=$'\n'"dynamic_library_path = '$(dirname "$BENCH_SO"):\$libdir'"
 	# BENCH_PG_OPTS="name=value ...": more server settings (server start
 	# ones included, e.g. lancelsm.max_history_entries=10000)
 	for o in ${BENCH_PG_OPTS:-}; do settings+=$'\n'"${o%%=*} = '${o#*=}'"; done
