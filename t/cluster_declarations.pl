@@ -13,7 +13,12 @@
 #   - DROP SERVER without CASCADE, once the user mappings are gone, and
 #     DROP OWNED BY its owner, are refused with 2BP01, naming every table,
 #     with a hint; the server and its declarations stay;
-#   - DROP SERVER ... CASCADE removes its declarations, and only its;
+#   - DROP SERVER ... CASCADE removes its declarations, and only its, and
+#     the record (lancelsm preloaded) forgets them at commit as after
+#     lancelsm_remove_table: out of lancelsm_table_counters and
+#     lancelsm_last_stats, their history and run-history rows marked
+#     removed_at, the other server's rows untouched; rolled back, it
+#     forgets nothing;
 #   - pg_dump then pg_restore --clean --if-exists into the same database,
 #     and into a new one, succeed without an error and keep the
 #     declarations working (checkpoints ok, the event triggers in place:
@@ -168,10 +173,62 @@ is( $node->safe_psql('postgres', q{SELECT count(*) FROM pg_foreign_server WHERE 
 is(declared(), "lance_prod|events\nlance_prod|later\nlance_prod|orders\nother|events",
 	'and so do its declarations');
 
-# CASCADE removes the server's declarations, and only its
+# record: what the record in shared memory shows, one view a line:
+# "view=[server:table... ...]" in name order; removed is "r", else "-"
+my %RECORD = (
+	counters => q{SELECT coalesce(server, '?') || ':' || table_name || ':' || action
+	  FROM lancelsm_table_counters},
+	last_stats => q{SELECT coalesce(server, '?') || ':' || table_name
+	  FROM lancelsm_last_stats},
+	history => q{SELECT coalesce(server, '?') || ':' || table_name || ':'
+	  || CASE WHEN removed_at IS NULL THEN '-' ELSE 'r' END
+	  FROM lancelsm_checkpoint_history},
+	runs => q{SELECT coalesce(server, '?') || ':' || table_name || ':' || action || ':'
+	  || CASE WHEN removed_at IS NULL THEN '-' ELSE 'r' END
+	  FROM lancelsm_run_history WHERE table_name IS NOT NULL},
+);
+
+sub record
+{
+	return join("\n",
+		map {
+			"$_=["
+			  . $node->safe_psql('postgres',
+				"SELECT string_agg(x, ' ' ORDER BY x COLLATE \"C\") FROM ($RECORD{$_}) q(x)")
+			  . ']'
+		} sort keys %RECORD);
+}
+
+# CASCADE removes the server's declarations, and only its; rolled back,
+# it changes nothing
+my $record_before = record();
+is( $record_before,
+	"counters=[lance_prod:events:checkpoint lance_prod:later:checkpoint lance_prod:orders:checkpoint other:events:checkpoint]\n"
+	  . "history=[lance_prod:events:- lance_prod:orders:- other:events:-]\n"
+	  . "last_stats=[lance_prod:events lance_prod:later lance_prod:orders other:events]\n"
+	  . "runs=[lance_prod:events:checkpoint:- lance_prod:later:checkpoint:- lance_prod:orders:checkpoint:- other:events:checkpoint:-]",
+	'the record before DROP SERVER other CASCADE: both servers\' tables');
+$node->safe_psql('postgres', q{BEGIN; DROP SERVER other CASCADE; ROLLBACK});
+is(declared(), "lance_prod|events\nlance_prod|later\nlance_prod|orders\nother|events",
+	'a rolled-back DROP SERVER ... CASCADE keeps the declarations');
+is(record(), $record_before, 'and the record forgets nothing');
 $node->safe_psql('postgres', q{DROP SERVER other CASCADE});
 is(declared(), "lance_prod|events\nlance_prod|later\nlance_prod|orders",
 	'DROP SERVER ... CASCADE removes its declared tables');
+is( record(),
+	"counters=[lance_prod:events:checkpoint lance_prod:later:checkpoint lance_prod:orders:checkpoint]\n"
+	  . "history=[lance_prod:events:- lance_prod:orders:- other:events:r]\n"
+	  . "last_stats=[lance_prod:events lance_prod:later lance_prod:orders]\n"
+	  . "runs=[lance_prod:events:checkpoint:- lance_prod:later:checkpoint:- lance_prod:orders:checkpoint:- other:events:checkpoint:r]",
+	'the record forgets them: out of the counters and last stats, history rows removed_at, lance_prod\'s untouched'
+);
+is( $node->safe_psql(
+		'postgres', q{
+		SELECT count(DISTINCT removed_at), bool_and(removed_at <= now())
+		  FROM (SELECT removed_at FROM lancelsm_checkpoint_history WHERE server = 'other'
+		        UNION ALL
+		        SELECT removed_at FROM lancelsm_run_history WHERE server = 'other') r}),
+	'1|t', 'both histories carry the one time of the drop\'s commit');
 $node->safe_psql('postgres', qq{
 	CREATE USER MAPPING FOR PUBLIC SERVER lance_prod OPTIONS (api_key '$API_KEY');
 	SELECT lancelsm_remove_table('lance_prod', 'later');

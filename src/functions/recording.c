@@ -20,10 +20,11 @@
  * PostgreSQL runs maintenance commands as a table's owner.
  *
  * The record in shared memory outlives the catalog rows it is about: a
- * table removed by lancelsm_remove_table, and every table of a database
- * whose lancelsm extension is dropped, are forgotten when the transaction
- * commits (src/record/forget.c); the drop is seen by an object access
- * hook.
+ * table removed by lancelsm_remove_table or with its server by DROP
+ * SERVER ... CASCADE (src/functions/server_events.c), and every table of
+ * a database whose lancelsm extension is dropped, are forgotten when the
+ * transaction commits (src/record/forget.c); the extension's drop is seen
+ * by an object access hook.
  *
  *-------------------------------------------------------------------------
  */
@@ -161,11 +162,25 @@ void
 lsm_record_forget_removed(const char *server, const char *table_name)
 {
 	ForeignServer *fs = GetForeignServerByName(server, true);
+
+	if (fs != NULL)
+		lsm_record_forget_removed_oid(fs->serverid, table_name);
+}
+
+/*
+ * lsm_record_forget_removed_oid: as lsm_record_forget_removed, for the
+ * foreign server of OID serverid, which may have been dropped in this
+ * transaction (DROP SERVER ... CASCADE: the name no longer finds it, but
+ * the record keys its entries by the OID).  Raises only out of memory.
+ */
+void
+lsm_record_forget_removed_oid(Oid serverid, const char *table_name)
+{
 	bool		lossless;
 	char	   *wire = lsm_text_to_wire_quiet(table_name, &lossless);
 
-	if (fs != NULL && lossless)
-		lsm_record_forget_table(fs->serverid, wire);
+	if (lossless)
+		lsm_record_forget_table(serverid, wire);
 }
 
 static object_access_hook_type recording_prev_access_hook = NULL;

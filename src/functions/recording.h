@@ -25,5 +25,7 @@ extern void lsm_record_as_owner(FunctionCallInfo fcinfo,
 extern void lsm_record_as_caller(const LsmRecordUser *save);
 extern void lsm_record_forget_removed(const char *server,
 									  const char *table_name);
+extern void lsm_record_forget_removed_oid(Oid serverid,
+										  const char *table_name);
 
 #endif							/* LANCELSM_RECORDING_H */

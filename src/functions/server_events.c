@@ -11,7 +11,9 @@
  * table row either, so postgres_fdw's behaviour is had with event
  * triggers: a rename of a lancelsm server renames it in lancelsm_table,
  * and a drop is refused (2BP01) while tables are declared on the server,
- * unless CASCADE, which removes them.  While a dump is restored
+ * unless CASCADE, which removes them; the record then forgets them at
+ * commit, by the dropped server's OID, as after lancelsm_remove_table
+ * (src/functions/recording.c).  While a dump is restored
  * (check_function_bodies off, as pg_dump's and pg_restore's scripts set
  * it), pg_restore --clean drops servers without CASCADE before it drops
  * and creates the extension again: such a drop is let through and keeps
@@ -32,6 +34,7 @@
 #include "fmgr.h"
 #include "functions/declared.h"
 #include "functions/option.h"
+#include "functions/recording.h"
 #include "lib/stringinfo.h"
 #include "nodes/parsenodes.h"
 #include "utils/builtins.h"
@@ -40,11 +43,13 @@
 /* The most declared tables a refused drop lists, as PostgreSQL's own. */
 #define SERVER_EVENTS_MAX_LISTED 100
 
-/* The declared tables on the servers the current command dropped. */
-#define SERVER_EVENTS_DROPPED \
-	"t.server IN (SELECT d.address_names[1]" \
-	" FROM pg_catalog.pg_event_trigger_dropped_objects() d" \
-	" WHERE d.object_type = 'server')"
+/*
+ * The servers the current command dropped (d), and the condition that
+ * joins them to the declared tables on them (t).
+ */
+#define SERVER_EVENTS_DROPPED "pg_catalog.pg_event_trigger_dropped_objects() d"
+#define SERVER_EVENTS_ON_DROPPED \
+	"d.object_type = 'server' AND t.server = d.address_names[1]"
 
 /*
  * server_events_data: the trigger data of an event trigger call; raises
@@ -153,12 +158,39 @@ server_events_refuse(char **servers, char **names, uint64 n)
 }
 
 /*
+ * server_events_remove: remove the declared tables on the servers the
+ * current command dropped, and have the record forget each at commit by
+ * its server's OID (a rollback keeps them all).
+ */
+static void
+server_events_remove(FunctionCallInfo fcinfo)
+{
+	char	  **rows[2];
+	uint64		n;
+
+	n = lsm_declared_query(fcinfo,
+						   "DELETE FROM %s t USING " SERVER_EVENTS_DROPPED
+						   " WHERE " SERVER_EVENTS_ON_DROPPED
+						   " RETURNING d.objid::pg_catalog.text, t.table_name",
+						   0, NULL, NULL, rows);
+	for (uint64 i = 0; i < n; i++)
+	{
+		Datum		serverid = DirectFunctionCall1(oidin,
+												   CStringGetDatum(rows[0][i]));
+
+		lsm_record_forget_removed_oid(DatumGetObjectId(serverid), rows[1][i]);
+	}
+}
+
+/*
  * lancelsm_server_dropped() RETURNS event_trigger
  *
  * On sql_drop of DROP SERVER and DROP OWNED: when the command dropped
  * servers on which tables are declared, with CASCADE those declarations
- * are removed; without it the command is refused (2BP01, the tables
- * named, a hint), which keeps the servers.  While a dump is restored
+ * are removed, and the record (counters, last stats, histories) forgets
+ * them when the transaction commits, as after lancelsm_remove_table;
+ * without it the command is refused (2BP01, the tables named, a hint),
+ * which keeps the servers.  While a dump is restored
  * (check_function_bodies off) a drop without CASCADE keeps the
  * declarations instead, with a NOTICE: pg_restore --clean drops the
  * servers so, then the extension, and creates all three again.
@@ -173,14 +205,12 @@ lancelsm_server_dropped(PG_FUNCTION_ARGS)
 
 	if (server_events_cascade(trigdata->parsetree))
 	{
-		(void) lsm_declared_query(fcinfo,
-								  "DELETE FROM %s t WHERE " SERVER_EVENTS_DROPPED,
-								  0, NULL, NULL, NULL);
+		server_events_remove(fcinfo);
 		PG_RETURN_NULL();
 	}
 	n = lsm_declared_query(fcinfo,
-						   "SELECT t.server, t.table_name FROM %s t WHERE "
-						   SERVER_EVENTS_DROPPED
+						   "SELECT t.server, t.table_name FROM %s t, "
+						   SERVER_EVENTS_DROPPED " WHERE " SERVER_EVENTS_ON_DROPPED
 						   " ORDER BY t.server COLLATE \"C\", t.table_name COLLATE \"C\"",
 						   0, NULL, NULL, rows);
 	if (n == 0)

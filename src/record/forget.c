@@ -2,8 +2,9 @@
  *
  * forget.c
  *		What the record forgets once a transaction commits: a declared
- *		table that lancelsm_remove_table removed, and everything of a
- *		database whose lancelsm extension DROP EXTENSION dropped.
+ *		table that lancelsm_remove_table or DROP SERVER ... CASCADE
+ *		removed, and everything of a database whose lancelsm extension
+ *		DROP EXTENSION dropped.
  *
  * Shared memory is not transactional, so a removal is queued in the
  * transaction that makes it and applied when that transaction commits
