@@ -18,7 +18,10 @@
 #     the server holds its stats answers still has its reads row: ok
 #     false, 57014, the reads sent as the server saw them, the tables not
 #     due; a read refused before any request is not sent; a strict run's
-#     HV000 leaves its reads row ok.
+#     HV000 leaves its reads row ok;
+#   - after a restart (an empty run history), a due run that acts on 55
+#     declared tables fills the 50 entries with their runs and still
+#     keeps its reads row, evicting the oldest of them.
 use strict;
 use warnings FATAL => 'all';
 
@@ -234,6 +237,29 @@ SELECT count(*) FROM lancelsm_checkpoint_due(strict => true)});
 is(sqlstate_of($serr), 'HV000', 'due run 3, strict: broken failed, HV000');
 is(due_reads_rows(2), 't|||3|3|2',
 	'due run 3, strict: its reads row is ok, the 3 reads sent, the 2 tables not due');
+
+# a run history full of declared tables' runs keeps the due run's reads
+# row: 55 declared tables over their threshold (max_l0_generations 0, 1
+# L0 generation each), one compact each
+$node->restart;
+my @full = map { "full_$_" } 1 .. 55;
+emu_table($_, 1) for @full;
+$node->safe_psql('due_errors', q{
+	SELECT count(lancelsm_add_table('emu', 'full_' || i, max_l0_generations => 0,
+	  validate => false)) FROM generate_series(1, 55) i});
+is($node->safe_psql('due_errors', q{
+		SELECT count(*) FILTER (WHERE action = 'compact' AND ok), count(*)
+		  FROM lancelsm_checkpoint_due() WHERE table_name LIKE 'full_%'}),
+	'55|55', 'due run 4: 55 declared tables compacted');
+is($node->safe_psql('due_errors', q{
+		SELECT count(*) FILTER (WHERE action = 'compact'),
+		       string_agg(concat_ws(':', ok, reads_sent, requests, reads_skipped), ' ')
+		         FILTER (WHERE action = 'reads')
+		  FROM lancelsm_run_history}),
+	'49|t:58:58:2',
+	'due run 4: the full run history keeps its reads row and the 49 newest compacts');
+is($node->safe_psql('due_errors', 'SELECT run_entries, run_evicted FROM lancelsm_info'),
+	'50|6', 'due run 4: 6 runs evicted, the 50 entries in use');
 
 $node->stop;
 done_testing();

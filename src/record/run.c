@@ -24,7 +24,7 @@
  * the tables it did not read because their next read was not due
  * (lsm_run_record_due): ok when its reads and actions ended without an
  * error, else that error's SQLSTATE and "errmsg: errdetail", written
- * before the error goes on.
+ * before the error goes on; it is evicted as a declared table's entry.
  *
  * The entries are at most lancelsm.max_run_history, under one LWLock.
  * Every run adds an entry; when all are in use, it evicts one by the fair
@@ -178,7 +178,10 @@ lsm_run_record(const LsmTaskSnapshot *snap, int interrupted_by)
  * the head of this file) with its stats reads (reads: sent, requests,
  * skipped, started_at) and, for an error, ok false with the error's
  * SQLSTATE and "errmsg: errdetail", evicting by the fair rule when all
- * are in use.  A no-op when lancelsm is not preloaded.  Called in the
+ * are in use.  The entry counts as a declared table's there: a run's
+ * entries of its actions on declared tables never push out the entry of
+ * the run itself (an undeclared table's would not be kept when every
+ * entry is a declared table's).  A no-op when lancelsm is not preloaded.  Called in the
  * call's error handler with the error already copied out of ErrorContext
  * (src/functions/outcome.c, lsm_outcome_error): never raises an error but
  * out of memory.
@@ -191,7 +194,8 @@ lsm_run_record_due(const LsmDueReads *reads, const ErrorData *error)
 	if (run_shared == NULL || run_shared->array.n == 0)
 		return;
 	memset(&entry, 0, sizeof(entry));
-	shared_key_set(&entry.key, InvalidOid, "", false);
+	/* the run over the declared tables: evicted as their entries are */
+	shared_key_set(&entry.key, InvalidOid, "", true);
 	entry.outcome.ok = true;
 	if (error != NULL)
 		shared_outcome_failed(&entry.outcome, error->sqlerrcode,
