@@ -344,11 +344,11 @@ GRANT SELECT ON @extschema@.lancelsm_run_history TO pg_read_all_stats;
 COMMENT ON FUNCTION @extschema@.lancelsm_checkpoint_history() IS
   'The rows of the view lancelsm_checkpoint_history, read from shared memory; no network request; 55000 unless lancelsm is in shared_preload_libraries; EXECUTE granted to pg_read_all_stats';
 COMMENT ON VIEW @extschema@.lancelsm_checkpoint_history IS
-  'The last checkpoint outcome of each table, cluster-wide (finished_at, ok, sqlstate, message, elapsed, passes; removed_at once lancelsm_remove_table removed it), at most lancelsm.max_history_entries tables, kept across clean restarts; reads shared memory only; needs lancelsm preloaded';
+  'The last checkpoint outcome of each table, cluster-wide (finished_at, ok, sqlstate, message, elapsed, passes; removed_at once lancelsm_remove_table or DROP SERVER ... CASCADE removed it), at most lancelsm.max_history_entries tables, kept across clean restarts; reads shared memory only; needs lancelsm preloaded';
 COMMENT ON FUNCTION @extschema@.lancelsm_run_history() IS
   'The rows of the view lancelsm_run_history, read from shared memory in the order the runs ended; no network request; 55000 unless lancelsm is in shared_preload_libraries; EXECUTE granted to pg_read_all_stats';
 COMMENT ON VIEW @extschema@.lancelsm_run_history IS
-  'One row per flush, compact or checkpoint lancelsm ran on a table, cluster-wide (action, source, started_at, finished_at, ok, sqlstate, message, passes, polls, requests; removed_at once lancelsm_remove_table removed it), and one per lancelsm_checkpoint_due() run (action reads, no server or table: reads_sent and reads_skipped), at most lancelsm.max_run_history, lost at restart; reads shared memory only; needs lancelsm preloaded';
+  'One row per flush, compact or checkpoint lancelsm ran on a table, cluster-wide (action, source, started_at, finished_at, ok, sqlstate, message, passes, polls, requests; removed_at once lancelsm_remove_table or DROP SERVER ... CASCADE removed it), and one per lancelsm_checkpoint_due() run (action reads, no server or table: reads_sent and reads_skipped), at most lancelsm.max_run_history, lost at restart; reads shared memory only; needs lancelsm preloaded';
 -- END no stale rows
 
 -- BEGIN due without asking
