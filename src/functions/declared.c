@@ -60,6 +60,8 @@
 #define ALTER_ARGS 9
 /* max_read_interval, the last argument of both since 1.5 */
 #define READ_INTERVAL_ARG 8
+/* The five thresholds, arguments 2 .. 6 of both. */
+#define DECLARED_LIMIT_ARGS 5
 
 /* The argument types of lancelsm_add_table and lancelsm_alter_table. */
 static const Oid declared_add_types[ADD_ARGS] = {TEXTOID, TEXTOID, INT8OID,
@@ -245,7 +247,7 @@ declared_check_clear(FunctionCallInfo fcinfo)
 					 errmsg("cannot clear \"%s\": it is not a threshold",
 							name ? name : "NULL"),
 					 errhint("The thresholds are max_l0_generations, max_l0_bytes, max_wal_lag, max_memtable_rows and max_checkpoint_age; max_read_interval may be cleared too.")));
-		if (!PG_ARGISNULL(k < 5 ? 2 + k : READ_INTERVAL_ARG))
+		if (!PG_ARGISNULL(k < DECLARED_LIMIT_ARGS ? 2 + k : READ_INTERVAL_ARG))
 			ereport(ERROR,
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 					 errmsg("threshold \"%s\" cannot be both set and cleared",
@@ -367,6 +369,18 @@ lancelsm_add_table(PG_FUNCTION_ARGS)
 }
 
 /*
+ * The SET list of lancelsm_alter_table since 1.4: each threshold named in
+ * clear ($8) is set to NULL, a threshold given ($3 .. $7) is set, and one
+ * omitted keeps its value.
+ */
+#define ALTER_KEEP_SET \
+	"max_l0_generations = CASE WHEN 'max_l0_generations' = ANY ($8) THEN NULL ELSE coalesce($3, max_l0_generations) END, " \
+	"max_l0_bytes = CASE WHEN 'max_l0_bytes' = ANY ($8) THEN NULL ELSE coalesce($4, max_l0_bytes) END, " \
+	"max_wal_lag = CASE WHEN 'max_wal_lag' = ANY ($8) THEN NULL ELSE coalesce($5, max_wal_lag) END, " \
+	"max_memtable_rows = CASE WHEN 'max_memtable_rows' = ANY ($8) THEN NULL ELSE coalesce($6, max_memtable_rows) END, " \
+	"max_checkpoint_age = CASE WHEN 'max_checkpoint_age' = ANY ($8) THEN NULL ELSE coalesce($7, max_checkpoint_age) END"
+
+/*
  * lancelsm_alter_table(server text, table_name text,
  *   max_l0_generations bigint DEFAULT NULL, max_l0_bytes bigint DEFAULT NULL,
  *   max_wal_lag bigint DEFAULT NULL, max_memtable_rows bigint DEFAULT NULL,
@@ -402,22 +416,12 @@ lancelsm_alter_table(PG_FUNCTION_ARGS)
 	if (keeps)
 		declared_check_clear(fcinfo);
 	if (declared_modify(fcinfo, plans ?
-						"UPDATE %s SET "
-						"max_l0_generations = CASE WHEN 'max_l0_generations' = ANY ($8) THEN NULL ELSE coalesce($3, max_l0_generations) END, "
-						"max_l0_bytes = CASE WHEN 'max_l0_bytes' = ANY ($8) THEN NULL ELSE coalesce($4, max_l0_bytes) END, "
-						"max_wal_lag = CASE WHEN 'max_wal_lag' = ANY ($8) THEN NULL ELSE coalesce($5, max_wal_lag) END, "
-						"max_memtable_rows = CASE WHEN 'max_memtable_rows' = ANY ($8) THEN NULL ELSE coalesce($6, max_memtable_rows) END, "
-						"max_checkpoint_age = CASE WHEN 'max_checkpoint_age' = ANY ($8) THEN NULL ELSE coalesce($7, max_checkpoint_age) END, "
+						"UPDATE %s SET " ALTER_KEEP_SET ", "
 						"max_read_interval = CASE WHEN 'max_read_interval' = ANY ($8) THEN NULL ELSE coalesce($9, max_read_interval) END, "
 						"next_read_at = NULL, next_read_reason = 'altered' "
 						"WHERE server = $1 AND table_name = $2" :
 						keeps ?
-						"UPDATE %s SET "
-						"max_l0_generations = CASE WHEN 'max_l0_generations' = ANY ($8) THEN NULL ELSE coalesce($3, max_l0_generations) END, "
-						"max_l0_bytes = CASE WHEN 'max_l0_bytes' = ANY ($8) THEN NULL ELSE coalesce($4, max_l0_bytes) END, "
-						"max_wal_lag = CASE WHEN 'max_wal_lag' = ANY ($8) THEN NULL ELSE coalesce($5, max_wal_lag) END, "
-						"max_memtable_rows = CASE WHEN 'max_memtable_rows' = ANY ($8) THEN NULL ELSE coalesce($6, max_memtable_rows) END, "
-						"max_checkpoint_age = CASE WHEN 'max_checkpoint_age' = ANY ($8) THEN NULL ELSE coalesce($7, max_checkpoint_age) END "
+						"UPDATE %s SET " ALTER_KEEP_SET " "
 						"WHERE server = $1 AND table_name = $2" :
 						"UPDATE %s SET max_l0_generations = $3, max_l0_bytes = $4, max_wal_lag = $5, max_memtable_rows = $6, max_checkpoint_age = $7 WHERE server = $1 AND table_name = $2",
 						plans ? ALTER_ARGS : keeps ? ALTER_ARGS_V1_4 : DECLARE_ARGS,

@@ -310,10 +310,7 @@ due_outcomes(const DeclaredSet *set, const DuePlan *plan,
 	call->kind = LSM_TASK_STATS;
 	call->stats_failures = plan->failures;
 	call->ndecided = plan->ndecided;
-	call->unread = set->to_read ? palloc(Max(set->ntables, 1) * sizeof(bool)) :
-		NULL;
-	for (int t = 0; call->unread != NULL && t < set->ntables; t++)
-		call->unread[t] = due_unread(set, t);
+	call->to_read = set->to_read;
 	call->stats_started = started;
 	call->reads = due_reads(set, plan, started);
 	return call;
@@ -335,7 +332,6 @@ due_row(ReturnSetInfo *rsinfo, const DeclaredSet *set, const DuePlan *plan,
 	const LsmTask *row_task = plan->acts[i];
 	bool		skipped = row_task != NULL && lsm_herd_skipped(row_task);
 	int			c = 0;
-
 	char	   *reason = plan->reasons[i];
 
 	if (row_task == NULL)

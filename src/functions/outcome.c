@@ -241,7 +241,7 @@ outcome_put_table(OutcomeRows *rows, const LsmOutcomeCall *call, int t)
 	bool		read = call->stats_failures != NULL && t < call->ndecided;
 	LsmOutcomeRecord rec = {0};
 
-	if (call->unread != NULL && call->unread[t])
+	if (call->to_read != NULL && !call->to_read[t])
 		return;					/* left alone, not even read: nothing */
 	rec.server = call->servers ? call->servers[t] : call->server;
 	rec.table_name = call->names ? call->names[t] : act->table_name;

@@ -41,8 +41,9 @@ typedef struct LsmOutcomeCall
 	LsmFailure **stats_failures;	/* per table, or NULL: why its stats read
 									 * failed (lancelsm_checkpoint_due) */
 	int			ndecided;		/* with stats_failures: the tables read */
-	bool	   *unread;			/* per table, or NULL: not read at all (its
-								 * next read not due), nothing recorded */
+	const bool *to_read;		/* per table, or NULL: all: whether it was to
+								 * be read (its next read due); one not to
+								 * be read is left alone, nothing recorded */
 	TimestampTz stats_started;	/* when the call (its stats reads) started */
 	const LsmDueReads *reads;	/* lancelsm_checkpoint_due(): its stats
 								 * reads, for the run history; else NULL */

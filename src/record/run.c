@@ -181,10 +181,10 @@ lsm_run_record(const LsmTaskSnapshot *snap, int interrupted_by)
  * are in use.  The entry counts as a declared table's there: a run's
  * entries of its actions on declared tables never push out the entry of
  * the run itself (an undeclared table's would not be kept when every
- * entry is a declared table's).  A no-op when lancelsm is not preloaded.  Called in the
- * call's error handler with the error already copied out of ErrorContext
- * (src/functions/outcome.c, lsm_outcome_error): never raises an error but
- * out of memory.
+ * entry is a declared table's).  A no-op when lancelsm is not preloaded.
+ * Called in the call's error handler with the error already copied out
+ * of ErrorContext (src/functions/outcome.c, lsm_outcome_error): never
+ * raises an error but out of memory.
  */
 void
 lsm_run_record_due(const LsmDueReads *reads, const ErrorData *error)
